@@ -1,0 +1,36 @@
+//! The skill's failure modes. Each has a stable code (`InvalidTarget`, `EmptyInput`, …) that the
+//! CLI prints as `Error: <code> - <message>` and the HTTP host returns as `{"error", "message"}`.
+
+use thiserror::Error;
+
+/// Why the `extract` skill refused an input. Every variant is the caller's fault and is reported,
+/// never retried.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SkillError {
+    #[error("unknown target '{0}'")]
+    InvalidTarget(String),
+    #[error("text is empty; pass the text to extract from with --text, --file or a JSON 'text' field")]
+    EmptyInput,
+    #[error("input is {size} bytes, over the limit of {limit} bytes; split it into smaller pieces")]
+    InputTooLarge { size: usize, limit: usize },
+    #[error("input is not valid UTF-8 (first bad byte at offset {offset}); convert it to UTF-8 first")]
+    InvalidUtf8 { offset: usize },
+    #[error("invalid reference time '{0}': expected RFC 3339, e.g. 2024-01-15T09:30:00Z")]
+    InvalidNow(String),
+    #[error("invalid region '{0}': expected a two-letter ISO 3166 country code such as US or GB")]
+    InvalidRegion(String),
+}
+
+impl SkillError {
+    /// The stable, machine-readable name of the failure.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SkillError::InvalidTarget(_) => "InvalidTarget",
+            SkillError::EmptyInput => "EmptyInput",
+            SkillError::InputTooLarge { .. } => "InputTooLarge",
+            SkillError::InvalidUtf8 { .. } => "InvalidUtf8",
+            SkillError::InvalidNow(_) => "InvalidNow",
+            SkillError::InvalidRegion(_) => "InvalidRegion",
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The grounding aligner (placeholder; being written).

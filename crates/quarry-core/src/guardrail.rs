@@ -1,0 +1,1 @@
+//! The output guardrail (placeholder; being written).

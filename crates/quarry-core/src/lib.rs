@@ -1,0 +1,15 @@
+//! Quarry's value model, shared by every crate above it.
+//!
+//! **Architecture Invariant:** this crate does no IO and depends on nothing but serde and
+//! thiserror, so it builds for `wasm32-unknown-unknown`.
+
+pub mod error;
+pub mod grounding;
+pub mod guardrail;
+pub mod matches;
+pub mod offsets;
+pub mod target;
+
+pub use error::SkillError;
+pub use matches::{Match, MatchKind};
+pub use target::Target;

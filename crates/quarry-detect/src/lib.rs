@@ -1,0 +1,94 @@
+//! Deterministic recognizers for the `extract` skill: no model, no IO.
+//!
+//! Each detector module exposes `find(text, …) -> Vec<Detection>` over **byte** ranges; [`detect`]
+//! runs the detectors a target needs and converts spans to code points once, in one pass.
+//!
+//! **Architecture Invariant:** nothing here does IO or reads the environment; gazetteers are
+//! compiled in, so the crate builds for `wasm32-unknown-unknown`.
+
+pub mod date;
+pub mod email;
+pub mod entity;
+pub mod ip;
+pub mod names;
+pub mod phone;
+pub mod skill;
+pub mod url;
+
+use std::ops::Range;
+
+use chrono::{DateTime, FixedOffset};
+use quarry_core::offsets::CodePointCursor;
+use quarry_core::{Match, MatchKind, Target};
+
+/// A value a detector found, spanning `range` bytes of the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detection {
+    pub range: Range<usize>,
+    /// The normalised value (see [`Match::value`]).
+    pub value: String,
+    pub kind: MatchKind,
+}
+
+/// Settings that change what detectors find or how they normalise it.
+#[derive(Debug, Clone)]
+pub struct DetectOptions {
+    /// Reference time for relative dates ("next Tuesday", "in 3 days").
+    pub now: DateTime<FixedOffset>,
+    /// Default region for phone numbers written without a country code.
+    pub region: phonenumber::country::Id,
+}
+
+impl DetectOptions {
+    pub fn new(now: DateTime<FixedOffset>) -> Self {
+        DetectOptions {
+            now,
+            region: phonenumber::country::Id::US,
+        }
+    }
+}
+
+/// Finds every value of `target` in `text`, in text order, with code-point spans.
+pub fn detect(text: &str, target: Target, options: &DetectOptions) -> Vec<Match> {
+    let detections = match target {
+        Target::Email => email::find(text),
+        Target::Url => url::find(text),
+        Target::Date => date::find(text, options.now),
+        Target::Entity => entity::find(text),
+        Target::Name => names::find(text),
+        Target::Phone => phone::find(text, options.region),
+        Target::Ip => ip::find(text),
+    };
+    to_matches(text, detections)
+}
+
+/// Runs every detector over `text` in one call (the benchmark's "all targets" figure).
+pub fn detect_all(text: &str, options: &DetectOptions) -> Vec<Match> {
+    let mut detections = email::find(text);
+    detections.extend(url::find(text));
+    detections.extend(date::find(text, options.now));
+    detections.extend(entity::find(text));
+    detections.extend(phone::find(text, options.region));
+    detections.extend(ip::find(text));
+    to_matches(text, detections)
+}
+
+/// Sorts detections by position and converts their byte ranges to code-point matches.
+pub fn to_matches(text: &str, mut detections: Vec<Detection>) -> Vec<Match> {
+    detections.sort_by_key(|d| (d.range.start, d.range.end));
+    let mut cursor = CodePointCursor::new(text);
+    detections
+        .into_iter()
+        .map(|d| {
+            let start = cursor.code_point_at(d.range.start);
+            let end = cursor.code_point_at(d.range.end);
+            Match {
+                text: text[d.range].to_owned(),
+                start,
+                end,
+                value: d.value,
+                kind: d.kind,
+            }
+        })
+        .collect()
+}
