@@ -1,1 +1,28 @@
-fn main() {}
+//! The `quarry` binary: parses arguments and hands off; every command lives in its own module.
+
+mod args;
+mod bench;
+mod corpus;
+mod extract;
+mod failure;
+mod jsonl;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Extract(args) => extract::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => bench::run(args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(failure) => failure.report(),
+    }
+}

@@ -19,6 +19,12 @@ pub enum SkillError {
     InvalidNow(String),
     #[error("invalid region '{0}': expected a two-letter ISO 3166 country code such as US or GB")]
     InvalidRegion(String),
+    #[error("no target given; pass one of email, url, date, entity, name, phone, ip")]
+    MissingTarget,
+    #[error("cannot read '{path}': {reason}")]
+    UnreadableInput { path: String, reason: String },
+    #[error("invalid request: {0}")]
+    MalformedRequest(String),
 }
 
 impl SkillError {
@@ -31,6 +37,9 @@ impl SkillError {
             SkillError::InvalidUtf8 { .. } => "InvalidUtf8",
             SkillError::InvalidNow(_) => "InvalidNow",
             SkillError::InvalidRegion(_) => "InvalidRegion",
+            SkillError::MissingTarget => "MissingTarget",
+            SkillError::UnreadableInput { .. } => "UnreadableInput",
+            SkillError::MalformedRequest(_) => "MalformedRequest",
         }
     }
 }

@@ -6,6 +6,7 @@
 pub mod error;
 pub mod grounding;
 pub mod guardrail;
+pub mod json;
 pub mod matches;
 pub mod offsets;
 pub mod target;

@@ -10,6 +10,7 @@ pub mod date;
 pub mod email;
 pub mod entity;
 pub mod ip;
+mod links;
 pub mod names;
 pub mod phone;
 pub mod skill;

@@ -1,0 +1,160 @@
+//! `quarry bench`: detector throughput per target and for all targets in one pass, on one core,
+//! over a generated corpus; and peak memory of JSONL streaming at two input sizes (flat when the
+//! stream is processed line by line).
+
+use std::hint::black_box;
+use std::io::{self, Read};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use chrono::DateTime;
+use indicatif::ProgressBar;
+use quarry_core::Target;
+use quarry_core::json::to_spaced_string;
+use quarry_detect::skill::SkillDefaults;
+use quarry_detect::{DetectOptions, detect, detect_all};
+use serde_json::json;
+
+use crate::args::BenchArgs;
+use crate::corpus::{self, Rng};
+use crate::failure::Failure;
+use crate::jsonl;
+
+const MIB: usize = 1024 * 1024;
+
+pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
+    let now = DateTime::parse_from_rfc3339("2024-01-10T12:00:00Z").expect("a valid constant");
+    // Streaming first, before the corpus is allocated, so the peak reflects the stream alone.
+    let small = args.size_mib.max(1);
+    let streamed_small = stream_jsonl(small * MIB, now)?;
+    let peak_small = peak_rss_kib();
+    let streamed_large = stream_jsonl(4 * small * MIB, now)?;
+    let peak_large = peak_rss_kib();
+
+    let text = corpus::generate(args.size_mib.max(1) * MIB, 42);
+    let options = DetectOptions::new(now);
+    let mut rows = Vec::new();
+    for target in Target::ALL {
+        let (best, found) = best_of(args.passes, || detect(&text, target, &options).len());
+        rows.push((target.as_str().to_owned(), mb_per_s(text.len(), best), found));
+    }
+    let (best, found) = best_of(args.passes, || {
+        detect(&text, Target::Email, &options).len() + detect(&text, Target::Url, &options).len()
+    });
+    rows.push(("email+url".to_owned(), mb_per_s(text.len(), best), found));
+    let (best, found) = best_of(args.passes, || detect_all(&text, &options).len());
+    rows.push(("all (one pass)".to_owned(), mb_per_s(text.len(), best), found));
+
+    if args.json {
+        let report = json!({
+            "corpus_bytes": text.len(),
+            "throughput_mb_per_s": rows.iter().map(|(name, mbs, found)| json!({"target": name, "mb_per_s": mbs, "matches": found})).collect::<Vec<_>>(),
+            "jsonl_stream": {
+                "small_bytes": streamed_small, "small_peak_rss_kib": peak_small,
+                "large_bytes": streamed_large, "large_peak_rss_kib": peak_large,
+            },
+        });
+        println!("{}", to_spaced_string(&report));
+    } else {
+        println!("corpus: {:.1} MB of generated mixed text, best of {} passes, one thread", text.len() as f64 / 1e6, args.passes);
+        println!("{:<16} {:>10} {:>10}", "target", "MB/s", "matches");
+        for (name, mbs, found) in &rows {
+            println!("{name:<16} {mbs:>10.1} {found:>10}");
+        }
+        println!(
+            "jsonl streaming peak RSS: {:.1} MiB after {:.0} MB, {:.1} MiB after {:.0} MB",
+            kib_to_mib(peak_small),
+            streamed_small as f64 / 1e6,
+            kib_to_mib(peak_large),
+            streamed_large as f64 / 1e6
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The fastest of `passes` runs of `work`, and what the last run returned.
+fn best_of(passes: usize, mut work: impl FnMut() -> usize) -> (Duration, usize) {
+    let mut best = Duration::MAX;
+    let mut result = 0;
+    for _ in 0..passes.max(1) {
+        let started = Instant::now();
+        result = black_box(work());
+        best = best.min(started.elapsed());
+    }
+    (best, result)
+}
+
+fn mb_per_s(bytes: usize, elapsed: Duration) -> f64 {
+    bytes as f64 / 1e6 / elapsed.as_secs_f64()
+}
+
+/// Streams about `bytes` of generated JSONL requests (all targets in turn) through the batch
+/// path into a sink; returns the bytes streamed. The input is generated lazily, line by line.
+fn stream_jsonl(bytes: usize, now: DateTime<chrono::FixedOffset>) -> Result<usize, Failure> {
+    let mut defaults = SkillDefaults::new(now);
+    defaults.target = Some(Target::Email);
+    let reader = io::BufReader::new(GeneratedLines::new(bytes));
+    let summary = jsonl::stream(reader, io::sink(), &defaults, ProgressBar::hidden())?;
+    debug_assert_eq!(summary.failures, 0);
+    Ok(bytes)
+}
+
+/// A reader that produces JSONL skill requests on demand, never holding more than one line.
+struct GeneratedLines {
+    rng: Rng,
+    remaining: usize,
+    line: Vec<u8>,
+    position: usize,
+}
+
+impl GeneratedLines {
+    fn new(bytes: usize) -> Self {
+        GeneratedLines {
+            rng: Rng::new(99),
+            remaining: bytes,
+            line: Vec::new(),
+            position: 0,
+        }
+    }
+}
+
+impl Read for GeneratedLines {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.position == self.line.len() {
+            if self.remaining == 0 {
+                return Ok(0);
+            }
+            let mut text = String::new();
+            corpus::paragraph(&mut self.rng, &mut text);
+            let target = Target::ALL[self.rng.below(Target::ALL.len())];
+            let mut line = serde_json::to_vec(&json!({"text": text, "target": target.as_str()}))
+                .map_err(io::Error::other)?;
+            line.push(b'\n');
+            self.remaining = self.remaining.saturating_sub(line.len());
+            self.line = line;
+            self.position = 0;
+        }
+        let n = buf.len().min(self.line.len() - self.position);
+        buf[..n].copy_from_slice(&self.line[self.position..self.position + n]);
+        self.position += n;
+        Ok(n)
+    }
+}
+
+/// Peak resident set size of this process in KiB (Linux `VmHWM`), 0 where unavailable.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status.lines().find_map(|line| {
+                line.strip_prefix("VmHWM:")
+                    .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            })
+        })
+        .unwrap_or(0)
+}
+
+fn kib_to_mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+

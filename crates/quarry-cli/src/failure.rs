@@ -1,0 +1,54 @@
+//! How a command fails: a skill error prints the contract's `Error: <Code> - <message>`; anything
+//! else prints its cause chain. Both exit with status 1. A closed stdout (`quarry … | head`) is
+//! not a failure.
+
+use std::io;
+use std::process::ExitCode;
+
+use quarry_core::SkillError;
+
+#[derive(Debug)]
+pub enum Failure {
+    Skill(SkillError),
+    Other(anyhow::Error),
+}
+
+impl Failure {
+    pub fn report(self) -> ExitCode {
+        match self {
+            Failure::Skill(error) => eprintln!("Error: {} - {error}", error.code()),
+            Failure::Other(error) => {
+                if is_broken_pipe(&error) {
+                    return ExitCode::SUCCESS;
+                }
+                eprintln!("Error: {error:#}");
+            }
+        }
+        ExitCode::FAILURE
+    }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<io::Error>())
+        .any(|io_error| io_error.kind() == io::ErrorKind::BrokenPipe)
+}
+
+impl From<SkillError> for Failure {
+    fn from(error: SkillError) -> Self {
+        Failure::Skill(error)
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Failure::Other(error)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(error: io::Error) -> Self {
+        Failure::Other(error.into())
+    }
+}

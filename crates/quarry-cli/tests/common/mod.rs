@@ -1,0 +1,139 @@
+//! Helpers for tests that drive the real `quarry` binary and its real HTTP server.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+pub const NOW: &str = "2024-01-10T12:00:00Z";
+
+pub fn quarry() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_quarry"))
+}
+
+/// Runs `quarry` with `args` and `stdin`, returning its output.
+pub fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = quarry()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the quarry binary starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("stdin accepts the input");
+    child.wait_with_output().expect("quarry exits")
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// `quarry extract --target T --text TEXT --now NOW` → (exit code, stdout, stderr).
+pub fn extract(target: &str, text: &str) -> (i32, String, String) {
+    let output = run(&["extract", "--target", target, "--text", text, "--now", NOW], "");
+    (output.status.code().unwrap_or(-1), stdout(&output), stderr(&output))
+}
+
+/// A `quarry serve` process on a free loopback port, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Server {
+    pub fn start(extra_args: &[&str]) -> Server {
+        let mut child = quarry()
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(extra_args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("quarry serve starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+        let mut line = String::new();
+        let addr = loop {
+            line.clear();
+            let read = stderr.read_line(&mut line).expect("stderr is readable");
+            assert!(read > 0, "quarry serve exited before listening");
+            if let Some(addr) = line.trim().strip_prefix("listening on http://") {
+                break addr.parse().expect("a socket address");
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            let _ = stderr.read_to_string(&mut sink);
+        });
+        Server { child, addr }
+    }
+
+    /// Sends one HTTP/1.1 request and returns (status, content type, body).
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> (u16, String, String) {
+        let mut stream = TcpStream::connect(self.addr).expect("the server accepts connections");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("a read timeout can be set");
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        if let Some(content_type) = content_type {
+            head.push_str(&format!("Content-Type: {content_type}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).expect("the request head is sent");
+        // A server may answer (e.g. 413) before reading the whole body; ignore a reset here.
+        let _ = stream.write_all(body);
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        let response = String::from_utf8(raw).expect("the response is UTF-8");
+        let (head, body) = response
+            .split_once("\r\n\r\n")
+            .expect("the response has a head and a body");
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .expect("a status code");
+        let content_type = head
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("content-type")
+                    .then(|| value.trim().to_owned())
+            })
+            .unwrap_or_default();
+        (status, content_type, body.to_owned())
+    }
+
+    pub fn post_json(&self, path: &str, body: &str) -> (u16, String) {
+        let (status, _, body) = self.request("POST", path, Some("application/json"), body.as_bytes());
+        (status, body)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,114 @@
+//! Read access to the token stream for the grammar: typed peeks that return `None`/`false` past
+//! the end, so rules never index out of bounds.
+
+use chrono::{NaiveDate, NaiveDateTime};
+
+use super::lexicon::{Lex, Rel, Unit};
+use super::token::{Gap, Kind, Token};
+
+/// A number token's parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Num {
+    pub value: u32,
+    pub digits: u8,
+    pub ordinal: bool,
+}
+
+pub(crate) struct Cursor<'a> {
+    pub text: &'a str,
+    pub toks: &'a [Token],
+    pub now: NaiveDateTime,
+    /// The reference time's offset in minutes, for converting zoned times.
+    pub now_offset: i16,
+}
+
+impl Cursor<'_> {
+    pub fn today(&self) -> NaiveDate {
+        self.now.date()
+    }
+
+    pub fn len(&self) -> usize {
+        self.toks.len()
+    }
+
+    pub fn lex(&self, i: usize) -> Lex {
+        match self.toks.get(i).map(|t| t.kind) {
+            Some(Kind::Word { lex, .. }) => lex,
+            _ => Lex::Other,
+        }
+    }
+
+    pub fn rel(&self, i: usize, rel: Rel) -> bool {
+        self.lex(i) == Lex::Rel(rel)
+    }
+
+    pub fn unit(&self, i: usize) -> Option<Unit> {
+        match self.lex(i) {
+            Lex::Unit(unit) => Some(unit),
+            _ => None,
+        }
+    }
+
+    pub fn num(&self, i: usize) -> Option<Num> {
+        match self.toks.get(i).map(|t| t.kind) {
+            Some(Kind::Num {
+                value,
+                digits,
+                ordinal,
+            }) => Some(Num {
+                value,
+                digits,
+                ordinal,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A plain number (not `15th`) of at most `max_digits` digits.
+    pub fn plain(&self, i: usize, max_digits: u8) -> Option<u32> {
+        self.num(i)
+            .filter(|n| !n.ordinal && n.digits <= max_digits)
+            .map(|n| n.value)
+    }
+
+    pub fn punct(&self, i: usize, c: u8) -> bool {
+        matches!(self.toks.get(i).map(|t| t.kind), Some(Kind::Punct(p)) if p == c)
+    }
+
+    pub fn is_punct(&self, i: usize) -> bool {
+        matches!(self.toks.get(i).map(|t| t.kind), Some(Kind::Punct(_)))
+    }
+
+    pub fn is_word(&self, i: usize) -> bool {
+        matches!(self.toks.get(i).map(|t| t.kind), Some(Kind::Word { .. }))
+    }
+
+    pub fn capital(&self, i: usize) -> bool {
+        matches!(self.toks.get(i).map(|t| t.kind), Some(Kind::Word { capital: true, .. }))
+    }
+
+    /// Token `i` exists and touches the token before it.
+    pub fn tight(&self, i: usize) -> bool {
+        self.toks.get(i).is_some_and(|t| t.gap == Gap::None)
+    }
+
+    /// Token `i` exists and is on the same line as the token before it.
+    pub fn joined(&self, i: usize) -> bool {
+        self.toks.get(i).is_some_and(|t| t.gap != Gap::Break)
+    }
+
+    /// The text of token `i` (empty past the end).
+    pub fn word(&self, i: usize) -> &str {
+        self.toks.get(i).map_or("", |t| &self.text[t.start..t.end])
+    }
+
+    /// Token `i` is the word `w` (ASCII, case-insensitive).
+    pub fn is(&self, i: usize, w: &str) -> bool {
+        self.is_word(i) && self.word(i).eq_ignore_ascii_case(w)
+    }
+
+    /// Token `i` is a letter or digit token glued to token `i - 1` (so `i - 1` is mid-word).
+    pub fn glued_alnum(&self, i: usize) -> bool {
+        self.tight(i) && !self.is_punct(i)
+    }
+}

@@ -1,0 +1,132 @@
+//! Candidate names: maximal runs of capitalised tokens, joined across name particles
+//! (`Pierre de Marca`), across `of`/`for` after an organization or place lead word
+//! (`University of Leicester`, `Isle of Man`) and across multi-word gazetteer phrases.
+//!
+//! A sentence-initial ordinary word (`The`, `However`, `Born`) is not part of a candidate:
+//! capitalisation there says nothing.
+
+use std::ops::Range;
+
+use super::gazetteer::{self, COMMON, FIRST_NAME, ORGANIZATION, PLACE};
+use super::rules::{LOCATION_LEADS, NAME_PARTICLES, NOT_NAME_STARTS, NOT_NAMES, ORG_LEADS};
+use super::tokens::{Shape, Token};
+
+/// Token-index ranges of candidate names, in text order, not overlapping.
+pub(crate) fn candidates(text: &str, tokens: &[Token<'_>]) -> Vec<Range<usize>> {
+    let phrase_ends = phrase_ends(text, tokens);
+    let mut chunks = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if !can_start(&tokens[i]) {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        let mut reach = i + 1;
+        loop {
+            while end < reach {
+                if let Some(phrase_end) = phrase_ends[end] {
+                    reach = reach.max(phrase_end);
+                }
+                end += 1;
+            }
+            if end < tokens.len() && can_continue(&tokens[end]) {
+                reach = end + 1;
+            } else if end + 1 < tokens.len() && joins(&tokens[i..end], &tokens[end], &tokens[end + 1]) {
+                reach = end + 2;
+            } else {
+                break;
+            }
+        }
+        let start = skip_sentence_initial_word(tokens, i, end, phrase_ends[i].is_some());
+        if start < end {
+            chunks.push(start..end);
+        }
+        i = end;
+    }
+    chunks
+}
+
+/// For each token index that starts a multi-word gazetteer phrase, the token index after it.
+fn phrase_ends(text: &str, tokens: &[Token<'_>]) -> Vec<Option<usize>> {
+    let mut ends = vec![None; tokens.len()];
+    let mut t = 0;
+    for phrase in gazetteer::gazetteer().phrases(text) {
+        while t < tokens.len() && tokens[t].range.start < phrase.start {
+            t += 1;
+        }
+        if t == tokens.len() || tokens[t].range.start != phrase.start {
+            continue;
+        }
+        let end = tokens[t..]
+            .iter()
+            .position(|tok| tok.range.end == phrase.end)
+            .map(|offset| t + offset + 1);
+        ends[t] = end;
+    }
+    ends
+}
+
+fn can_start(token: &Token<'_>) -> bool {
+    let gaz = gazetteer::gazetteer();
+    match token.shape {
+        Shape::Capitalised | Shape::Upper | Shape::Initial => {
+            !NOT_NAMES.contains(&token.text) && !NOT_NAME_STARTS.contains(&token.text)
+        }
+        // `eBay`, `iPod`: only known lower-case-initial organizations.
+        Shape::Lower => gaz.is(token.text, ORGANIZATION),
+        Shape::Number | Shape::Punct => false,
+    }
+}
+
+fn can_continue(token: &Token<'_>) -> bool {
+    token.is_capitalised() && !token.sentence_start && !NOT_NAMES.contains(&token.text)
+}
+
+/// Whether `connector` may join `left` (the chunk so far) to the capitalised `right`.
+fn joins(left: &[Token<'_>], connector: &Token<'_>, right: &Token<'_>) -> bool {
+    if !can_continue(right) {
+        return false;
+    }
+    let last = left[left.len() - 1].text;
+    match connector.text {
+        "&" => true,
+        "of" | "for" => {
+            // `University of X`, `Bank of X`, `Isle of X`, or `X University of Y`.
+            left.iter().any(|t| ORG_LEADS.contains(&t.text) || LOCATION_LEADS.contains(&t.text))
+        }
+        particle if NAME_PARTICLES.contains(&particle) => {
+            // Between name-like words only, not after an organization or place lead.
+            !ORG_LEADS.contains(&last) && !LOCATION_LEADS.contains(&last)
+        }
+        _ => false,
+    }
+}
+
+/// The start of the chunk `start..end` after dropping a sentence-initial ordinary word, unless
+/// that word is itself a known place or organization, or a first name followed by more name.
+fn skip_sentence_initial_word(
+    tokens: &[Token<'_>],
+    start: usize,
+    end: usize,
+    starts_phrase: bool,
+) -> usize {
+    let first = &tokens[start];
+    // Whole known phrases (`New Zealand`, `United Nations`) keep their first word.
+    if !first.sentence_start || first.shape == Shape::Upper || starts_phrase {
+        return start;
+    }
+    let gaz = gazetteer::gazetteer();
+    let flags = gaz.flags(first.text);
+    if flags & COMMON == 0 {
+        return start;
+    }
+    let continues = end > start + 1;
+    if flags & (PLACE | ORGANIZATION) != 0 && !continues {
+        return start;
+    }
+    if flags & FIRST_NAME != 0 && continues && tokens[start + 1].shape == Shape::Capitalised {
+        return start;
+    }
+    start + 1
+}

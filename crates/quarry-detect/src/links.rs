@@ -1,0 +1,517 @@
+//! The one scan that finds URLs and email addresses together, so an address is never also
+//! reported as a URL and a URL's `user@host` is never reported as an address.
+//!
+//! `linkify` does the core scanning (schemes, authority rules, bracket balancing and trailing
+//! punctuation). This module adds what it lacks, following linkify-it's conventions:
+//! - `mailto:` in front of an address stays inside the span;
+//! - scheme-relative links (`//localhost`, `//example.com/x`) keep their `//`;
+//! - a scheme preceded by `@` (`test.example@http://vk.com`) is still a link;
+//! - email domains may be IPv4 literals (`j_9@[129.126.118.1]`);
+//! - CJK text, Unicode punctuation and Unicode spaces end a link, since CJK prose has no spaces;
+//! - links without a scheme need a known top-level domain (linkify only asks for two letters), and
+//!   an invalid port (`google.com:500000`) rejects the whole link.
+
+use std::ops::Range;
+
+use linkify::{LinkFinder, LinkKind};
+use quarry_core::MatchKind;
+
+use crate::Detection;
+
+/// Which links to find and how strict to be; [`Default`] is what `url::find` and `email::find` use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkOptions {
+    pub urls: bool,
+    pub emails: bool,
+    /// `false` (default) also finds `example.org/x` and `www.example.org`, when the top-level
+    /// domain is a known one.
+    pub url_must_have_scheme: bool,
+    /// Whether hosts may hold non-ASCII letters (`bürger.de`); default `true`.
+    pub url_can_be_iri: bool,
+    /// Whether `root@localhost` is rejected; default `true`.
+    pub email_domain_must_have_dot: bool,
+    /// Whether a bare IPv4 address (`4.4.4.4/x`) is a URL; default `false` because the `ip`
+    /// detector reports bare addresses.
+    pub fuzzy_ip: bool,
+}
+
+impl Default for LinkOptions {
+    fn default() -> Self {
+        LinkOptions {
+            urls: true,
+            emails: true,
+            url_must_have_scheme: false,
+            url_can_be_iri: true,
+            email_domain_must_have_dot: true,
+            fuzzy_ip: false,
+        }
+    }
+}
+
+/// Finds URLs and email addresses in `text`, in text order, with canonical values.
+///
+/// Both kinds are always scanned (so they can exclude each other); `options.urls` and
+/// `options.emails` only choose which are returned.
+pub fn find_links(text: &str, options: &LinkOptions) -> Vec<Detection> {
+    if !options.urls && !options.emails {
+        return Vec::new();
+    }
+    let mut finder = LinkFinder::new();
+    finder
+        .url_must_have_scheme(options.url_must_have_scheme)
+        .url_can_be_iri(options.url_can_be_iri)
+        .email_domain_must_have_dot(options.email_domain_must_have_dot);
+    let scan = Scan {
+        text,
+        finder,
+        options,
+    };
+
+    let mut links: Vec<Link> = Vec::new();
+    for link in scan.finder.links(text) {
+        let kind = to_kind(link.kind());
+        scan.accept(link.start()..link.end(), kind, &mut links);
+    }
+    scan.schemes_after_at(&mut links);
+    if !options.url_must_have_scheme {
+        scan.scheme_relative(&mut links);
+    }
+    scan.emails_at_ip_literals(&mut links);
+
+    links.sort_by_key(|link| (link.range.start, std::cmp::Reverse(link.range.end)));
+    let mut covered_to = 0;
+    links.retain(|link| {
+        let keep = link.range.start >= covered_to;
+        if keep {
+            covered_to = link.range.end;
+        }
+        keep
+    });
+    links
+        .into_iter()
+        .filter(|link| match link.kind {
+            MatchKind::Email => options.emails,
+            _ => options.urls,
+        })
+        .map(|link| {
+            let slice = &text[link.range.clone()];
+            let value = match link.kind {
+                MatchKind::Email => canonical_email(slice),
+                _ => canonical_url(slice),
+            };
+            Detection {
+                range: link.range,
+                value,
+                kind: link.kind,
+            }
+        })
+        .collect()
+}
+
+struct Link {
+    range: Range<usize>,
+    kind: MatchKind,
+}
+
+struct Scan<'t, 'o> {
+    text: &'t str,
+    finder: LinkFinder,
+    options: &'o LinkOptions,
+}
+
+impl Scan<'_, '_> {
+    /// Trims a linkify candidate at link terminators, then validates and records it.
+    fn accept(&self, range: Range<usize>, kind: MatchKind, links: &mut Vec<Link>) {
+        let slice = &self.text[range.clone()];
+        if slice.bytes().all(|b| b.is_ascii()) || !slice.chars().any(ends_link) {
+            self.validate(range, kind, links);
+            return;
+        }
+        // Cut around the anchor (`@`, `://` or the first `.`), which linkify found between
+        // non-terminators, and rescan the piece so trailing punctuation is trimmed again.
+        let anchor = range.start + anchor_of(slice, kind);
+        let start = self.text[range.start..anchor]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| ends_link(c))
+            .map_or(range.start, |(i, c)| range.start + i + c.len_utf8());
+        let end = self.text[anchor..range.end]
+            .char_indices()
+            .find(|&(_, c)| ends_link(c))
+            .map_or(range.end, |(i, _)| anchor + i);
+        for link in self.finder.links(&self.text[start..end]) {
+            let kind = to_kind(link.kind());
+            self.validate(start + link.start()..start + link.end(), kind, links);
+        }
+    }
+
+    fn validate(&self, mut range: Range<usize>, kind: MatchKind, links: &mut Vec<Link>) {
+        let slice = &self.text[range.clone()];
+        match kind {
+            MatchKind::Email => {
+                let before = &self.text.as_bytes()[..range.start];
+                if before.len() >= 7 && before[before.len() - 7..].eq_ignore_ascii_case(b"mailto:")
+                {
+                    range.start -= 7;
+                }
+            }
+            _ => {
+                let authority = match scheme_end(slice) {
+                    Some(after_scheme) => &slice[after_scheme..],
+                    None => {
+                        if !self.fuzzy_host_is_known(host_of(slice)) {
+                            return;
+                        }
+                        slice
+                    }
+                };
+                if !port_is_valid(authority) {
+                    return;
+                }
+            }
+        }
+        links.push(Link { range, kind });
+    }
+
+    /// Whether a link without a scheme names a host people write without one.
+    fn fuzzy_host_is_known(&self, host: &str) -> bool {
+        if host.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return self.options.fuzzy_ip && parse_ipv4(host).is_some();
+        }
+        let Some((rest, tld)) = host.rsplit_once('.') else {
+            return false;
+        };
+        let tld = tld.to_ascii_lowercase();
+        if tld.len() == 2 && tld.bytes().all(|b| b.is_ascii_lowercase()) {
+            // `main.rs`, `README.md`: a file name, unless it looks like a web address.
+            let file_like = FILE_EXTENSION_CCTLDS.contains(&tld.as_str())
+                && !rest.contains('.')
+                && !rest.eq_ignore_ascii_case("www");
+            return CCTLDS.split(' ').any(|cc| cc == tld) && !file_like;
+        }
+        GENERIC_TLDS.split(' ').any(|known| known == tld)
+            || tld.starts_with("xn--")
+            || (!tld.is_ascii() && tld.chars().all(char::is_alphabetic))
+    }
+
+    /// `test.example@http://vk.com`: linkify refuses a scheme glued to `@`; linkify-it treats
+    /// the `@` as punctuation before the link.
+    fn schemes_after_at(&self, links: &mut Vec<Link>) {
+        for (at, _) in self.text.match_indices('@') {
+            let rest = &self.text[at + 1..];
+            let scheme_len = rest
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+                .count();
+            if scheme_len == 0
+                || !rest.as_bytes()[0].is_ascii_alphabetic()
+                || !rest[scheme_len..].starts_with("://")
+                || is_covered(links, at + 1)
+            {
+                continue;
+            }
+            if let Some(link) = self.finder.links(rest).next().filter(|l| l.start() == 0) {
+                let kind = to_kind(link.kind());
+                self.accept(at + 1..at + 1 + link.end(), kind, links);
+            }
+        }
+    }
+
+    /// `//localhost:8080/x`, `//example.com`: a link relative to the page's scheme.
+    fn scheme_relative(&self, links: &mut Vec<Link>) {
+        let bytes = self.text.as_bytes();
+        for (slashes, _) in self.text.match_indices("//") {
+            let glued = slashes > 0
+                && (bytes[slashes - 1].is_ascii_alphanumeric()
+                    || matches!(bytes[slashes - 1], b':' | b'/' | b'_'));
+            if glued || is_covered(links, slashes) {
+                continue;
+            }
+            let end = self.text[slashes..]
+                .find(|c: char| c.is_whitespace() || ends_link(c))
+                .map_or(self.text.len(), |i| slashes + i);
+            // Let linkify parse it as an `http:` URL, then map the span back.
+            let with_scheme = format!("http:{}", &self.text[slashes..end]);
+            let Some(link) = self.finder.links(&with_scheme).next() else {
+                continue;
+            };
+            if link.start() != 0 {
+                continue;
+            }
+            let range = slashes..slashes + link.end() - "http:".len();
+            let host = host_of(&self.text[range.start + 2..range.end]);
+            if host.eq_ignore_ascii_case("localhost") || self.fuzzy_host_is_known(host) {
+                links.push(Link {
+                    range,
+                    kind: MatchKind::Url,
+                });
+            }
+        }
+    }
+
+    /// `j_9@[129.126.118.1]`: an address whose domain is an IPv4 literal.
+    fn emails_at_ip_literals(&self, links: &mut Vec<Link>) {
+        for (at, _) in self.text.match_indices("@[") {
+            let Some(close) = self.text[at + 2..].find(']') else {
+                continue;
+            };
+            if close > 15 || parse_ipv4(&self.text[at + 2..at + 2 + close]).is_none() {
+                continue;
+            }
+            let start = local_part_start(self.text, at);
+            if start < at && !is_covered(links, at) {
+                self.validate(start..at + 3 + close, MatchKind::Email, links);
+            }
+        }
+    }
+}
+
+fn to_kind(kind: &LinkKind) -> MatchKind {
+    match kind {
+        LinkKind::Email => MatchKind::Email,
+        _ => MatchKind::Url,
+    }
+}
+
+fn is_covered(links: &[Link], at: usize) -> bool {
+    links.iter().any(|link| link.range.contains(&at))
+}
+
+/// Characters that end a link even though linkify's IRI rules would keep them: CJK script and
+/// punctuation (CJK prose has no spaces), Unicode spaces and general punctuation like `“”…—«»`.
+fn ends_link(c: char) -> bool {
+    matches!(c,
+        '\u{A0}' | '\u{AB}' | '\u{BB}' | '\u{2000}'..='\u{206F}' | '\u{2E80}'..='\u{9FFF}'
+        | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}' | '\u{FE30}'..='\u{FE4F}'
+        | '\u{FF00}'..='\u{FFEF}' | '\u{20000}'..='\u{2FA1F}')
+}
+
+/// Byte offset in a link of the character linkify triggered on.
+fn anchor_of(link: &str, kind: MatchKind) -> usize {
+    let anchor = match kind {
+        MatchKind::Email => link.find('@'),
+        _ => link.find("://").or_else(|| link.find('.')),
+    };
+    anchor.unwrap_or(0)
+}
+
+/// The offset just past `scheme://` when `link` starts with a scheme.
+fn scheme_end(link: &str) -> Option<usize> {
+    let colon = link.find("://")?;
+    let scheme = &link.as_bytes()[..colon];
+    let is_scheme = !scheme.is_empty()
+        && scheme[0].is_ascii_alphabetic()
+        && scheme
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    is_scheme.then_some(colon + 3)
+}
+
+/// The host of an authority-first string (`user@host:port/path` → `host`).
+fn host_of(authority: &str) -> &str {
+    let authority = authority.split(['/', '?', '#']).next().unwrap_or(authority);
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if host_port.starts_with('[') {
+        return host_port.split_inclusive(']').next().unwrap_or(host_port);
+    }
+    host_port.split(':').next().unwrap_or(host_port)
+}
+
+/// Whether the authority's port, if any, is a number a TCP port can have.
+fn port_is_valid(authority: &str) -> bool {
+    let authority = authority.split(['/', '?', '#']).next().unwrap_or(authority);
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let after_host = match host_port.strip_prefix('[') {
+        Some(literal) => literal.split_once(']').map_or("", |(_, rest)| rest),
+        None => host_port.find(':').map_or("", |i| &host_port[i..]),
+    };
+    match after_host.strip_prefix(':') {
+        Some(port) if !port.is_empty() => {
+            port.len() <= 5
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && port.parse::<u32>().is_ok_and(|p| p <= 65535)
+        }
+        _ => true,
+    }
+}
+
+/// Start of the RFC 5322 dot-atom local part that ends at `at` (linkify's rule).
+fn local_part_start(text: &str, at: usize) -> usize {
+    let mut start = at;
+    let mut after_dot = true;
+    for (i, c) in text[..at].char_indices().rev() {
+        if c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~".contains(c) || !c.is_ascii() {
+            if ends_link(c) {
+                break;
+            }
+            start = i;
+            after_dot = false;
+        } else if c == '.' && !after_dot {
+            after_dot = true;
+        } else {
+            break;
+        }
+    }
+    // A local part cannot end with the dot we may have stepped over last.
+    if text[start..at].starts_with('.') {
+        start += 1;
+    }
+    start
+}
+
+/// Parses dotted-quad IPv4, allowing leading zeros (`08.008.08.08`).
+pub(crate) fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
+    let mut octets = [0u8; 4];
+    let mut parts = s.split('.');
+    for octet in &mut octets {
+        let part = parts.next()?;
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *octet = part.parse().ok()?;
+    }
+    parts.next().is_none().then_some(octets)
+}
+
+/// Lower-cased scheme and host; links written without a scheme get `http://` (as linkify-it
+/// normalises them), so the value is always an absolute URL.
+fn canonical_url(link: &str) -> String {
+    let (scheme, rest) = match scheme_end(link) {
+        Some(after) => (link[..after - 3].to_ascii_lowercase(), &link[after..]),
+        None => ("http".to_owned(), link.strip_prefix("//").unwrap_or(link)),
+    };
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_len);
+    let (userinfo, host_port) = match authority.rfind('@') {
+        Some(at) => authority.split_at(at + 1),
+        None => ("", authority),
+    };
+    format!("{scheme}://{userinfo}{}{path}", host_port.to_lowercase())
+}
+
+/// Without `mailto:`, with the domain lower-cased (the local part is case-sensitive).
+fn canonical_email(address: &str) -> String {
+    let address = match address.get(..7) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("mailto:") => &address[7..],
+        _ => address,
+    };
+    match address.rsplit_once('@') {
+        Some((local, domain)) => format!("{local}@{}", domain.to_lowercase()),
+        None => address.to_owned(),
+    }
+}
+
+/// Country-code TLDs (IANA, 2024).
+const CCTLDS: &str = "ac ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg bh bi \
+    bj bm bn bo br bs bt bw by bz ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj \
+    dk dm do dz ec ee eg er es et eu fi fj fk fm fo fr ga gb gd ge gf gg gh gi gl gm gn gp gq gr \
+    gs gt gu gw gy hk hm hn hr ht hu id ie il im in io iq ir is it je jm jo jp ke kg kh ki km kn \
+    kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc md me mg mh mk ml mm mn mo mp mq mr ms \
+    mt mu mv mw mx my mz na nc ne nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pl pm pn pr ps \
+    pt pw py qa re ro rs ru rw sa sb sc sd se sg sh si sk sl sm sn so sr ss st su sv sx sy sz tc \
+    td tf tg th tj tk tl tm tn to tr tt tv tw tz ua ug uk us uy uz va vc ve vg vi vn vu wf ws ye \
+    yt za zm zw";
+
+/// Country codes that are also common file extensions: `main.rs` alone is a file, not a site.
+const FILE_EXTENSION_CCTLDS: &[&str] = &["md", "py", "rs", "sh"];
+
+/// Generic TLDs common enough to link without a scheme (linkify-it's defaults plus popular new
+/// ones); `v1.api` or `file.json` should stay text.
+const GENERIC_TLDS: &str = "com org net edu gov mil int info biz name pro aero asia coop museum \
+    mobi tel travel jobs cat xxx web shop app dev page blog cloud online site website store tech \
+    xyz club live news media studio agency company digital network systems solutions software \
+    academy today world life link click space fun top art icu vip wiki social email design global";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str) -> Vec<(&str, MatchKind, String)> {
+        find_links(text, &LinkOptions::default())
+            .into_iter()
+            .map(|d| (&text[d.range], d.kind, d.value))
+            .collect()
+    }
+
+    #[test]
+    fn user_info_is_not_an_email() {
+        let links = found("see http://user:pass@Example.COM/Path ok");
+        assert_eq!(
+            links,
+            [(
+                "http://user:pass@Example.COM/Path",
+                MatchKind::Url,
+                "http://user:pass@example.com/Path".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn cjk_ends_links_on_both_sides() {
+        let links = found("请访问https://7.am以获取更多信息。微软的官网是microsoft.com哦");
+        let texts: Vec<&str> = links.iter().map(|l| l.0).collect();
+        assert_eq!(texts, ["https://7.am", "microsoft.com"]);
+    }
+
+    #[test]
+    fn scheme_after_at_is_a_link_and_not_an_email() {
+        let links = found("test.example@http://vk.com");
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].0, "http://vk.com");
+    }
+
+    #[test]
+    fn scheme_relative_links_keep_slashes() {
+        assert_eq!(found("//localhost")[0].0, "//localhost");
+        assert_eq!(found("at //example.com/x.")[0].0, "//example.com/x");
+        assert!(
+            found("google.xxx // known tld")
+                .iter()
+                .all(|l| l.0 == "google.xxx")
+        );
+        assert!(found("1abc://example.com").is_empty());
+    }
+
+    #[test]
+    fn invalid_port_rejects_the_link() {
+        assert!(found("google.com:500000 // invalid port").is_empty());
+        assert_eq!(
+            found("http://localhost:8080/x")[0].0,
+            "http://localhost:8080/x"
+        );
+    }
+
+    #[test]
+    fn fuzzy_links_need_a_known_tld() {
+        assert_eq!(found("visit www.abc.com.")[0].2, "http://www.abc.com");
+        for text in [
+            "v1.2.3",
+            "config.json",
+            "main.rs",
+            "1000.2.3.4",
+            "node.js",
+            "foo.123",
+        ] {
+            assert!(found(text).is_empty(), "{text}");
+        }
+        assert_eq!(found("27.pm and s7.am").len(), 2);
+    }
+
+    #[test]
+    fn bare_ipv4_is_a_url_only_with_fuzzy_ip() {
+        let options = LinkOptions {
+            fuzzy_ip: true,
+            ..LinkOptions::default()
+        };
+        assert_eq!(find_links("4.4.4.4/x", &options).len(), 1);
+        assert!(find_links("1000.2.3.4", &options).is_empty());
+        assert!(found("4.4.4.4/x").is_empty());
+    }
+
+    #[test]
+    fn email_with_ip_literal_domain() {
+        let links = found("j_9@[129.126.118.1] is valid");
+        assert_eq!(links[0].0, "j_9@[129.126.118.1]");
+        assert_eq!(links[0].1, MatchKind::Email);
+    }
+}

@@ -1,0 +1,57 @@
+//! The API's one error shape and the table from error codes to HTTP statuses.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use quarry_core::SkillError;
+use serde_json::json;
+
+/// An error answer: `{"error": code, "message": message}` with `status`.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<SkillError> for ApiError {
+    fn from(error: SkillError) -> Self {
+        let status = match error {
+            SkillError::InputTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        ApiError::new(status, error.code(), error.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": self.code, "message": self.message});
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        "no such route; see POST /skill/extract and GET /healthz",
+    )
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowed",
+        "this route does not accept that method",
+    )
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs Quarry's whole test suite on a fresh machine: checks the toolchain, formatting, lints,
+# dependency directions, then every test (unit, the real binary, the real HTTP server on
+# loopback, and the quality floor on ../shared/eval). Idempotent; safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "toolchain"
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "cargo is not on PATH: install Rust (rustup) first" >&2
+    exit 1
+fi
+cargo --version
+# Components ship with rustup's default profile; add them if this toolchain lacks them.
+for component in rustfmt clippy; do
+    if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+        rustup component add "$component"
+    fi
+done
+
+eval_dir="${QUARRY_EVAL_DIR:-$(pwd)/../shared/eval}"
+if [ ! -f "$eval_dir/urls_emails.jsonl" ]; then
+    echo "the eval corpus is missing at $eval_dir: clone beside shared/ or set QUARRY_EVAL_DIR" >&2
+    exit 1
+fi
+export QUARRY_EVAL_DIR="$eval_dir"
+
+step "fetch dependencies"
+cargo fetch --locked
+
+step "format"
+cargo fmt --all -- --check
+
+step "lint"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "dependency directions"
+# Pure crates never pull in IO stacks; only quarry-server knows HTTP.
+for crate in quarry-core quarry-detect; do
+    if cargo tree -p "$crate" -e normal --prefix none --locked | grep -E '^(tokio|axum|hyper|reqwest|sqlx|clap) ' ; then
+        echo "$crate must not depend on the crates listed above" >&2
+        exit 1
+    fi
+done
+if rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
+    step "wasm32 build of the pure crates"
+    cargo check --locked --target wasm32-unknown-unknown -p quarry-core -p quarry-detect
+else
+    echo "(wasm32-unknown-unknown target not installed here; skipping the wasm build check)"
+fi
+
+step "tests"
+cargo test --workspace --locked
