@@ -17,6 +17,9 @@ pub struct Cli {
 pub enum Command {
     /// Extract emails, URLs, dates, phones, IPs, names or entities from text, with no model.
     Extract(ExtractArgs),
+    /// Check a model's (or any extractor's) output for the skill against the guardrails: valid
+    /// JSON, the target field, value types and formats, and every value grounded in the text.
+    Check(CheckArgs),
     /// Serve the extract skill over HTTP (POST /skill/extract, GET /healthz).
     Serve(ServeArgs),
     /// Measure detector throughput (MB/s) and peak memory on a generated corpus.
@@ -28,15 +31,11 @@ pub struct ExtractArgs {
     /// What to extract: email, url, date, entity, name, phone or ip.
     #[arg(long)]
     pub target: Option<String>,
-    /// The text to extract from.
-    #[arg(long, conflicts_with_all = ["file", "jsonl"])]
-    pub text: Option<String>,
-    /// Read the text from this file (UTF-8).
-    #[arg(long, conflicts_with = "jsonl")]
-    pub file: Option<PathBuf>,
-    /// Batch mode: read one JSON object per line on stdin ({"text", "now"?, "target"?, "region"?})
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Batch mode (no --text or --file): read one JSON object per line on stdin ({"text", "now"?, "target"?, "region"?})
     /// and write one result per line on stdout, in order.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["text", "file"])]
     pub jsonl: bool,
     /// Reference time for relative dates, RFC 3339 (default: now).
     #[arg(long)]
@@ -47,6 +46,29 @@ pub struct ExtractArgs {
     /// Add every match with code-point offsets, normalised value and type.
     #[arg(long)]
     pub detail: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The target the output answers: email, url, date, entity, name, phone or ip.
+    #[arg(long)]
+    pub target: String,
+    /// The output to check, e.g. '{"email": "contact@example.com"}'.
+    #[arg(long)]
+    pub output: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// Where the source text comes from: `--text`, `--file`, or stdin.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// The text to read.
+    #[arg(long, conflicts_with = "file")]
+    pub text: Option<String>,
+    /// Read the text from this file (UTF-8).
+    #[arg(long)]
+    pub file: Option<PathBuf>,
     /// Refuse texts larger than this many bytes.
     #[arg(long, default_value_t = quarry_detect::skill::DEFAULT_MAX_INPUT_BYTES)]
     pub max_bytes: usize,

@@ -10,7 +10,7 @@ use quarry_core::SkillError;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::{self, SkillDefaults};
 
-use crate::args::ExtractArgs;
+use crate::args::{ExtractArgs, InputArgs};
 use crate::failure::Failure;
 use crate::jsonl;
 
@@ -20,8 +20,8 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
         return jsonl::run(&defaults);
     }
     let target = defaults.target.ok_or(SkillError::MissingTarget)?;
-    let text = read_text(&args)?;
-    let extraction = skill::extract(&text, target, &defaults.options, args.max_bytes)?;
+    let text = read_text(&args.input)?;
+    let extraction = skill::extract(&text, target, &defaults.options, args.input.max_bytes)?;
     let mut stdout = io::stdout().lock();
     writeln!(stdout, "{}", to_spaced_string(&extraction.to_json(args.detail)))
         .context("writing the result to stdout")?;
@@ -39,11 +39,12 @@ fn defaults_from(args: &ExtractArgs) -> Result<SkillDefaults, SkillError> {
     defaults.target = args.target.as_deref().map(str::parse).transpose()?;
     defaults.options.region = skill::parse_region(&args.region)?;
     defaults.detail = args.detail;
-    defaults.max_input_bytes = args.max_bytes;
+    defaults.max_input_bytes = args.input.max_bytes;
     Ok(defaults)
 }
 
-fn read_text(args: &ExtractArgs) -> Result<String, Failure> {
+/// The source text from `--text`, `--file` or piped stdin, checked for size and UTF-8.
+pub fn read_text(args: &InputArgs) -> Result<String, Failure> {
     if let Some(text) = &args.text {
         return Ok(text.clone());
     }

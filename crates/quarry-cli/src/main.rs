@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod check;
 mod corpus;
 mod extract;
 mod failure;
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Extract(args) => extract::run(args),
+        Command::Check(args) => check::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => bench::run(args),
     };

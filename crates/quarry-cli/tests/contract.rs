@@ -93,3 +93,68 @@ fn relative_dates_resolve_against_now() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim_end(), r#"{"date": ["2024-01-11", "2024-01-13"]}"#);
 }
+
+#[test]
+fn guardrail_rejects_the_contract_example_7_hallucination() {
+    let output = common::run(
+        &[
+            "check",
+            "--target",
+            "email",
+            "--text",
+            "Contact us anytime",
+            "--output",
+            r#"{"email": "contact@example.com"}"#,
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        common::stderr(&output),
+        "Error: Hallucination - contact@example.com does not appear in source text - hallucination detected\n"
+    );
+    let verdict: serde_json::Value = serde_json::from_str(&common::stdout(&output)).unwrap();
+    assert_eq!(verdict["verdict"], "rejected");
+    assert_eq!(verdict["reasons"][0]["value"], "contact@example.com");
+}
+
+#[test]
+fn guardrail_accepts_grounded_output_and_reports_its_span() {
+    let output = common::run(
+        &[
+            "check",
+            "--target",
+            "email",
+            "--text",
+            "Contact: hello@agent.rs",
+            "--output",
+            r#"{"email": "hello@agent.rs"}"#,
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
+    let verdict: serde_json::Value = serde_json::from_str(&common::stdout(&output)).unwrap();
+    assert_eq!(verdict["verdict"], "accepted");
+    assert_eq!(verdict["values"][0]["evidence"]["alignment"]["start"], 9);
+    assert_eq!(verdict["values"][0]["evidence"]["alignment"]["end"], 23);
+}
+
+#[test]
+fn guardrail_rejects_malformed_and_mistyped_output() {
+    for (raw, code) in [
+        ("Sure! here you go", "MalformedOutput"),
+        (r#"{"url": "https://agent.rs"}"#, "SchemaViolation"),
+        (r#"{"email": 42}"#, "TypeMismatch"),
+    ] {
+        let output = common::run(
+            &["check", "--target", "email", "--text", "mail hello@agent.rs", "--output", raw],
+            "",
+        );
+        assert_eq!(output.status.code(), Some(1), "{raw}");
+        assert!(
+            common::stderr(&output).starts_with(&format!("Error: {code} - ")),
+            "{raw}: {}",
+            common::stderr(&output)
+        );
+    }
+}

@@ -82,3 +82,25 @@ fn health_and_unknown_routes() {
     assert_eq!(status, 405);
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"], "MethodNotAllowed");
 }
+
+#[test]
+fn check_endpoint_returns_the_guardrail_verdict() {
+    let server = Server::start(&[]);
+    let (status, body) = server.post_json(
+        "/skill/check",
+        r#"{"text": "Contact us anytime", "target": "email", "output": "{\"email\": \"contact@example.com\"}"}"#,
+    );
+    assert_eq!(status, 200);
+    let verdict: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(verdict["verdict"], "rejected");
+    assert_eq!(
+        verdict["reasons"][0]["message"],
+        "contact@example.com does not appear in source text - hallucination detected"
+    );
+    let (status, body) = server.post_json(
+        "/skill/check",
+        r#"{"text": "Contact us anytime", "target": "fax", "output": "{}"}"#,
+    );
+    assert_eq!(status, 400);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"], "InvalidTarget");
+}

@@ -1,6 +1,195 @@
-//! placeholder, being written
-use crate::Detection;
+//! Model-free named-entity detection: people, organizations and locations.
+//!
+//! The pipeline is linear in the text: [`tokens`] splits words, [`chunks`] groups capitalised
+//! words into candidate names, [`classify`] types each candidate from its words, the
+//! [`gazetteer`] lists and its context, and [`find`] lets confident mentions of a name decide
+//! its unsure repeats (`Mitchell Rawlins … Rawlins`).
+//!
+//! Entity spans follow the WikiGold/CoNLL convention: a person span leaves out a title
+//! (`Dr. Jane Smith` → `Jane Smith`); an organization keeps a leading `The` it was written with.
+//! An organization followed by `headquarters`, `HQ`, `campus` or `offices` also yields a location
+//! covering both words (`Google headquarters`), overlapping the organization.
 
-pub fn find(_text: &str) -> Vec<Detection> {
-    Vec::new()
+mod chunks;
+mod classify;
+mod gazetteer;
+mod rules;
+mod tokens;
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use quarry_core::MatchKind;
+
+use crate::Detection;
+use classify::{Classified, Confidence};
+use rules::{HONORIFICS, SITE_WORDS};
+use tokens::Token;
+
+/// People, organizations and locations in `text`, in text order, as byte ranges.
+pub fn find(text: &str) -> Vec<Detection> {
+    let tokens = tokens::tokenize(text);
+    let entities = entities(text, &tokens);
+    let mut detections = Vec::with_capacity(entities.len());
+    for (range, kind) in entities {
+        detections.push(detection(text, &tokens, range.clone(), kind));
+        let site_follows = tokens.get(range.end).is_some_and(|t| SITE_WORDS.contains(&t.text));
+        if kind == MatchKind::Organization && site_follows {
+            let site = range.start..range.end + 1;
+            detections.push(detection(text, &tokens, site, MatchKind::Location));
+        }
+    }
+    detections
+}
+
+/// People in `text` with an honorific written before them included (`Dr. Jane Smith`), for the
+/// `name` target.
+pub(crate) fn people_with_honorifics(text: &str) -> Vec<Detection> {
+    let tokens = tokens::tokenize(text);
+    entities(text, &tokens)
+        .into_iter()
+        .filter(|(_, kind)| *kind == MatchKind::Person)
+        .map(|(range, kind)| {
+            let mut start = range.start;
+            while start > 0 && HONORIFICS.contains(&tokens[start - 1].bare()) {
+                start -= 1;
+            }
+            detection(text, &tokens, start..range.end, kind)
+        })
+        .collect()
+}
+
+fn detection(text: &str, tokens: &[Token<'_>], range: Range<usize>, kind: MatchKind) -> Detection {
+    let bytes = tokens[range.start].range.start..tokens[range.end - 1].range.end;
+    Detection { value: text[bytes.clone()].to_owned(), range: bytes, kind }
+}
+
+/// Typed entities as token ranges, in text order.
+fn entities(text: &str, tokens: &[Token<'_>]) -> Vec<(Range<usize>, MatchKind)> {
+    let classified: Vec<Classified> = chunks::candidates(text, tokens)
+        .into_iter()
+        .map(|chunk| classify::classify(text, tokens, chunk))
+        .collect();
+
+    // A name's confident mentions, and the words of confident multi-word person names, decide
+    // what its unsure or unknown mentions are.
+    let span_text = |c: &Classified| &text[tokens[c.tokens.start].range.start..tokens[c.tokens.end - 1].range.end];
+    let mut known: HashMap<&str, MatchKind> = HashMap::new();
+    let mut person_words: HashMap<&str, MatchKind> = HashMap::new();
+    for c in &classified {
+        match c.kind {
+            Some((kind, Confidence::Strong)) => {
+                known.entry(span_text(c)).or_insert(kind);
+            }
+            Some((MatchKind::Person, Confidence::Weak)) if c.tokens.len() > 1 => {}
+            _ => continue,
+        }
+        if c.kind.is_some_and(|(kind, _)| kind == MatchKind::Person) && c.tokens.len() > 1 {
+            for token in &tokens[c.tokens.clone()] {
+                if token.shape == tokens::Shape::Capitalised {
+                    person_words.insert(token.text, MatchKind::Person);
+                }
+            }
+        }
+    }
+    classified
+        .iter()
+        .filter_map(|c| {
+            let kind = match c.kind {
+                Some((kind, Confidence::Strong)) => Some(kind),
+                Some((kind, Confidence::Weak)) => Some(known.get(span_text(c)).copied().unwrap_or(kind)),
+                None => known
+                    .get(span_text(c))
+                    .or_else(|| person_words.get(span_text(c)))
+                    .copied(),
+            };
+            kind.map(|kind| (c.tokens.clone(), kind))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of_kind(text: &str, kind: MatchKind) -> Vec<String> {
+        find(text).into_iter().filter(|d| d.kind == kind).map(|d| d.value).collect()
+    }
+
+    #[test]
+    fn contract_example_people_orgs_and_headquarters_location() {
+        let text = "John Smith from Anthropic met with Sarah at Google headquarters";
+        assert_eq!(of_kind(text, MatchKind::Person), ["John Smith", "Sarah"]);
+        assert_eq!(of_kind(text, MatchKind::Organization), ["Anthropic", "Google"]);
+        assert_eq!(of_kind(text, MatchKind::Location), ["Google headquarters"]);
+    }
+
+    #[test]
+    fn person_span_leaves_out_honorific() {
+        let text = "The report was prepared by Dr. Jane Smith and reviewed by Michael Johnson.";
+        assert_eq!(of_kind(text, MatchKind::Person), ["Jane Smith", "Michael Johnson"]);
+    }
+
+    #[test]
+    fn org_suffix_makes_an_unknown_name_an_organization() {
+        let text = "She joined Brackenridge Widgets Inc. after leaving Westmoor University in 2003.";
+        assert_eq!(
+            of_kind(text, MatchKind::Organization),
+            ["Brackenridge Widgets Inc.", "Westmoor University"]
+        );
+    }
+
+    #[test]
+    fn university_of_place_is_one_organization() {
+        let text = "He studied at the University of Leeds.";
+        assert_eq!(of_kind(text, MatchKind::Organization), ["University of Leeds"]);
+        assert!(of_kind(text, MatchKind::Location).is_empty());
+    }
+
+    #[test]
+    fn location_cue_and_city_state_pattern_give_locations() {
+        let text = "The family settled in Quarrington, Ohio, near Lake Tarnwell.";
+        assert_eq!(of_kind(text, MatchKind::Location), ["Quarrington", "Ohio", "Lake Tarnwell"]);
+    }
+
+    #[test]
+    fn sentence_initial_common_words_are_not_entities() {
+        for text in ["The weather was fine.", "However, nothing happened.", "After the war it rained."] {
+            assert!(find(text).is_empty(), "{text}: {:?}", find(text));
+        }
+    }
+
+    #[test]
+    fn sentence_initial_country_is_still_a_location() {
+        assert_eq!(of_kind("France won the match.", MatchKind::Location), ["France"]);
+    }
+
+    #[test]
+    fn acronym_is_an_organization() {
+        assert_eq!(of_kind("He worked for the WXQB until 1990.", MatchKind::Organization), ["WXQB"]);
+    }
+
+    #[test]
+    fn repeated_surname_follows_the_full_name() {
+        let text = "Kwame Oduya scored twice, and later Oduya scored again.";
+        assert_eq!(of_kind(text, MatchKind::Person), ["Kwame Oduya", "Oduya"]);
+    }
+
+    #[test]
+    fn code_point_offsets_with_non_ascii_names() {
+        let text = "Zoë Brontë met Søren Kierkegaard in København.";
+        let matches = crate::to_matches(text, find(text));
+        let people: Vec<(usize, usize, &str)> = matches
+            .iter()
+            .filter(|m| m.kind == MatchKind::Person)
+            .map(|m| (m.start, m.end, m.text.as_str()))
+            .collect();
+        assert_eq!(people, [(0, 10, "Zoë Brontë"), (15, 32, "Søren Kierkegaard")]);
+        let places: Vec<(usize, usize)> = matches
+            .iter()
+            .filter(|m| m.kind == MatchKind::Location)
+            .map(|m| (m.start, m.end))
+            .collect();
+        assert_eq!(places, [(36, 45)]);
+    }
 }

@@ -17,11 +17,15 @@ pub fn find(text: &str) -> Vec<Detection> {
     let mut found = find_ipv6(text);
     let ipv4 = find_ipv4(text);
     // `::ffff:1.2.3.4` holds an IPv4 address; the IPv6 span wins.
-    found.extend(ipv4.into_iter().filter(|v4| {
-        !found
-            .iter()
-            .any(|v6| v6.range.start < v4.range.end && v4.range.start < v6.range.end)
-    }));
+    let ipv4: Vec<Detection> = ipv4
+        .into_iter()
+        .filter(|v4| {
+            !found
+                .iter()
+                .any(|v6| v6.range.start < v4.range.end && v4.range.start < v6.range.end)
+        })
+        .collect();
+    found.extend(ipv4);
     found.sort_by_key(|d| d.range.start);
     found
 }

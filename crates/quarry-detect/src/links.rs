@@ -68,9 +68,19 @@ pub fn find_links(text: &str, options: &LinkOptions) -> Vec<Detection> {
     };
 
     let mut links: Vec<Link> = Vec::new();
-    for link in scan.finder.links(text) {
+    let mut from = 0;
+    while let Some(link) = scan.finder.links(&text[from..]).next() {
+        let range = from + link.start()..from + link.end();
         let kind = to_kind(link.kind());
-        scan.accept(link.start()..link.end(), kind, &mut links);
+        let accepted_before = links.len();
+        scan.accept(range.clone(), kind, &mut links);
+        // linkify resumes after the candidate; when we reject one (`1.http` in
+        // `1.http://example.org/`), a real link may start inside it, so resume after its trigger.
+        from = if links.len() > accepted_before {
+            range.end
+        } else {
+            range.start + anchor_of(&text[range], kind) + 1
+        };
     }
     scan.schemes_after_at(&mut links);
     if !options.url_must_have_scheme {
@@ -143,6 +153,13 @@ impl Scan<'_, '_> {
             let kind = to_kind(link.kind());
             self.validate(start + link.start()..start + link.end(), kind, links);
         }
+        // linkify read on through the terminators; links may follow them (`。微软的官网是x.com`).
+        if end < range.end {
+            for link in self.finder.links(&self.text[end..range.end]) {
+                let kind = to_kind(link.kind());
+                self.accept(end + link.start()..end + link.end(), kind, links);
+            }
+        }
     }
 
     fn validate(&self, mut range: Range<usize>, kind: MatchKind, links: &mut Vec<Link>) {
@@ -168,9 +185,29 @@ impl Scan<'_, '_> {
                 if !port_is_valid(authority) {
                     return;
                 }
+                range.end = self.fragment_after_host(range.clone());
             }
         }
         links.push(Link { range, kind });
+    }
+
+    /// linkify ends `http://host#frag` before `#` (it only reads on after `/` or `?`); parse the
+    /// fragment as if a `/` came first and map the end back.
+    fn fragment_after_host(&self, range: Range<usize>) -> usize {
+        let rest = &self.text[range.end..];
+        if !rest.starts_with('#') {
+            return range.end;
+        }
+        let token_len = rest
+            .find(|c: char| c.is_whitespace() || ends_link(c))
+            .unwrap_or(rest.len());
+        let with_slash = format!("{}/{}", &self.text[range.clone()], &rest[..token_len]);
+        match self.finder.links(&with_slash).next() {
+            Some(link) if link.start() == 0 && link.end() > range.len() + 2 => {
+                range.start + link.end() - 1
+            }
+            _ => range.end,
+        }
     }
 
     /// Whether a link without a scheme names a host people write without one.

@@ -11,6 +11,7 @@
 //! - with `detail`, a `matches` list of every match with code-point offsets and normalised value.
 
 use chrono::{DateTime, FixedOffset};
+use quarry_core::guardrail::{Verdict, check_output};
 use quarry_core::{Match, MatchKind, SkillError, Target};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -97,6 +98,18 @@ pub fn run(input: &SkillInput, defaults: &SkillDefaults) -> Result<Value, SkillE
     }
     let extraction = extract(&input.text, target, &options, defaults.max_input_bytes)?;
     Ok(extraction.to_json(input.detail.unwrap_or(defaults.detail)))
+}
+
+/// Runs the output guardrail on `output` (what a model, or any extractor, answered for `target`
+/// on `text`): JSON validity, schema conformance, types, plausibility and grounding.
+pub fn check(
+    text: &str,
+    target: Target,
+    output: &str,
+    max_input_bytes: usize,
+) -> Result<Verdict, SkillError> {
+    check_text(text, max_input_bytes)?;
+    Ok(check_output(output, target, text))
 }
 
 /// Checks the text and finds every value of `target` in it.

@@ -41,6 +41,7 @@ pub fn router(config: ServerConfig) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/skill/extract", post(skill::extract))
+        .route("/skill/check", post(skill::check))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))

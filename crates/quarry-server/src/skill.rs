@@ -1,5 +1,5 @@
-//! `POST /skill/extract`: `{"text", "target", "now"?, "region"?, "detail"?}` in, the same JSON as
-//! `quarry extract` out.
+//! The skill endpoints: `POST /skill/extract` (`{"text", "target", "now"?, "region"?, "detail"?}`
+//! in, the same JSON as `quarry extract` out) and `POST /skill/check` (the output guardrail).
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::Local;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::{self, SkillDefaults, SkillInput};
+use serde::{Deserialize, Serialize};
 
 use crate::ServerConfig;
 use crate::error::ApiError;
@@ -18,8 +19,38 @@ pub async fn extract(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    require_json(&headers)?;
-    let body = body.map_err(|rejection| {
+    let body = json_body(&headers, body)?;
+    let input = SkillInput::from_json(&body)?;
+    let mut defaults = SkillDefaults::new(Local::now().fixed_offset());
+    defaults.max_input_bytes = config.max_input_bytes;
+    // Detection is CPU-bound; keep it off the async workers so large texts do not stall others.
+    let result = tokio::task::spawn_blocking(move || skill::run(&input, &defaults))
+        .await
+        .map_err(|_| internal())??;
+    Ok(spaced_json(&result))
+}
+
+/// A 200 answer whose body is byte-identical to what the CLI prints.
+fn spaced_json<T: Serialize>(value: &T) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        to_spaced_string(value),
+    )
+        .into_response()
+}
+
+fn internal() -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Internal",
+        "the extraction task failed; please report this input",
+    )
+}
+
+/// The body of a JSON request, or the error answer for a wrong content type or unreadable body.
+fn json_body(headers: &HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    require_json(headers)?;
+    body.map_err(|rejection| {
         let status = rejection.status();
         let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
             "InputTooLarge"
@@ -27,25 +58,7 @@ pub async fn extract(
             "MalformedRequest"
         };
         ApiError::new(status, code, rejection.body_text())
-    })?;
-    let input = SkillInput::from_json(&body)?;
-    let mut defaults = SkillDefaults::new(Local::now().fixed_offset());
-    defaults.max_input_bytes = config.max_input_bytes;
-    // Detection is CPU-bound; keep it off the async workers so large texts do not stall others.
-    let result = tokio::task::spawn_blocking(move || skill::run(&input, &defaults))
-        .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Internal",
-                "the extraction task failed; please report this input",
-            )
-        })??;
-    Ok((
-        [(header::CONTENT_TYPE, "application/json")],
-        to_spaced_string(&result),
-    )
-        .into_response())
+    })
 }
 
 fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
@@ -66,4 +79,38 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
             ),
         ))
     }
+}
+
+/// `POST /skill/check` body: the source text, the target, and the output to check.
+#[derive(Debug, Deserialize)]
+pub struct CheckRequest {
+    text: String,
+    target: String,
+    output: String,
+}
+
+/// `POST /skill/check`: the guardrail's verdict on an output, 200 whether accepted or rejected
+/// (the request was fine; the verdict is the answer). Bad requests get the error shape.
+pub async fn check(
+    State(config): State<ServerConfig>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = json_body(&headers, body)?;
+    let request: CheckRequest = serde_json::from_slice(&body).map_err(|error| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "MalformedRequest",
+            format!(
+                "expected {{\"text\": \"...\", \"target\": \"email\", \"output\": \"{{...}}\"}}: {error}"
+            ),
+        )
+    })?;
+    let target = request.target.parse()?;
+    let verdict = tokio::task::spawn_blocking(move || {
+        skill::check(&request.text, target, &request.output, config.max_input_bytes)
+    })
+    .await
+    .map_err(|_| internal())??;
+    Ok(spaced_json(&verdict))
 }

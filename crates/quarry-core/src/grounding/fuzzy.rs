@@ -106,8 +106,14 @@ fn bounded_edit_distance(a: &[char], b: &[char], limit: usize) -> Option<usize> 
 }
 
 /// For every source token id that resembles some extraction token: `(extraction index, weight)`.
-fn similar_tokens(index: &SourceIndex<'_>, extraction: &[String]) -> HashMap<u32, Vec<(usize, f32)>> {
-    let wanted: Vec<Vec<char>> = extraction.iter().map(|t| stem(t).chars().collect()).collect();
+fn similar_tokens(
+    index: &SourceIndex<'_>,
+    extraction: &[String],
+) -> HashMap<u32, Vec<(usize, f32)>> {
+    let wanted: Vec<Vec<char>> = extraction
+        .iter()
+        .map(|t| stem(t).chars().collect())
+        .collect();
     let mut similar: HashMap<u32, Vec<(usize, f32)>> = HashMap::new();
     for (id, token) in index.vocabulary.iter().enumerate() {
         let stemmed = stem(token);
@@ -194,12 +200,9 @@ pub(crate) fn align_fuzzy(
                 (&mut row_prev, &mut row_cur, &mut weights_here),
             ) {
                 let forward = index.tokens[start].byte_start >= params.cursor;
-                if best
-                    .as_ref()
-                    .is_none_or(|(current, current_forward)| {
-                        better(&hit, forward, current, *current_forward)
-                    })
-                {
+                if best.as_ref().is_none_or(|(current, current_forward)| {
+                    better(&hit, forward, current, *current_forward)
+                }) {
                     best = Some((hit, forward));
                 }
             }
@@ -292,9 +295,18 @@ mod tests {
 
     #[test]
     fn edit_distance_counts_transpositions_once() {
-        assert_eq!(bounded_edit_distance(&chars("naprosyn"), &chars("naprosin"), 2), Some(1));
-        assert_eq!(bounded_edit_distance(&chars("fever"), &chars("fveer"), 2), Some(1));
-        assert_eq!(bounded_edit_distance(&chars("headache"), &chars("back"), 2), None);
+        assert_eq!(
+            bounded_edit_distance(&chars("naprosyn"), &chars("naprosin"), 2),
+            Some(1)
+        );
+        assert_eq!(
+            bounded_edit_distance(&chars("fever"), &chars("fveer"), 2),
+            Some(1)
+        );
+        assert_eq!(
+            bounded_edit_distance(&chars("headache"), &chars("back"), 2),
+            None
+        );
     }
 
     #[test]

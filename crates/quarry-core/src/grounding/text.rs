@@ -244,7 +244,9 @@ mod tests {
     #[test]
     fn tokenizes_words_and_unspaced_characters() {
         let mut seen = Vec::new();
-        for_each_token("Type-2 ÉCOLE 東京に", |s, e, t| seen.push((s, e, t.to_owned())));
+        for_each_token("Type-2 ÉCOLE 東京に", |s, e, t| {
+            seen.push((s, e, t.to_owned()))
+        });
         let texts: Vec<&str> = seen.iter().map(|(_, _, t)| t.as_str()).collect();
         assert_eq!(texts, ["type", "2", "école", "東", "京", "に"]);
         assert_eq!((seen[3].0, seen[3].1), (14, 17));

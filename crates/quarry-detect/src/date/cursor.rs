@@ -18,8 +18,6 @@ pub(crate) struct Cursor<'a> {
     pub text: &'a str,
     pub toks: &'a [Token],
     pub now: NaiveDateTime,
-    /// The reference time's offset in minutes, for converting zoned times.
-    pub now_offset: i16,
 }
 
 impl Cursor<'_> {
@@ -105,10 +103,5 @@ impl Cursor<'_> {
     /// Token `i` is the word `w` (ASCII, case-insensitive).
     pub fn is(&self, i: usize, w: &str) -> bool {
         self.is_word(i) && self.word(i).eq_ignore_ascii_case(w)
-    }
-
-    /// Token `i` is a letter or digit token glued to token `i - 1` (so `i - 1` is mid-word).
-    pub fn glued_alnum(&self, i: usize) -> bool {
-        self.tight(i) && !self.is_punct(i)
     }
 }

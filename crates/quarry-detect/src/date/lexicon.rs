@@ -92,6 +92,8 @@ pub(crate) enum Lex {
     Meridiem(bool),
     /// A time-zone abbreviation, as an offset in minutes east of UTC.
     Zone(i16),
+    /// A word that can start a holiday name ("christmas", "labor") or a quarter ("Q1").
+    Named,
     Other,
 }
 
@@ -259,6 +261,10 @@ fn classify_ascii(w: &[u8]) -> Lex {
         b"cet" => Zone(60),
         b"cest" => Zone(120),
         b"bst" => Zone(60),
+        b"christmas" | b"xmas" | b"easter" | b"halloween" | b"thanksgiving" | b"valentine"
+        | b"valentines" | b"new" | b"black" | b"boxing" | b"labor" | b"labour" | b"memorial"
+        | b"independence" | b"mlk" | b"martin" | b"mother" | b"mothers" | b"father"
+        | b"fathers" | b"q" => Named,
         _ => foreign_month_ascii(w),
     }
 }

@@ -1,8 +1,156 @@
-//! placeholder, being written
+//! Dates, times, ranges and durations in English text, normalised to ISO 8601.
+//!
+//! One pass cuts the text into tokens ([`token`]); the grammar then runs only at tokens that
+//! can start an expression (numbers, month and weekday names, relative words) and keeps the
+//! longest expression found there. Values resolve against the caller's `now`.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `lexicon` | the words the grammar knows |
+//! | `token` | the tokenizer |
+//! | `cursor` | typed peeks at the token stream |
+//! | `absolute` | written calendar dates, numeric and with month names |
+//! | `clock` | times of day |
+//! | `duration` | counts and amounts of time |
+//! | `relative` | expressions that need the reference time |
+//! | `holiday` | named holidays |
+//! | `compose` | date + time, open ranges, shifted dates, lone years, durations |
+//! | `range` | two-ended ranges |
+//! | `resolve` | calendar arithmetic and ISO rendering |
+
+mod absolute;
+mod clock;
+mod compose;
+mod cursor;
+mod duration;
+mod holiday;
+mod lexicon;
+mod model;
+mod range;
+mod relative;
+mod resolve;
+mod token;
+
 use chrono::{DateTime, FixedOffset};
 
 use crate::Detection;
+use cursor::Cursor;
+use lexicon::{Lex, Rel, Unit};
+use model::Moment;
 
-pub fn find(_text: &str, _now: DateTime<FixedOffset>) -> Vec<Detection> {
-    Vec::new()
+/// Every date, time, range and duration in `text`, in order, with byte ranges; relative
+/// expressions resolve against `now` (read as local time).
+pub fn find(text: &str, now: DateTime<FixedOffset>) -> Vec<Detection> {
+    let mut tokens = Vec::with_capacity(text.len() / 6 + 1);
+    token::tokenize(text, &mut tokens);
+    let c = Cursor {
+        text,
+        toks: &tokens,
+        now: now.naive_local(),
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if !worth_trying(&c, i) {
+            i += 1;
+            continue;
+        }
+        match longest_at(&c, i) {
+            Some((end, moment)) if end > i => {
+                let (kind, value) = resolve::render(moment);
+                out.push(Detection {
+                    range: tokens[i].start..tokens[end - 1].end,
+                    value,
+                    kind,
+                });
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+fn longest_at(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    let mut best = compose::moment(c, i);
+    for candidate in [range::range(c, i), range::date_then_times(c, i)] {
+        if let Some(found) = candidate
+            && best.is_none_or(|b| found.0 > b.0)
+        {
+            best = Some(found);
+        }
+    }
+    best
+}
+
+/// A cheap test that token `i` can start an expression, so that common words ("the", "in",
+/// "a") cost one or two comparisons instead of a parse.
+fn worth_trying(c: &Cursor, i: usize) -> bool {
+    if c.num(i).is_some() {
+        return true;
+    }
+    let next = c.lex(i + 1);
+    let next_is_number = c.num(i + 1).is_some();
+    let countable = next_is_number
+        || matches!(
+            next,
+            Lex::Cardinal(_) | Lex::Tens(_) | Lex::Rel(Rel::A | Rel::Few | Rel::Couple | Rel::Half)
+        );
+    match c.lex(i) {
+        Lex::Other | Lex::Meridiem(_) | Lex::Zone(_) => false,
+        Lex::Rel(Rel::The) => {
+            matches!(next, Lex::Unit(Unit::Day | Unit::Weekend))
+                || c.num(i + 1).is_some_and(|n| n.ordinal)
+                || matches!(next, Lex::Ordinal(_) | Lex::Tens(_))
+        }
+        Lex::Rel(Rel::A) => matches!(
+            next,
+            Lex::Unit(_) | Lex::Rel(Rel::Few | Rel::Couple)
+        ),
+        Lex::Rel(Rel::In | Rel::Within) => countable,
+        Lex::Rel(
+            Rel::This
+            | Rel::Next
+            | Rel::Last
+            | Rel::Past
+            | Rel::Previous
+            | Rel::Coming
+            | Rel::Following
+            | Rel::Current,
+        ) => {
+            countable
+                || matches!(
+                    next,
+                    Lex::Weekday(_)
+                        | Lex::Unit(_)
+                        | Lex::Named
+                        | Lex::Rel(Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)
+                )
+        }
+        Lex::Rel(Rel::From | Rel::Between | Rel::Since | Rel::After | Rel::Before | Rel::Till) => {
+            !matches!(next, Lex::Other) || next_is_number
+        }
+        Lex::Rel(Rel::End | Rel::Beginning | Rel::Middle) => {
+            c.rel(i + 1, Rel::Of) || c.punct(i + 1, b'-') || matches!(next, Lex::Month(_))
+        }
+        Lex::Rel(
+            Rel::Ago
+            | Rel::Hence
+            | Rel::Later
+            | Rel::To
+            | Rel::Through
+            | Rel::And
+            | Rel::Of
+            | Rel::On
+            | Rel::At
+            | Rel::Oclock
+            | Rel::Morning
+            | Rel::Afternoon
+            | Rel::Evening
+            | Rel::Night
+            | Rel::Few
+            | Rel::Couple,
+        ) => false,
+        _ => true,
+    }
 }

@@ -7,8 +7,11 @@
 
 use std::ops::Range;
 
-use super::gazetteer::{self, COMMON, FIRST_NAME, ORGANIZATION, PLACE};
-use super::rules::{LOCATION_LEADS, NAME_PARTICLES, NOT_NAME_STARTS, NOT_NAMES, ORG_LEADS};
+use super::gazetteer::{self, BIG_CITY, COMMON, COUNTRY, FIRST_NAME, ORGANIZATION, REGION};
+use super::rules::{
+    HONORIFICS, LOCATION_HEADS, LOCATION_LEADS, NAME_PARTICLES, NOT_NAME_STARTS, NOT_NAMES, ORG_HEADS, ORG_LEADS,
+    PERSON_TITLES,
+};
 use super::tokens::{Shape, Token};
 
 /// Token-index ranges of candidate names, in text order, not overlapping.
@@ -30,7 +33,7 @@ pub(crate) fn candidates(text: &str, tokens: &[Token<'_>]) -> Vec<Range<usize>> 
                 }
                 end += 1;
             }
-            if end < tokens.len() && can_continue(&tokens[end]) {
+            if end < tokens.len() && can_continue(&tokens[end]) && !title_starts_name(tokens, i, end) {
                 reach = end + 1;
             } else if end + 1 < tokens.len() && joins(&tokens[i..end], &tokens[end], &tokens[end + 1]) {
                 reach = end + 2;
@@ -80,7 +83,31 @@ fn can_start(token: &Token<'_>) -> bool {
 }
 
 fn can_continue(token: &Token<'_>) -> bool {
-    token.is_capitalised() && !token.sentence_start && !NOT_NAMES.contains(&token.text)
+    (token.is_capitalised() || is_elided_particle(token.text))
+        && !token.sentence_start
+        && !NOT_NAMES.contains(&token.text)
+}
+
+/// `d'Orves`, `l'Ouverture`: an elided lower-case particle glued to a capitalised name.
+fn is_elided_particle(word: &str) -> bool {
+    let mut chars = word.chars();
+    matches!(chars.next(), Some('d' | 'l'))
+        && matches!(chars.next(), Some('\'' | '’'))
+        && chars.next().is_some_and(char::is_uppercase)
+}
+
+/// Whether a title at `at` starts a new name inside the run from `start`: `Texas Coach Darrell
+/// Royal` is `Texas` and the person `Coach Darrell Royal`, but `Brigadier General X` stays one.
+fn title_starts_name(tokens: &[Token<'_>], start: usize, at: usize) -> bool {
+    is_title(&tokens[at])
+        && !is_title(&tokens[at - 1])
+        && tokens.get(at + 1).is_some_and(|next| next.shape == Shape::Capitalised)
+        && at > start
+}
+
+pub(crate) fn is_title(token: &Token<'_>) -> bool {
+    let bare = token.bare();
+    HONORIFICS.contains(&bare) || PERSON_TITLES.contains(&bare)
 }
 
 /// Whether `connector` may join `left` (the chunk so far) to the capitalised `right`.
@@ -90,11 +117,10 @@ fn joins(left: &[Token<'_>], connector: &Token<'_>, right: &Token<'_>) -> bool {
     }
     let last = left[left.len() - 1].text;
     match connector.text {
-        "&" => true,
-        "of" | "for" => {
-            // `University of X`, `Bank of X`, `Isle of X`, or `X University of Y`.
-            left.iter().any(|t| ORG_LEADS.contains(&t.text) || LOCATION_LEADS.contains(&t.text))
-        }
+        // `Procter & Gamble`, but not `Karl Langdon & Harvey Deegan`.
+        "&" => !(left.len() > 1 && gazetteer::gazetteer().is(left[0].text, FIRST_NAME)),
+        // `University of X`, `Bank of X`, `Isle of X`, `X University of Y`.
+        "of" | "for" => ORG_LEADS.contains(&last) || LOCATION_LEADS.contains(&last),
         particle if NAME_PARTICLES.contains(&particle) => {
             // Between name-like words only, not after an organization or place lead.
             !ORG_LEADS.contains(&last) && !LOCATION_LEADS.contains(&last)
@@ -122,7 +148,12 @@ fn skip_sentence_initial_word(
         return start;
     }
     let continues = end > start + 1;
-    if flags & (PLACE | ORGANIZATION) != 0 && !continues {
+    if flags & (COUNTRY | REGION | BIG_CITY | ORGANIZATION) != 0 && !continues {
+        return start;
+    }
+    // `Apple Inc. reported …`, `Bowling Green University …`: the head word makes it a name.
+    let last = tokens[end - 1].bare();
+    if continues && (ORG_HEADS.contains(&last) || LOCATION_HEADS.contains(&last)) {
         return start;
     }
     if flags & FIRST_NAME != 0 && continues && tokens[start + 1].shape == Shape::Capitalised {

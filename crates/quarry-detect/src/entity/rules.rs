@@ -12,30 +12,33 @@ pub(crate) const ABBREVIATIONS: &[&str] = &[
 
 /// Honorifics a `name` span includes (`Dr. Jane Smith`) and an entity `person` span leaves out.
 pub(crate) const HONORIFICS: &[&str] = &[
-    "Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof", "Professor", "Sir", "Dame", "Madam", "Mme",
-    "Mlle", "Messrs",
+    "Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof", "Professor", "Sir", "Dame", "Madam", "Madame",
+    "Mme", "Mlle", "Monsieur", "Messrs", "Fr", "Herr", "Frau", "Señor", "Señora",
 ];
 
 /// Titles and ranks that announce a person's name after them.
 pub(crate) const PERSON_TITLES: &[&str] = &[
     "President", "Vice-President", "King", "Queen", "Prince", "Princess", "Emperor", "Empress",
     "Pope", "Saint", "Lord", "Lady", "Duke", "Duchess", "Count", "Countess", "Baron", "Baroness",
-    "Earl", "Sheikh", "Sultan", "General", "Gen", "Colonel", "Col", "Captain", "Capt",
+    "Earl", "Sheikh", "Sultan", "General", "Gen", "Brigadier", "Lieutenant-General",
+    "Major-General", "Lieutenant-Colonel", "Colonel", "Col", "Captain", "Capt",
     "Lieutenant", "Lt", "Sergeant", "Sgt", "Corporal", "Cpl", "Major", "Maj", "Admiral", "Adm",
     "Commander", "Marshal", "Senator", "Sen", "Governor", "Gov", "Mayor", "Judge", "Justice",
     "Bishop", "Archbishop", "Cardinal", "Father", "Brother", "Sister", "Rev", "Reverend",
     "Rabbi", "Imam", "Coach", "Chancellor", "Minister", "Premier", "Ambassador", "Congressman",
     "Congresswoman", "Representative", "Rep", "Hon", "Chairman", "Director", "Inspector",
-    "Detective", "Officer", "Private", "Uncle", "Aunt",
+    "Detective", "Officer", "Private", "Uncle", "Aunt", "CEO",
 ];
 
 /// Last words that make a name an organization: `Acme Inc.`, `Leeds University`, `FC Basel`.
 pub(crate) const ORG_HEADS: &[&str] = &[
-    "Inc", "Incorporated", "Corp", "Corporation", "Co", "Company", "Companies", "Ltd", "Limited",
+    "Inc", "Incorporated", "Corp", "Works", "Recordings", "Design", "Designs", "Mall", "Center",
+    "Centre", "Casino", "Lounge", "Pub", "Cafe", "Café", "Brotherhood", "Sisterhood",
+    "Fellowship", "Corporation", "Co", "Company", "Companies", "Ltd", "Limited",
     "LLC", "LLP", "PLC", "plc", "GmbH", "AG", "SA", "NV", "BV", "AB", "ASA", "Oy", "SpA", "KK",
     "Group", "Holdings", "Partners", "Associates", "Brothers", "Bros", "Enterprises",
     "Industries", "Technologies", "Technology", "Systems", "Solutions", "Software", "Labs",
-    "Laboratories", "Motors", "Airlines", "Airways", "Railways", "Railroad", "Railway",
+    "Laboratories", "Motors", "Airlines", "Airways", "Railways",
     "Records", "Studios", "Pictures", "Films", "Productions", "Entertainment", "Media",
     "Publishing", "Publications", "Press", "Communications", "Networks", "Network",
     "Broadcasting", "Television", "Radio", "Times", "News", "Post", "Herald", "Tribune",
@@ -62,7 +65,7 @@ pub(crate) const ORG_LEADS: &[&str] = &[
     "Chamber", "Corps", "Army", "Navy", "Union", "Organization", "Organisation", "Federal",
     "Centre", "Center", "Hall", "Friends", "Sisters", "Brothers", "Knights", "Daughters",
     "Sons", "Party", "Congress", "Parliament", "Government", "Agency", "Authority", "Fund",
-    "Foundation", "Trust", "Company", "Guild", "Hospital", "FC",
+    "Foundation", "Trust", "Guild", "Hospital", "FC",
 ];
 
 /// Last words that make a name a location: `Barrack Street`, `Sandy River`, `Kent County`.
@@ -77,7 +80,8 @@ pub(crate) const LOCATION_HEADS: &[&str] = &[
     "District", "Region", "Territory", "Township", "Parish", "Borough", "Municipality",
     "Prefecture", "Oblast", "Voivodeship", "Canton", "City", "Town", "Village",
     "Heights", "Springs", "Airport", "Station", "Stadium", "Arena", "Castle", "Palace",
-    "Cathedral", "Abbey", "Tower", "Fort",
+    "Cathedral", "Abbey", "Tower", "Fort", "Railroad", "Railway", "Dock", "Docks", "Wharf",
+    "Pier", "Quay", "Field", "Gym", "Gymnasium", "Prison", "Penitentiary", "Jail", "Corner",
 ];
 
 /// Words that start a location name, alone (`Mount Everest`) or before `of` (`Isle of Man`).
@@ -87,6 +91,9 @@ pub(crate) const LOCATION_LEADS: &[&str] = &[
     "County", "Province", "State", "Sea", "Straits", "Islands", "Isles", "Sultanate", "Emirate",
     "Bishopric", "Diocese", "Town", "Borough", "Municipality", "District", "Valley",
 ];
+
+/// Words that make the name they start a location: `Mount Everest`, `Lake Tarnwell`.
+pub(crate) const LOCATION_PREFIXES: &[&str] = &["Mount", "Mt", "Lake", "Cape", "Fort", "Ft", "Port"];
 
 /// Lower-case particles that may sit inside a name between capitalised words.
 pub(crate) const NAME_PARTICLES: &[&str] = &[

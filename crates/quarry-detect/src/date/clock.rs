@@ -1,0 +1,229 @@
+//! Times of day: `15:30`, `3pm`, `3:30 p.m.`, `8.30 pm`, `15h00`, `4 o'clock`, `noon`, with an
+//! optional part of day ("in the morning") or zone (`UTC`, `EST`) after them.
+
+use super::cursor::Cursor;
+use super::lexicon::{Lex, Rel};
+use super::model::TimePart;
+
+/// A time starting at token `i`.
+pub(crate) fn time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
+    let (end, part) = bare_time(c, i)?;
+    let (end, part) = part_of_day(c, end, part);
+    Some(zone(c, end, part))
+}
+
+fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
+    match c.lex(i) {
+        Lex::Rel(Rel::Noon) => return Some((i + 1, at(12, 0, 0, true))),
+        Lex::Rel(Rel::Midnight) => return Some((i + 1, at(0, 0, 0, true))),
+        Lex::Cardinal(h) if (1..=12).contains(&h) => {
+            let h = u32::from(h);
+            if let Some((end, pm)) = meridiem(c, i + 1) {
+                return Some((end, with_meridiem(h, 0, 0, pm)?));
+            }
+            if let Some(end) = oclock(c, i + 1) {
+                return Some((end, at(h, 0, 0, false)));
+            }
+            return None;
+        }
+        _ => {}
+    }
+    let h = c.num(i).filter(|n| !n.ordinal && n.digits <= 2)?;
+    // Inside a longer number ("1.5:30", "v2:10").
+    if i > 0 && c.tight(i) && (c.num(i - 1).is_some() || c.punct(i - 1, b'.') || c.punct(i - 1, b':') || c.is_word(i - 1) && !c.is(i - 1, "t")) {
+        return None;
+    }
+    let h = h.value;
+    // 15:30, 3:30:15, 12:15PM
+    if c.punct(i + 1, b':') && c.tight(i + 1) && c.tight(i + 2) {
+        let m = two_digits(c, i + 2).filter(|&m| m < 60)?;
+        if h > 24 {
+            return None;
+        }
+        let mut end = i + 3;
+        let mut s = 0;
+        if c.punct(end, b':') && c.tight(end) && c.tight(end + 1) {
+            s = two_digits(c, end + 1).filter(|&s| s < 60)?;
+            end += 2;
+            // fractional seconds
+            if c.punct(end, b'.') && c.tight(end) && c.tight(end + 1) && c.num(end + 1).is_some() {
+                end += 2;
+            }
+        }
+        if c.tight(end) && (c.punct(end, b':') || c.num(end).is_some()) {
+            return None;
+        }
+        if let Some((after, pm)) = meridiem(c, end) {
+            return Some((after, with_meridiem(h, m, s, pm)?));
+        }
+        return Some((end, at(h, m, s, h > 12 || h == 0)));
+    }
+    // 8.30 pm (a dot needs the meridiem, or it is a decimal)
+    if c.punct(i + 1, b'.') && c.tight(i + 1) && c.tight(i + 2) {
+        let m = two_digits(c, i + 2).filter(|&m| m < 60)?;
+        let (after, pm) = meridiem(c, i + 3)?;
+        return Some((after, with_meridiem(h, m, 0, pm)?));
+    }
+    // 15h00, 10h11
+    if c.is(i + 1, "h") && c.tight(i + 1) && h < 24 {
+        if c.tight(i + 2) && let Some(m) = two_digits(c, i + 2).filter(|&m| m < 60) {
+            return Some((i + 3, at(h, m, 0, true)));
+        }
+        return None;
+    }
+    // 3pm, 3 pm, 11ish, 3ish pm
+    let mut end = i + 1;
+    if c.is(end, "ish") && c.tight(end) {
+        end += 1;
+    }
+    if let Some((after, pm)) = meridiem(c, end) {
+        return Some((after, with_meridiem(h, 0, 0, pm)?));
+    }
+    if end > i + 1 && h <= 24 {
+        return Some((end, at(h, 0, 0, false)));
+    }
+    if let Some(after) = oclock(c, end).filter(|_| h <= 12) {
+        return Some((after, at(h, 0, 0, false)));
+    }
+    None
+}
+
+fn two_digits(c: &Cursor, i: usize) -> Option<u32> {
+    c.num(i).filter(|n| n.digits == 2 && !n.ordinal).map(|n| n.value)
+}
+
+fn at(hour: u32, minute: u32, second: u32, meridiem: bool) -> TimePart {
+    TimePart {
+        hour,
+        minute,
+        second,
+        offset: None,
+        meridiem,
+    }
+}
+
+fn with_meridiem(hour: u32, minute: u32, second: u32, pm: bool) -> Option<TimePart> {
+    let hour = match (hour, pm) {
+        (0, _) | (13..=23, true) => hour,
+        (12, false) => 0,
+        (1..=11, true) => hour + 12,
+        (1..=12, _) => hour,
+        _ => return None,
+    };
+    Some(at(hour, minute, second, true))
+}
+
+/// `am`, `pm`, `a.m.`, `p.m`, `AM`; returns the index after it and whether it is pm.
+pub(crate) fn meridiem(c: &Cursor, i: usize) -> Option<(usize, bool)> {
+    if !c.joined(i) {
+        return None;
+    }
+    if let Lex::Meridiem(pm) = c.lex(i) {
+        return Some((i + 1, pm));
+    }
+    let pm = if c.is(i, "p") {
+        true
+    } else if c.is(i, "a") {
+        false
+    } else {
+        return None;
+    };
+    if c.punct(i + 1, b'.') && c.tight(i + 1) && c.is(i + 2, "m") && c.tight(i + 2) {
+        let mut end = i + 3;
+        if c.punct(end, b'.') && c.tight(end) {
+            end += 1;
+        }
+        return Some((end, pm));
+    }
+    None
+}
+
+/// `o'clock`, `oclock`, `o clock`.
+fn oclock(c: &Cursor, i: usize) -> Option<usize> {
+    if !c.joined(i) {
+        return None;
+    }
+    if c.rel(i, Rel::Oclock) {
+        return Some(i + 1);
+    }
+    if c.is(i, "o") && (c.punct(i + 1, b'\'') || c.punct(i + 1, 0)) && c.is(i + 2, "clock") {
+        return Some(i + 3);
+    }
+    (c.is(i, "o") && c.is(i + 1, "clock")).then_some(i + 2)
+}
+
+/// "in the morning", "in the afternoon", "this evening", "at night", "tonight": moves an hour
+/// written without am/pm to the right half of the day.
+fn part_of_day(c: &Cursor, i: usize, part: TimePart) -> (usize, TimePart) {
+    if part.meridiem || !c.joined(i) {
+        return (i, part);
+    }
+    let (end, pm) = if (c.rel(i, Rel::In) || c.rel(i, Rel::This)) && c.joined(i + 1) {
+        let j = if c.rel(i + 1, Rel::The) { i + 2 } else { i + 1 };
+        match c.lex(j) {
+            Lex::Rel(Rel::Morning) | Lex::Meridiem(false) => (j + 1, false),
+            Lex::Rel(Rel::Afternoon | Rel::Evening) | Lex::Meridiem(true) => (j + 1, true),
+            _ => return (i, part),
+        }
+    } else if c.rel(i, Rel::At) && c.rel(i + 1, Rel::Night) {
+        (i + 2, true)
+    } else {
+        return (i, part);
+    };
+    let hour = if pm && part.hour < 12 { part.hour + 12 } else { part.hour };
+    (
+        end,
+        TimePart {
+            hour,
+            meridiem: true,
+            ..part
+        },
+    )
+}
+
+/// A zone abbreviation after a time: ` UTC`, ` EST`, `Z`.
+fn zone(c: &Cursor, i: usize, part: TimePart) -> (usize, TimePart) {
+    if let Lex::Zone(offset) = c.lex(i)
+        && c.joined(i)
+        && (c.word(i).len() > 1 || c.tight(i))
+    {
+        return (
+            i + 1,
+            TimePart {
+                offset: Some(offset),
+                ..part
+            },
+        );
+    }
+    (i, part)
+}
+
+/// A numeric ISO offset glued after a time: `+02:00`, `-0500`, `Z`.
+pub(crate) fn iso_offset(c: &Cursor, i: usize) -> Option<(usize, i16)> {
+    if !c.tight(i) {
+        return None;
+    }
+    if c.is(i, "z") {
+        return Some((i + 1, 0));
+    }
+    let sign: i16 = if c.punct(i, b'+') {
+        1
+    } else if c.punct(i, b'-') {
+        -1
+    } else {
+        return None;
+    };
+    let first = c.num(i + 1).filter(|_| c.tight(i + 1))?;
+    let (hours, minutes, end) = match first.digits {
+        4 => (first.value / 100, first.value % 100, i + 2),
+        2 if c.punct(i + 2, b':') && c.tight(i + 2) && c.tight(i + 3) => {
+            (first.value, two_digits(c, i + 3)?, i + 4)
+        }
+        2 => (first.value, 0, i + 2),
+        _ => return None,
+    };
+    if hours > 14 || minutes >= 60 {
+        return None;
+    }
+    Some((end, sign * (hours * 60 + minutes) as i16))
+}

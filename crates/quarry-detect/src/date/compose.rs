@@ -1,0 +1,259 @@
+//! Joins the pieces into one expression: a date with a time ("January 15, 2024 at 3pm"), a
+//! time with a date ("10:06am Dec 11, 2014"), open ranges ("since tomorrow", "before 2018"),
+//! shifted dates ("3 days after January 12th"), bare years after a preposition, durations.
+
+use chrono::NaiveDate;
+
+use super::absolute::{lone_year, named_date, numeric_date, quarter, year_month};
+use super::clock::{iso_offset, time};
+use super::cursor::Cursor;
+use super::duration::{Count, amount};
+use super::holiday::holiday;
+use super::lexicon::{Lex, Rel};
+use super::model::{DatePart, Moment, Point, TimePart};
+use super::relative::{part_of_day_span, relative};
+use super::resolve::{self, shift};
+
+type Found = Option<(usize, Moment)>;
+
+fn longer(best: Found, candidate: Found) -> Found {
+    match (best, candidate) {
+        (Some(b), Some(c)) if c.0 > b.0 => Some(c),
+        (None, c) => c,
+        (b, _) => b,
+    }
+}
+
+/// The longest single expression (not a two-ended range) starting at token `i`.
+pub(crate) fn moment(c: &Cursor, i: usize) -> Found {
+    let mut best = date_with_time(c, i);
+    best = longer(best, time_with_date(c, i));
+    best = longer(best, open_range(c, i));
+    best = longer(best, shifted_date(c, i));
+    best = longer(best, year_after_preposition(c, i));
+    if best.is_none() {
+        best = duration_alone(c, i);
+    }
+    best
+}
+
+/// A date alone: the longest of the absolute, holiday and relative readings.
+pub(crate) fn date_at(c: &Cursor, i: usize) -> Found {
+    let today = c.today();
+    let part = |found: Option<(usize, DatePart)>| -> Found {
+        let (end, part) = found?;
+        Some((end, resolve::date_part(today, part)?))
+    };
+    let mut best = part(numeric_date(c, i));
+    best = longer(best, part(named_date(c, i)));
+    best = longer(best, part(year_month(c, i)));
+    best = longer(best, quarter(c, i, today));
+    best = longer(best, holiday(c, i).map(|(end, date)| (end, Moment::day(date))));
+    longer(best, relative(c, i))
+}
+
+/// A date, then optionally a time or part of day: "Jan 15, 2024 at 3pm", "2024-01-15T15:00:00Z",
+/// "tuesday afternoon", "Wed Aug 05 12:00:00 2015".
+fn date_with_time(c: &Cursor, i: usize) -> Found {
+    let (end, moment) = date_at(c, i)?;
+    let Moment::Point(Point::Day(date)) = moment else {
+        return Some((end, moment));
+    };
+    // ISO 8601: 2024-01-15T15:00:00+02:00
+    if c.tight(end) && c.is(end, "t") && c.tight(end + 1)
+        && let Some((after, t)) = time(c, end + 1)
+    {
+        let (after, offset) = match iso_offset(c, after) {
+            Some((after, offset)) => (after, Some(offset)),
+            None => (after, t.offset),
+        };
+        return Some((after, at(date, t, offset)?));
+    }
+    let mut k = end;
+    if (c.punct(k, b',') || c.punct(k, b'-') && c.tight(k)) && c.joined(k + 1) {
+        k += 1;
+    }
+    let at_word = c.rel(k, Rel::At) || c.punct(k, b'@') || c.is(k, "um") || c.is(k, "u") || c.is(k, "klo");
+    if at_word && c.joined(k + 1) {
+        k += 1;
+    }
+    if c.joined(k) {
+        if let Some((after, t)) = time(c, k).or_else(|| if at_word { bare_hour(c, k) } else { None }) {
+            // "Wed Aug 05 12:00:00 2015": the year after the time.
+            if let Some((year_end, year)) = ctime_year(c, after)
+                && let Some(fixed) = date.with_year_checked(year)
+            {
+                return Some((year_end, at(fixed, t, t.offset)?));
+            }
+            return Some((after, at(date, t, t.offset)?));
+        }
+        // "tuesday afternoon", "15 of february in the morning"
+        let j = if c.rel(k, Rel::In) && c.rel(k + 1, Rel::The) { k + 2 } else { k };
+        if let Lex::Rel(part @ (Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)) = c.lex(j)
+            && c.joined(j)
+            && (j == k || j == end + 2)
+        {
+            return Some((j + 1, part_of_day_span(date, part)?));
+        }
+    }
+    Some((end, moment))
+}
+
+trait WithYear {
+    fn with_year_checked(self, year: i32) -> Option<NaiveDate>;
+}
+
+impl WithYear for NaiveDate {
+    fn with_year_checked(self, year: i32) -> Option<NaiveDate> {
+        use chrono::Datelike;
+        self.with_year(year)
+    }
+}
+
+fn ctime_year(c: &Cursor, i: usize) -> Option<(usize, i32)> {
+    let n = c.num(i).filter(|n| n.digits == 4 && !n.ordinal && c.joined(i))?;
+    (1000..=2999).contains(&n.value).then_some((i + 1, n.value as i32))
+}
+
+/// "at 6", "at 7." — a bare hour is a time only after "at" and before a boundary.
+fn bare_hour(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
+    let h = c.plain(i, 2).filter(|&h| (1..=12).contains(&h))?;
+    let next_ok = i + 1 >= c.len()
+        || !c.joined(i + 1)
+        || c.punct(i + 1, b'.') && !c.tight(i + 2)
+        || c.punct(i + 1, b',')
+        || c.punct(i + 1, b'!')
+        || c.punct(i + 1, b'?')
+        || matches!(c.lex(i + 1), Lex::Rel(Rel::Tomorrow | Rel::Today | Rel::Tonight | Rel::On) | Lex::Weekday(_));
+    next_ok.then_some((
+        i + 1,
+        TimePart {
+            hour: h,
+            minute: 0,
+            second: 0,
+            offset: None,
+            meridiem: false,
+        },
+    ))
+}
+
+fn at(date: NaiveDate, t: TimePart, offset: Option<i16>) -> Option<Moment> {
+    let mut date = date;
+    if t.hour == 24 {
+        date = date.succ_opt()?;
+    }
+    Some(Moment::Point(Point::At(date.and_time(t.naive()?), offset)))
+}
+
+/// A time, then optionally its date: "10:06am Dec 11, 2014", "8.30 pm today",
+/// "at 7:30 PM on Fri, Sep 20", "1 a.m 20.07.2021".
+fn time_with_date(c: &Cursor, i: usize) -> Found {
+    let (end, t) = time(c, i)?;
+    let mut k = end;
+    if c.punct(k, b',') {
+        k += 1;
+    }
+    if c.rel(k, Rel::On) || c.rel(k, Rel::Of) {
+        k += 1;
+    }
+    if c.joined(k)
+        && let Some((after, Moment::Point(Point::Day(date)))) = date_at(c, k)
+    {
+        return Some((after, at(date, t, t.offset)?));
+    }
+    Some((end, Moment::Point(Point::Clock(t.naive()?, t.offset))))
+}
+
+/// "since tomorrow", "after 2010", "before 11 am", "until Friday".
+fn open_range(c: &Cursor, i: usize) -> Found {
+    let kind = match c.lex(i) {
+        Lex::Rel(r @ (Rel::Since | Rel::After | Rel::Before | Rel::Till)) => r,
+        _ => return None,
+    };
+    if !c.joined(i + 1) {
+        return None;
+    }
+    let inner = moment(c, i + 1).or_else(|| {
+        let (end, year) = lone_year(c, i + 1)?;
+        Some((end, resolve::year_span(year)?))
+    })?;
+    let (end, m) = inner;
+    let (first, last) = ends(m)?;
+    let range = match kind {
+        Rel::Since => Moment::Range(Some(first), None),
+        Rel::After => Moment::Range(Some(after(last)?), None),
+        Rel::Before => Moment::Range(None, Some(before(first)?)),
+        _ => Moment::Range(None, Some(last)),
+    };
+    Some((end, range))
+}
+
+/// The first and last points of a moment.
+pub(crate) fn ends(m: Moment) -> Option<(Point, Point)> {
+    match m {
+        Moment::Point(p) => Some((p, p)),
+        Moment::Range(Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    }
+}
+
+fn after(p: Point) -> Option<Point> {
+    match p {
+        Point::Day(d) => Some(Point::Day(d.succ_opt()?)),
+        other => Some(other),
+    }
+}
+
+fn before(p: Point) -> Option<Point> {
+    match p {
+        Point::Day(d) => Some(Point::Day(d.pred_opt()?)),
+        other => Some(other),
+    }
+}
+
+/// "2 weeks from January 15", "3 days after January 12th", "a week before Christmas".
+fn shifted_date(c: &Cursor, i: usize) -> Found {
+    let (end, dur, _) = amount(c, i)?;
+    let negative = match c.lex(end) {
+        Lex::Rel(Rel::After | Rel::From) => false,
+        Lex::Rel(Rel::Before) => true,
+        _ => return None,
+    };
+    if !c.joined(end + 1) || c.rel(end + 1, Rel::Now) || c.rel(end + 1, Rel::Today) {
+        return None;
+    }
+    let (after, m) = date_at(c, end + 1)?;
+    let Moment::Point(point) = m else {
+        return None;
+    };
+    let dur = if negative { dur.negate() } else { dur };
+    Some((after, Moment::Point(shift(point, dur)?)))
+}
+
+/// "in 2014", "since 1998", "of 2007 and 2009": a year where a preposition says it is one.
+fn year_after_preposition(c: &Cursor, i: usize) -> Found {
+    let (end, year) = lone_year(c, i)?;
+    let prev = i.checked_sub(1)?;
+    if !c.joined(i) {
+        return None;
+    }
+    let strong = matches!(
+        c.lex(prev),
+        Lex::Rel(Rel::In | Rel::Since | Rel::After | Rel::Before | Rel::Till | Rel::From | Rel::Through)
+    ) || ["during", "by", "year", "until", "circa", "early", "late", "fiscal", "fy"]
+        .iter()
+        .any(|w| c.is(prev, w));
+    let weak = matches!(c.lex(prev), Lex::Rel(Rel::Of | Rel::To | Rel::And))
+        && !(c.is_word(end) && c.joined(end) && matches!(c.lex(end), Lex::Other));
+    let and_list = c.rel(prev, Rel::And) && prev >= 1 && c.num(prev - 1).is_some_and(|n| n.digits == 4);
+    if !(strong || weak && (!c.rel(prev, Rel::And) || and_list)) {
+        return None;
+    }
+    Some((end, resolve::year_span(year)?))
+}
+
+/// "45 minutes", "three weeks", "one and a half hours".
+fn duration_alone(c: &Cursor, i: usize) -> Found {
+    let (end, dur, count) = amount(c, i)?;
+    (count == Count::Number).then_some((end, Moment::Duration(dur)))
+}

@@ -1,0 +1,238 @@
+//! Two-ended ranges: "January 12, 2016 - 01/22/2016", "from 10/1 to 11/7", "between 2014 and
+//! 2018", "July 13 to 15", "13 to 15 July", "Jan-Feb 2017", "3:30-6:00pm", "Monday 8-9am".
+//!
+//! Each end is parsed on its own as a [`End`] that may lack parts; the missing parts are taken
+//! from the other end ("July 13 to 15" reuses July, "Jan-Feb 2017" reuses 2017).
+
+use chrono::{Datelike, NaiveDate, NaiveTime};
+
+use super::absolute::{day_number, named_date, numeric_date};
+use super::clock::time;
+use super::compose::{date_at, ends};
+use super::cursor::Cursor;
+use super::lexicon::{Lex, Rel};
+use super::model::{DatePart, Moment, Point, TimePart};
+use super::resolve;
+
+/// One end of a range before the other end fills its gaps.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Part(DatePart),
+    Year(i32),
+    Day(u32),
+    Clock(TimePart),
+    Hour(u32),
+    Resolved(Moment),
+}
+
+/// A range starting at token `i` (which may be "from" or "between").
+pub(crate) fn range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    let (start, joiners): (usize, &[Rel]) = match c.lex(i) {
+        Lex::Rel(Rel::From) => (i + 1, &[Rel::To, Rel::Till, Rel::Through]),
+        Lex::Rel(Rel::Between) => (i + 1, &[Rel::And]),
+        _ => (i, &[Rel::To, Rel::Till, Rel::Through]),
+    };
+    if start != i && !c.joined(start) {
+        return None;
+    }
+    let (a_end, a) = end_at(c, start)?;
+    // The joiner: a dash, or a word.
+    let dash = (c.punct(a_end, b'-') || c.punct(a_end, 0) && is_dash(c.word(a_end))) && c.joined(a_end);
+    let word = joiners.iter().any(|&r| c.rel(a_end, r)) && c.joined(a_end);
+    if !(dash && start == i || dash && c.rel(i, Rel::From) || word) || !c.joined(a_end + 1) {
+        return None;
+    }
+    let (b_end, b) = end_at(c, a_end + 1)?;
+    let moment = combine(c, a, b, dash)?;
+    // A date after a time range: "9h30 - 11h00 on Thursday", "between 3 and 5 on 1/1/2015".
+    if let Moment::Range(Some(Point::Clock(t1, _)), Some(Point::Clock(t2, _))) = moment {
+        let k = if c.rel(b_end, Rel::On) || c.rel(b_end, Rel::Of) { b_end + 1 } else { b_end };
+        if c.joined(k)
+            && let Some((after, Moment::Point(Point::Day(date)))) = date_at(c, k)
+        {
+            return Some((after, on_day(date, t1, t2)));
+        }
+    }
+    Some((b_end, moment))
+}
+
+fn is_dash(s: &str) -> bool {
+    matches!(s, "–" | "—")
+}
+
+fn end_at(c: &Cursor, i: usize) -> Option<(usize, End)> {
+    let mut best: Option<(usize, End)> = None;
+    let offer = |best: &mut Option<(usize, End)>, candidate: Option<(usize, End)>| {
+        if let Some(cand) = candidate
+            && best.is_none_or(|b| cand.0 > b.0)
+        {
+            *best = Some(cand);
+        }
+    };
+    offer(&mut best, numeric_date(c, i).map(|(e, p)| (e, End::Part(p))));
+    offer(&mut best, named_date(c, i).map(|(e, p)| (e, End::Part(p))));
+    offer(&mut best, time(c, i).map(|(e, t)| (e, End::Clock(t))));
+    if let Some(month) = month_alone(c, i) {
+        offer(&mut best, Some((i + 1, End::Part(DatePart { month: Some(month), ..DatePart::default() }))));
+    }
+    if let Some(n) = c.num(i).filter(|n| n.digits == 4 && !n.ordinal)
+        && (1000..=2999).contains(&n.value)
+        && !(c.tight(i + 1) && !c.is_punct(i + 1))
+    {
+        offer(&mut best, Some((i + 1, End::Year(n.value as i32))));
+    }
+    if let Some(n) = c.num(i).filter(|n| n.digits <= 2 && !(c.tight(i + 1) && !c.is_punct(i + 1)) ) {
+        if n.ordinal || n.value > 24 {
+            offer(&mut best, day_number(c, i).map(|(e, d)| (e, End::Day(d))));
+        } else {
+            offer(&mut best, Some((i + 1, End::Hour(n.value))));
+        }
+    } else if c.num(i).is_none() {
+        offer(&mut best, day_number(c, i).map(|(e, d)| (e, End::Day(d))));
+    }
+    if best.is_none() || matches!(best, Some((_, End::Hour(_) | End::Day(_)))) {
+        offer(&mut best, date_at(c, i).map(|(e, m)| (e, End::Resolved(m))));
+    }
+    // "Tuesday, Jan 15, 1:00 PM" style ends come through `date_at` as resolved points.
+    if let Some((e, End::Part(_))) = best
+        && let Some((e2, m)) = date_at_with_time(c, i)
+        && e2 > e
+    {
+        best = Some((e2, End::Resolved(m)));
+    }
+    best
+}
+
+fn date_at_with_time(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    super::compose::moment(c, i)
+}
+
+fn month_alone(c: &Cursor, i: usize) -> Option<u32> {
+    match c.lex(i) {
+        Lex::Month(m) => Some(u32::from(m)),
+        _ => None,
+    }
+}
+
+fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<Moment> {
+    let today = c.today();
+    let resolved = |p: DatePart| resolve::date_part(today, p);
+    let moment = match (a, b) {
+        (End::Part(pa), End::Part(pb)) => {
+            let mut pa = pa;
+            let mut pb = pb;
+            if pa.year.is_none() && let Some(y) = pb.year {
+                pa.year = Some(if pa.month > pb.month { y - 1 } else { y });
+            }
+            if pb.year.is_none() && let Some(y) = pa.year {
+                pb.year = Some(if pb.month < pa.month { y + 1 } else { y });
+            }
+            if pa.day.is_some() != pb.day.is_some() {
+                return None;
+            }
+            span(resolved(pa)?, resolved(pb)?)?
+        }
+        (End::Part(pa), End::Day(d)) if pa.day.is_some() => {
+            let pb = DatePart { day: Some(d), weekday: None, ..pa };
+            span(resolved(pa)?, resolved(pb)?)?
+        }
+        (End::Day(d), End::Part(pb)) if pb.day.is_some() => {
+            let pa = DatePart { day: Some(d), weekday: None, ..pb };
+            span(resolved(pa)?, resolved(pb)?)?
+        }
+        (End::Hour(d), End::Part(pb)) if pb.day.is_some() && d >= 1 => {
+            let pa = DatePart { day: Some(d), weekday: None, ..pb };
+            span(resolved(pa)?, resolved(pb)?)?
+        }
+        (End::Part(pa), End::Hour(d)) if pa.day.is_some() && pa.month.is_some() && d >= 1 => {
+            let pb = DatePart { day: Some(d), weekday: None, ..pa };
+            span(resolved(pa)?, resolved(pb)?)?
+        }
+        (End::Year(ya), End::Year(yb)) if ya < yb && yb - ya < 200 => {
+            span(resolve::year_span(ya)?, resolve::year_span(yb)?)?
+        }
+        (End::Clock(ta), End::Clock(tb)) => clocks(ta, tb)?,
+        (End::Hour(h), End::Clock(tb)) if h <= 12 => {
+            let ta = TimePart { hour: h, minute: 0, second: 0, offset: None, meridiem: false };
+            clocks(ta, tb)?
+        }
+        (End::Clock(ta), End::Hour(h)) if h <= 24 && !dash => {
+            let tb = TimePart { hour: h, minute: 0, second: 0, offset: None, meridiem: false };
+            clocks(ta, tb)?
+        }
+        (End::Resolved(ma), End::Resolved(mb)) => span(ma, mb)?,
+        (End::Resolved(ma), End::Part(pb)) => span(ma, resolved(pb)?)?,
+        (End::Part(pa), End::Resolved(mb)) => span(resolved(pa)?, mb)?,
+        (End::Resolved(ma @ Moment::Point(Point::Day(first))), End::Day(d)) => {
+            let last = NaiveDate::from_ymd_opt(first.year(), first.month(), d)?;
+            span(ma, Moment::day(last))?
+        }
+        _ => return None,
+    };
+    Some(moment)
+}
+
+/// From the first point of `a` to the last point of `b`, if in order.
+fn span(a: Moment, b: Moment) -> Option<Moment> {
+    let (first, _) = ends(a)?;
+    let (_, last) = ends(b)?;
+    if order_key(first)? > order_key(last)? {
+        return None;
+    }
+    Some(Moment::Range(Some(first), Some(last)))
+}
+
+fn order_key(p: Point) -> Option<chrono::NaiveDateTime> {
+    match p {
+        Point::Day(d) => Some(d.and_time(NaiveTime::MIN)),
+        Point::At(at, _) => Some(at),
+        Point::Clock(..) => None,
+    }
+}
+
+/// Two clock times; an am/pm written only on the second applies to the first when it keeps
+/// the range in order ("8-9am", "3:30-6:00pm", but "2:30 to 2:15 pm" stays 02:30).
+fn clocks(a: TimePart, b: TimePart) -> Option<Moment> {
+    let mut a = a;
+    if !a.meridiem && b.meridiem && b.hour >= 12 && a.hour < 12 && a.hour + 12 <= b.hour {
+        a.hour += 12;
+    }
+    let (ta, tb) = (a.naive()?, b.naive()?);
+    Some(Moment::Range(
+        Some(Point::Clock(ta, a.offset.or(b.offset))),
+        Some(Point::Clock(tb, b.offset)),
+    ))
+}
+
+fn on_day(date: NaiveDate, a: NaiveTime, b: NaiveTime) -> Moment {
+    Moment::Range(
+        Some(Point::At(date.and_time(a), None)),
+        Some(Point::At(date.and_time(b), None)),
+    )
+}
+
+/// A date followed by a time range: "Monday 8-9am", "December 12th at 4 - 6:30 pm",
+/// "tomorrow from 7:00 to 8:00pm", "Thursday 19:00 - 21:00".
+pub(crate) fn date_then_times(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    let (end, m) = date_at(c, i)?;
+    let Moment::Point(Point::Day(date)) = m else {
+        return None;
+    };
+    let mut k = end;
+    if c.punct(k, b',') {
+        k += 1;
+    }
+    if c.rel(k, Rel::At) {
+        k += 1;
+    }
+    if !c.joined(k) {
+        return None;
+    }
+    let (after, times) = range(c, k)?;
+    match times {
+        Moment::Range(Some(Point::Clock(a, _)), Some(Point::Clock(b, _))) => {
+            Some((after, on_day(date, a, b)))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,239 @@
+//! Decides whether a candidate name is a person, an organization or a location, from its words
+//! (titles, head words, gazetteers, shape) and the words around it (prepositions, `, Texas`).
+//! Rules run from the most to the least reliable; the first that fires decides.
+
+use std::ops::Range;
+
+use quarry_core::MatchKind;
+
+use super::gazetteer::{
+    self, BIG_CITY, COMMON, COMMON_FIRST_NAME, COUNTRY, FIRST_NAME, Flags, ORGANIZATION,
+    PLACE, REGION, SURNAME,
+};
+use super::rules::{
+    LOCATION_CUES, LOCATION_HEADS, LOCATION_LEADS, LOCATION_PREFIXES, NAME_SUFFIXES, ORG_HEADS,
+    ORG_LEADS, PERSON_CUES, PERSON_TITLES,
+};
+use super::chunks::is_title;
+use super::tokens::{Shape, Token};
+
+/// How sure a rule is; a weak guess may be overridden by another mention of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Confidence {
+    Weak,
+    Strong,
+}
+
+/// A classified candidate: the token range of the entity (titles and a leading `The` may be
+/// trimmed off the candidate) and its kind, or `None` when no rule fired.
+#[derive(Debug, Clone)]
+pub(crate) struct Classified {
+    pub tokens: Range<usize>,
+    pub kind: Option<(MatchKind, Confidence)>,
+}
+
+pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) -> Classified {
+    let context = Context::new(tokens, &chunk);
+    let end = chunk.end;
+    let gaz = gazetteer::gazetteer();
+    let strong = |tokens: Range<usize>, kind| Classified { tokens, kind: Some((kind, Confidence::Strong)) };
+    let weak = |tokens: Range<usize>, kind| Classified { tokens, kind: Some((kind, Confidence::Weak)) };
+
+    // Organization and place names first: `Bishop Garrigan High School`, `General Motors`.
+    let mut start = chunk.start;
+    let with_the = start;
+    if tokens[start].text == "The" && end - start > 1 {
+        start += 1;
+    }
+    let whole = gaz.flags(&text[tokens[start].range.start..tokens[end - 1].range.end]);
+    let core = &tokens[start..end];
+    let first = core[0].bare();
+    let last = core[core.len() - 1].bare();
+    let multi = core.len() > 1;
+    if whole & ORGANIZATION != 0 {
+        return strong(with_the..end, MatchKind::Organization);
+    }
+    if multi && (ORG_HEADS.contains(&last) || lead_before_of(core, ORG_LEADS)) {
+        return strong(with_the..end, MatchKind::Organization);
+    }
+    if whole & PLACE != 0 && (multi || whole & (COUNTRY | REGION | BIG_CITY) != 0) {
+        return strong(start..end, MatchKind::Location);
+    }
+    let place_prefix = LOCATION_PREFIXES.contains(&first);
+    if multi && (LOCATION_HEADS.contains(&last) || place_prefix || lead_before_of(core, LOCATION_LEADS)) {
+        return strong(start..end, MatchKind::Location);
+    }
+    if multi && is_team(core) {
+        return strong(with_the..end, MatchKind::Organization);
+    }
+
+    // Titles announce people: `President Lincoln`, `Brigadier General Gerald A. Daniel`.
+    let mut name_start = chunk.start;
+    while name_start + 1 < end && is_title(&tokens[name_start]) {
+        name_start += 1;
+    }
+    let titled = name_start > chunk.start || context.after_title;
+    if titled && !is_common(&tokens[name_start]) {
+        return strong(name_start..end, MatchKind::Person);
+    }
+    if multi {
+        return classify_multi_word(core, start..end, &context);
+    }
+
+    // One word from here on.
+    let token = &core[0];
+    let flags = gaz.flags(token.text);
+    let name_like = !is_common(token);
+    if flags & PLACE != 0 {
+        let cue = context.location_cue || context.before_place;
+        let strong_place = flags & (COUNTRY | REGION | BIG_CITY) != 0;
+        return if strong_place || cue {
+            strong(start..end, MatchKind::Location)
+        } else if flags & (FIRST_NAME | SURNAME) != 0 {
+            weak(start..end, MatchKind::Person)
+        } else if name_like {
+            weak(start..end, MatchKind::Location)
+        } else {
+            Classified { tokens: start..end, kind: None }
+        };
+    }
+    if is_acronym(token) {
+        return strong(start..end, MatchKind::Organization);
+    }
+    if (context.after_the || with_the < start) && is_plural_name(token) {
+        return weak(with_the..end, MatchKind::Organization);
+    }
+    if flags & FIRST_NAME != 0 && (name_like || flags & COMMON_FIRST_NAME != 0 && !token.sentence_start) {
+        return strong(start..end, MatchKind::Person);
+    }
+    if context.before_place && name_like {
+        return strong(start..end, MatchKind::Location);
+    }
+    if context.location_cue && name_like && !token.sentence_start {
+        return weak(start..end, MatchKind::Location);
+    }
+    if flags & SURNAME != 0 && name_like {
+        return weak(start..end, MatchKind::Person);
+    }
+    Classified { tokens: start..end, kind: None }
+}
+
+fn classify_multi_word(core: &[Token<'_>], range: Range<usize>, context: &Context) -> Classified {
+    let gaz = gazetteer::gazetteer();
+    let flags: Vec<Flags> = core.iter().map(|t| gaz.flags(t.text)).collect();
+    let last = core.len() - 1;
+    let has_suffix = NAME_SUFFIXES.contains(&core[last].text);
+    let name_end = if has_suffix { last } else { core.len() };
+    let name_like = |t: &Token<'_>| {
+        matches!(t.shape, Shape::Capitalised | Shape::Initial) && !is_common(t) && is_latin(t.text)
+    };
+    let all_name_like = core[..name_end].iter().all(name_like);
+    let has_inner_initial = core[1..last].iter().any(|t| t.shape == Shape::Initial);
+    let first_name = flags[0] & FIRST_NAME != 0;
+    let surname = flags[name_end - 1] & SURNAME != 0;
+    let any_place = flags.iter().any(|f| f & PLACE != 0);
+    let classified = |kind, confidence| Classified { tokens: range.clone(), kind: Some((kind, confidence)) };
+
+    let initials_or_suffix = (has_inner_initial || has_suffix) && name_like(&core[0]);
+    if initials_or_suffix || (first_name && (surname || name_like(&core[name_end - 1]))) {
+        return classified(MatchKind::Person, Confidence::Strong);
+    }
+    let cue = context.location_cue || context.before_place;
+    if cue && !first_name && (any_place || all_name_like) && core.len() <= 3 {
+        return classified(MatchKind::Location, Confidence::Weak);
+    }
+    if all_name_like && name_end <= 3 {
+        let sure = first_name || surname || context.person_cue;
+        let confidence = if sure { Confidence::Strong } else { Confidence::Weak };
+        return classified(MatchKind::Person, confidence);
+    }
+    if first_name && name_like(&core[0]) && core.len() <= 3 {
+        return classified(MatchKind::Person, Confidence::Weak);
+    }
+    Classified { tokens: range, kind: None }
+}
+
+/// `University of X`, `Christian Democratic Party of X`, `Isle of X`: a lead word right before
+/// `of` or `for`.
+fn lead_before_of(core: &[Token<'_>], leads: &[&str]) -> bool {
+    core.windows(2)
+        .any(|pair| matches!(pair[1].text, "of" | "for") && leads.contains(&pair[0].text))
+}
+
+/// `Montreal Victorias`, `Oakland Athletics`: a place followed by a plural nickname.
+fn is_team(core: &[Token<'_>]) -> bool {
+    let gaz = gazetteer::gazetteer();
+    core.len() <= 4
+        && gaz.is(core[0].text, PLACE)
+        && !gaz.is(core[0].text, FIRST_NAME)
+        && !gaz.is(core[core.len() - 1].text, SURNAME)
+        && is_plural_name(&core[core.len() - 1])
+        && !gaz.is(core[core.len() - 1].text, PLACE)
+}
+
+/// A capitalised plural such as `Longhorns` (after `the`, a team or band), not a demonym.
+fn is_plural_name(token: &Token<'_>) -> bool {
+    let word = token.text;
+    token.shape == Shape::Capitalised
+        && word.len() > 3
+        && word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("ians")
+        && !word.ends_with("ese")
+}
+
+/// An ordinary English word, including hyphenated compounds of them (`All-State`).
+fn is_common(token: &Token<'_>) -> bool {
+    let gaz = gazetteer::gazetteer();
+    gaz.is(token.text, COMMON)
+        || token.text.contains('-') && token.text.split('-').all(|part| gaz.is(part, COMMON))
+}
+
+/// Written in Latin script; the name rules key on English capitalisation.
+fn is_latin(word: &str) -> bool {
+    word.chars().all(|c| !c.is_alphabetic() || (c as u32) < 0x250)
+}
+
+/// What the words around a candidate say.
+struct Context {
+    /// Preceded by `in`, `near`, `at`, …
+    location_cue: bool,
+    /// Preceded by `by`, `said`, …
+    person_cue: bool,
+    /// Followed by `, <country or region>`: `Poolesville, Maryland`.
+    before_place: bool,
+    /// Preceded by a lower-case title: `president Lincoln`, `dr. Smith`.
+    after_title: bool,
+    /// Preceded by a lower-case `the`: `the Longhorns`.
+    after_the: bool,
+}
+
+impl Context {
+    fn new(tokens: &[Token<'_>], chunk: &Range<usize>) -> Context {
+        let previous = chunk.start.checked_sub(1).map(|i| &tokens[i]);
+        let previous_word = previous.map_or("", |t| t.text);
+        let is_one_of = |list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(previous_word));
+        let gaz = gazetteer::gazetteer();
+        let before_place = tokens.get(chunk.end).is_some_and(|t| t.text == ",")
+            && tokens.get(chunk.end + 1).is_some_and(|t| gaz.is(t.text, COUNTRY | REGION));
+        let after_title = previous.is_some_and(|t| t.shape == Shape::Lower && is_one_of(PERSON_TITLES));
+        Context {
+            location_cue: is_one_of(LOCATION_CUES),
+            person_cue: is_one_of(PERSON_CUES),
+            before_place,
+            after_title,
+            after_the: previous_word == "the",
+        }
+    }
+}
+
+/// `NATO`, `BBC`, `AT&T`: two to six capitals, not a known place code such as `USA`.
+fn is_acronym(token: &Token<'_>) -> bool {
+    let letters = token.text.chars().filter(|c| c.is_alphabetic()).count();
+    let gaz = gazetteer::gazetteer();
+    token.shape == Shape::Upper
+        && (2..=6).contains(&letters)
+        && token.text.chars().all(|c| c.is_alphabetic() || c == '&')
+        && !gaz.is(token.text, PLACE)
+        && !gaz.is(&token.text.to_lowercase(), COMMON)
+}
