@@ -44,11 +44,14 @@ for crate in quarry-core quarry-detect; do
         exit 1
     fi
 done
+step "wasm32 build of the pure crates"
+if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
+    timeout 120 rustup target add wasm32-unknown-unknown || true
+fi
 if rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
-    step "wasm32 build of the pure crates"
     cargo check --locked --target wasm32-unknown-unknown -p quarry-core -p quarry-detect
 else
-    echo "(wasm32-unknown-unknown target not installed here; skipping the wasm build check)"
+    echo "SKIPPED: the wasm32-unknown-unknown target could not be installed on this machine"
 fi
 
 step "tests"

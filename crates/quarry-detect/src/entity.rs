@@ -33,7 +33,9 @@ pub fn find(text: &str) -> Vec<Detection> {
     let mut detections = Vec::with_capacity(entities.len());
     for (range, kind) in entities {
         detections.push(detection(text, &tokens, range.clone(), kind));
-        let site_follows = tokens.get(range.end).is_some_and(|t| SITE_WORDS.contains(&t.text));
+        let site_follows = tokens
+            .get(range.end)
+            .is_some_and(|t| SITE_WORDS.contains(&t.text));
         if kind == MatchKind::Organization && site_follows {
             let site = range.start..range.end + 1;
             detections.push(detection(text, &tokens, site, MatchKind::Location));
@@ -61,7 +63,11 @@ pub(crate) fn people_with_honorifics(text: &str) -> Vec<Detection> {
 
 fn detection(text: &str, tokens: &[Token<'_>], range: Range<usize>, kind: MatchKind) -> Detection {
     let bytes = tokens[range.start].range.start..tokens[range.end - 1].range.end;
-    Detection { value: text[bytes.clone()].to_owned(), range: bytes, kind }
+    Detection {
+        value: text[bytes.clone()].to_owned(),
+        range: bytes,
+        kind,
+    }
 }
 
 /// Typed entities as token ranges, in text order.
@@ -73,7 +79,9 @@ fn entities(text: &str, tokens: &[Token<'_>]) -> Vec<(Range<usize>, MatchKind)> 
 
     // A name's confident mentions, and the words of confident multi-word person names, decide
     // what its unsure or unknown mentions are.
-    let span_text = |c: &Classified| &text[tokens[c.tokens.start].range.start..tokens[c.tokens.end - 1].range.end];
+    let span_text = |c: &Classified| {
+        &text[tokens[c.tokens.start].range.start..tokens[c.tokens.end - 1].range.end]
+    };
     let mut known: HashMap<&str, MatchKind> = HashMap::new();
     let mut person_words: HashMap<&str, MatchKind> = HashMap::new();
     for c in &classified {
@@ -97,7 +105,9 @@ fn entities(text: &str, tokens: &[Token<'_>]) -> Vec<(Range<usize>, MatchKind)> 
         .filter_map(|c| {
             let kind = match c.kind {
                 Some((kind, Confidence::Strong)) => Some(kind),
-                Some((kind, Confidence::Weak)) => Some(known.get(span_text(c)).copied().unwrap_or(kind)),
+                Some((kind, Confidence::Weak)) => {
+                    Some(known.get(span_text(c)).copied().unwrap_or(kind))
+                }
                 None => known
                     .get(span_text(c))
                     .or_else(|| person_words.get(span_text(c)))
@@ -113,26 +123,37 @@ mod tests {
     use super::*;
 
     fn of_kind(text: &str, kind: MatchKind) -> Vec<String> {
-        find(text).into_iter().filter(|d| d.kind == kind).map(|d| d.value).collect()
+        find(text)
+            .into_iter()
+            .filter(|d| d.kind == kind)
+            .map(|d| d.value)
+            .collect()
     }
 
     #[test]
     fn contract_example_people_orgs_and_headquarters_location() {
         let text = "John Smith from Anthropic met with Sarah at Google headquarters";
         assert_eq!(of_kind(text, MatchKind::Person), ["John Smith", "Sarah"]);
-        assert_eq!(of_kind(text, MatchKind::Organization), ["Anthropic", "Google"]);
+        assert_eq!(
+            of_kind(text, MatchKind::Organization),
+            ["Anthropic", "Google"]
+        );
         assert_eq!(of_kind(text, MatchKind::Location), ["Google headquarters"]);
     }
 
     #[test]
     fn person_span_leaves_out_honorific() {
         let text = "The report was prepared by Dr. Jane Smith and reviewed by Michael Johnson.";
-        assert_eq!(of_kind(text, MatchKind::Person), ["Jane Smith", "Michael Johnson"]);
+        assert_eq!(
+            of_kind(text, MatchKind::Person),
+            ["Jane Smith", "Michael Johnson"]
+        );
     }
 
     #[test]
     fn org_suffix_makes_an_unknown_name_an_organization() {
-        let text = "She joined Brackenridge Widgets Inc. after leaving Westmoor University in 2003.";
+        let text =
+            "She joined Brackenridge Widgets Inc. after leaving Westmoor University in 2003.";
         assert_eq!(
             of_kind(text, MatchKind::Organization),
             ["Brackenridge Widgets Inc.", "Westmoor University"]
@@ -142,31 +163,50 @@ mod tests {
     #[test]
     fn university_of_place_is_one_organization() {
         let text = "He studied at the University of Leeds.";
-        assert_eq!(of_kind(text, MatchKind::Organization), ["University of Leeds"]);
+        assert_eq!(
+            of_kind(text, MatchKind::Organization),
+            ["University of Leeds"]
+        );
         assert!(of_kind(text, MatchKind::Location).is_empty());
     }
 
     #[test]
     fn location_cue_and_city_state_pattern_give_locations() {
         let text = "The family settled in Quarrington, Ohio, near Lake Tarnwell.";
-        assert_eq!(of_kind(text, MatchKind::Location), ["Quarrington", "Ohio", "Lake Tarnwell"]);
+        assert_eq!(
+            of_kind(text, MatchKind::Location),
+            ["Quarrington", "Ohio", "Lake Tarnwell"]
+        );
     }
 
     #[test]
     fn sentence_initial_common_words_are_not_entities() {
-        for text in ["The weather was fine.", "However, nothing happened.", "After the war it rained."] {
+        for text in [
+            "The weather was fine.",
+            "However, nothing happened.",
+            "After the war it rained.",
+        ] {
             assert!(find(text).is_empty(), "{text}: {:?}", find(text));
         }
     }
 
     #[test]
     fn sentence_initial_country_is_still_a_location() {
-        assert_eq!(of_kind("France won the match.", MatchKind::Location), ["France"]);
+        assert_eq!(
+            of_kind("France won the match.", MatchKind::Location),
+            ["France"]
+        );
     }
 
     #[test]
     fn acronym_is_an_organization() {
-        assert_eq!(of_kind("He worked for the WXQB until 1990.", MatchKind::Organization), ["WXQB"]);
+        assert_eq!(
+            of_kind(
+                "He worked for the WXQB until 1990.",
+                MatchKind::Organization
+            ),
+            ["WXQB"]
+        );
     }
 
     #[test]
@@ -184,7 +224,10 @@ mod tests {
             .filter(|m| m.kind == MatchKind::Person)
             .map(|m| (m.start, m.end, m.text.as_str()))
             .collect();
-        assert_eq!(people, [(0, 10, "Zoë Brontë"), (15, 32, "Søren Kierkegaard")]);
+        assert_eq!(
+            people,
+            [(0, 10, "Zoë Brontë"), (15, 32, "Søren Kierkegaard")]
+        );
         let places: Vec<(usize, usize)> = matches
             .iter()
             .filter(|m| m.kind == MatchKind::Location)

@@ -25,7 +25,10 @@ mod tests {
 
     #[test]
     fn honorific_without_period_and_unknown_surname() {
-        assert_eq!(names("Yesterday Mrs Okonkwo-Bell called."), ["Mrs Okonkwo-Bell"]);
+        assert_eq!(
+            names("Yesterday Mrs Okonkwo-Bell called."),
+            ["Mrs Okonkwo-Bell"]
+        );
     }
 
     #[test]

@@ -249,7 +249,8 @@ fn show_mistakes(record: &Record, predicted: &[Match]) {
     if spans_ok && values_ok {
         return;
     }
-    eprintln!("-- {} [{}] now={:?}", record.id, record.text.replace('\n', "⏎"), record.reference_time);
+    let flag = if record.all_absolute || record.has_explicit_year { "explicit" } else { "other" };
+    eprintln!("-- {flag} {} [{}] now={:?}", record.id, record.text.replace('\n', "⏎"), record.reference_time);
     for g in &record.expected {
         let span: String = record.text.chars().skip(g.start).take(g.end - g.start).collect();
         eprintln!(

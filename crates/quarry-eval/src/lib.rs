@@ -8,6 +8,7 @@ pub mod corpus;
 pub mod floor;
 pub mod dates;
 pub mod grounding;
+pub mod json_repair;
 pub mod links;
 pub mod ner;
 pub mod phones;
@@ -25,5 +26,6 @@ pub fn evaluate_all(dir: &Path) -> anyhow::Result<Vec<Metric>> {
     metrics.extend(dates::evaluate(dir)?);
     metrics.extend(ner::evaluate(dir)?);
     metrics.extend(grounding::evaluate(dir)?);
+    metrics.extend(json_repair::evaluate(dir)?);
     Ok(metrics)
 }

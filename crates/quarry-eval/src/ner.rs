@@ -12,7 +12,11 @@ use serde::Deserialize;
 use crate::corpus::read_jsonl;
 use crate::{Metric, SpanScore};
 
-const KINDS: [MatchKind; 3] = [MatchKind::Person, MatchKind::Organization, MatchKind::Location];
+const KINDS: [MatchKind; 3] = [
+    MatchKind::Person,
+    MatchKind::Organization,
+    MatchKind::Location,
+];
 
 #[derive(Deserialize)]
 struct Record {
@@ -89,7 +93,11 @@ fn scored_predictions(matches: &[Match], misc: &[(usize, usize)]) -> Vec<Span> {
     matches
         .iter()
         .filter(|m| KINDS.contains(&m.kind))
-        .filter(|m| !misc.iter().any(|&(start, end)| overlaps((m.start, m.end), (start, end))))
+        .filter(|m| {
+            !misc
+                .iter()
+                .any(|&(start, end)| overlaps((m.start, m.end), (start, end)))
+        })
         .map(|m| (m.start, m.end, m.kind))
         .collect()
 }
@@ -100,9 +108,10 @@ fn overlap_score(predicted: &[Span], gold: &[Span]) -> SpanScore {
     let mut used = vec![false; gold.len()];
     let mut tp = 0;
     for &(start, end, kind) in predicted {
-        let hit = gold.iter().enumerate().find(|(i, g)| {
-            !used[*i] && g.2 == kind && overlaps((start, end), (g.0, g.1))
-        });
+        let hit = gold
+            .iter()
+            .enumerate()
+            .find(|(i, g)| !used[*i] && g.2 == kind && overlaps((start, end), (g.0, g.1)));
         if let Some((i, _)) = hit {
             used[i] = true;
             tp += 1;
@@ -133,7 +142,11 @@ mod tests {
         ];
         assert_eq!(
             overlap_score(&predicted, &gold),
-            SpanScore { tp: 1, fp: 2, fn_: 1 }
+            SpanScore {
+                tp: 1,
+                fp: 2,
+                fn_: 1
+            }
         );
     }
 

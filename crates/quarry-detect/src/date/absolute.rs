@@ -72,7 +72,7 @@ fn separator(c: &Cursor, i: usize) -> Option<u8> {
 
 /// `.5`, `/7`, `-3` or a digit glued after a candidate: part of something longer.
 fn trailing_number(c: &Cursor, i: usize) -> bool {
-    c.tight(i) && (c.punct(i, b'.') || c.punct(i, b'/') || c.punct(i, b'-')) && c.tight(i + 1) && c.num(i + 1).is_some()
+    c.tight(i) && (c.punct(i, b'.') || c.punct(i, b'/')) && c.tight(i + 1) && c.num(i + 1).is_some()
 }
 
 pub(crate) fn two_digit_year(yy: u32) -> i32 {
@@ -193,7 +193,8 @@ pub(crate) fn named_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
             return None;
         }
     }
-    let (end, mut part) = month_first(c, j).or_else(|| day_first(c, j))?;
+    let numeric = if weekday.is_some() { numeric_date(c, j) } else { None };
+    let (end, mut part) = numeric.or_else(|| month_first(c, j)).or_else(|| day_first(c, j))?;
     if weekday.is_some() && part.day.is_none() {
         return None;
     }
@@ -217,7 +218,7 @@ fn month_first(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
         && let Some((after_day, day)) = day_number(c, k)
         && (c.num(k).is_some() || c.word(k).len() > 2)
         && valid_month_day(month, day)
-        && !(c.tight(after_day) && (c.punct(after_day, b':') || c.punct(after_day, b'.') && c.num(after_day + 1).is_some()))
+        && !(c.tight(after_day) && (c.punct(after_day, b':') || c.punct(after_day, b'.') && c.tight(after_day + 1) && c.num(after_day + 1).is_some()))
         && !matches!(c.lex(after_day), Lex::Unit(_))
     {
         let year = trailing_year(c, after_day, Some(day_sep));
@@ -386,8 +387,7 @@ fn quarter_word(c: &Cursor, i: usize) -> Option<u32> {
         return None;
     }
     c.plain(i + 1, 1)
-        .filter(|q| (1..=4).contains(q) && c.tight(i + 1) && !c.tight(i + 2) || c.punct(i + 2, b'-'))
-        .filter(|q| (1..=4).contains(q))
+        .filter(|q| (1..=4).contains(q) && c.tight(i + 1) && !(c.tight(i + 2) && !c.is_punct(i + 2)))
 }
 
 /// "Q1 2019", "q1-2019", "2017 q1", "third quarter", "3rd qtr of 2014".

@@ -26,6 +26,43 @@ fn longer(best: Found, candidate: Found) -> Found {
 
 /// The longest single expression (not a two-ended range) starting at token `i`.
 pub(crate) fn moment(c: &Cursor, i: usize) -> Found {
+    // "around next tuesday", "circa 5 in the morning": the hedge stays in the span.
+    if is_hedge(c, i) && c.joined(i + 1) {
+        return moment(c, i + 1).filter(|(_, m)| !matches!(m, Moment::Duration(_)));
+    }
+    let found = core_moment(c, i)?;
+    Some(or_later(c, found))
+}
+
+fn is_hedge(c: &Cursor, i: usize) -> bool {
+    ["around", "about", "circa", "approximately", "approx"].iter().any(|w| c.is(i, w))
+}
+
+/// "3 pm or later", "Friday or earlier": an open range from (or to) the moment.
+fn or_later(c: &Cursor, (end, m): (usize, Moment)) -> (usize, Moment) {
+    if !c.is(end, "or") || matches!(m, Moment::Duration(_)) {
+        return (end, m);
+    }
+    let Some((first, last)) = ends(m) else {
+        return (end, m);
+    };
+    if c.rel(end + 1, Rel::Later) || c.rel(end + 1, Rel::After) {
+        return (end + 2, Moment::Range(Some(first), None));
+    }
+    if c.is(end + 1, "earlier") || c.rel(end + 1, Rel::Before) {
+        return (end + 2, Moment::Range(None, Some(last)));
+    }
+    (end, m)
+}
+
+fn core_moment(c: &Cursor, i: usize) -> Found {
+    // "at 6.": a bare hour after "at" (the span leaves "at" out).
+    if i > 0 && c.rel(i - 1, Rel::At) && c.joined(i)
+        && let Some((end, t)) = bare_hour(c, i)
+        && time(c, i).is_none()
+    {
+        return Some((end, Moment::Point(Point::Clock(t.naive()?, None))));
+    }
     let mut best = date_with_time(c, i);
     best = longer(best, time_with_date(c, i));
     best = longer(best, open_range(c, i));
@@ -57,7 +94,7 @@ pub(crate) fn date_at(c: &Cursor, i: usize) -> Found {
 fn date_with_time(c: &Cursor, i: usize) -> Found {
     let (end, moment) = date_at(c, i)?;
     let Moment::Point(Point::Day(date)) = moment else {
-        return Some((end, moment));
+        return Some(part_of_day_with_time(c, end, moment).unwrap_or((end, moment)));
     };
     // ISO 8601: 2024-01-15T15:00:00+02:00
     if c.tight(end) && c.is(end, "t") && c.tight(end + 1)
@@ -70,6 +107,10 @@ fn date_with_time(c: &Cursor, i: usize) -> Found {
         return Some((after, at(date, t, offset)?));
     }
     let mut k = end;
+    // "May/22(Tue)-11:30 AM": a weekday in brackets after the date.
+    if c.punct(k, b'(') && matches!(c.lex(k + 1), Lex::Weekday(_)) && c.punct(k + 2, b')') {
+        k += 3;
+    }
     if (c.punct(k, b',') || c.punct(k, b'-') && c.tight(k)) && c.joined(k + 1) {
         k += 1;
     }
@@ -97,6 +138,23 @@ fn date_with_time(c: &Cursor, i: usize) -> Found {
         }
     }
     Some((end, moment))
+}
+
+/// "this afternoon at 3:20", "tonight at 11pm", "this evening at 8": a time inside a part of
+/// the day, moved to the afternoon when written without am/pm.
+fn part_of_day_with_time(c: &Cursor, end: usize, m: Moment) -> Found {
+    let Moment::Range(Some(Point::At(from, _)), Some(Point::At(to, _))) = m else {
+        return None;
+    };
+    if from.date() != to.date() || !c.rel(end, Rel::At) || !c.joined(end + 1) {
+        return None;
+    }
+    let (after, mut t) = time(c, end + 1).or_else(|| bare_hour(c, end + 1))?;
+    use chrono::Timelike;
+    if !t.meridiem && from.hour() >= 12 && t.hour < 12 {
+        t.hour += 12;
+    }
+    Some((after, at(from.date(), t, t.offset)?))
 }
 
 trait WithYear {
@@ -173,7 +231,7 @@ fn open_range(c: &Cursor, i: usize) -> Found {
     if !c.joined(i + 1) {
         return None;
     }
-    let inner = moment(c, i + 1).or_else(|| {
+    let inner = core_moment(c, i + 1).or_else(|| {
         let (end, year) = lone_year(c, i + 1)?;
         Some((end, resolve::year_span(year)?))
     })?;

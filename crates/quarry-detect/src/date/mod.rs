@@ -99,7 +99,7 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
     match c.lex(i) {
         Lex::Other | Lex::Meridiem(_) | Lex::Zone(_) => false,
         Lex::Rel(Rel::The) => {
-            matches!(next, Lex::Unit(Unit::Day | Unit::Weekend))
+            matches!(next, Lex::Unit(Unit::Day | Unit::Weekend | Unit::Second))
                 || c.num(i + 1).is_some_and(|n| n.ordinal)
                 || matches!(next, Lex::Ordinal(_) | Lex::Tens(_))
         }
@@ -131,6 +131,8 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
             !matches!(next, Lex::Other) || next_is_number
         }
         Lex::Rel(Rel::End | Rel::Beginning | Rel::Middle) => {
+            // "end of the month", "mid-November"
+
             c.rel(i + 1, Rel::Of) || c.punct(i + 1, b'-') || matches!(next, Lex::Month(_))
         }
         Lex::Rel(

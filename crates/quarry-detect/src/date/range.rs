@@ -4,7 +4,7 @@
 //! Each end is parsed on its own as a [`End`] that may lack parts; the missing parts are taken
 //! from the other end ("July 13 to 15" reuses July, "Jan-Feb 2017" reuses 2017).
 
-use chrono::{Datelike, NaiveDate, NaiveTime};
+use chrono::{Datelike, NaiveDate, NaiveTime, Timelike};
 
 use super::absolute::{day_number, named_date, numeric_date};
 use super::clock::time;
@@ -29,10 +29,18 @@ enum End {
 pub(crate) fn range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let (start, joiners): (usize, &[Rel]) = match c.lex(i) {
         Lex::Rel(Rel::From) => (i + 1, &[Rel::To, Rel::Till, Rel::Through]),
-        Lex::Rel(Rel::Between) => (i + 1, &[Rel::And]),
+        Lex::Rel(Rel::Between) => (i + 1, &[Rel::And, Rel::To]),
         _ => (i, &[Rel::To, Rel::Till, Rel::Through]),
     };
     if start != i && !c.joined(start) {
+        return None;
+    }
+    // Never start inside a longer number ("10/1-11/7" is not "1-11/7").
+    if c.tight(i)
+        && i >= 2
+        && [b'/', b'.', b'-', b':'].iter().any(|&p| c.punct(i - 1, p))
+        && c.num(i - 2).is_some()
+    {
         return None;
     }
     let (a_end, a) = end_at(c, start)?;
@@ -43,17 +51,50 @@ pub(crate) fn range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         return None;
     }
     let (b_end, b) = end_at(c, a_end + 1)?;
-    let moment = combine(c, a, b, dash)?;
-    // A date after a time range: "9h30 - 11h00 on Thursday", "between 3 and 5 on 1/1/2015".
+    let (moment, weak) = combine(c, a, b, dash)?;
+    // A date after a time range: "9h30 - 11h00 on Thursday", "between 3 and 5 on 1/1/2015",
+    // "between 7 and 9 last night".
     if let Moment::Range(Some(Point::Clock(t1, _)), Some(Point::Clock(t2, _))) = moment {
         let k = if c.rel(b_end, Rel::On) || c.rel(b_end, Rel::Of) { b_end + 1 } else { b_end };
         if c.joined(k)
-            && let Some((after, Moment::Point(Point::Day(date)))) = date_at(c, k)
+            && let Some((after, m)) = date_at(c, k)
+            && let Some((date, pm)) = day_and_part(m)
         {
-            return Some((after, on_day(date, t1, t2)));
+            return Some((after, on_day(date, t1, t2, pm)));
         }
     }
+    // Two bare numbers are a time range only beside a date ("Monday 6-8"), never alone ("3-1").
+    (!weak).then_some((b_end, moment))
+}
+
+/// A range that is only a pair of bare hours, to be accepted only next to a date.
+pub(crate) fn weak_range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    let (start, joiner_ok) = match c.lex(i) {
+        Lex::Rel(Rel::From) => (i + 1, true),
+        Lex::Rel(Rel::Between) => (i + 1, true),
+        _ => (i, false),
+    };
+    let (a_end, a) = end_at(c, start)?;
+    let joined = c.joined(a_end)
+        && (c.punct(a_end, b'-')
+            || joiner_ok && [Rel::To, Rel::Till, Rel::And].iter().any(|&r| c.rel(a_end, r)));
+    if !joined {
+        return None;
+    }
+    let (b_end, b) = end_at(c, a_end + 1)?;
+    let (moment, _) = combine(c, a, b, false)?;
     Some((b_end, moment))
+}
+
+/// The day of a date or of a part of a day, and whether that part is after noon.
+fn day_and_part(m: Moment) -> Option<(NaiveDate, bool)> {
+    match m {
+        Moment::Point(Point::Day(d)) => Some((d, false)),
+        Moment::Range(Some(Point::At(a, _)), Some(Point::At(b, _))) if a.date() == b.date() => {
+            Some((a.date(), a.hour() >= 12))
+        }
+        _ => None,
+    }
 }
 
 fn is_dash(s: &str) -> bool {
@@ -114,13 +155,27 @@ fn month_alone(c: &Cursor, i: usize) -> Option<u32> {
     }
 }
 
-fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<Moment> {
+fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<(Moment, bool)> {
     let today = c.today();
     let resolved = |p: DatePart| resolve::date_part(today, p);
     let moment = match (a, b) {
+        (End::Hour(ha), End::Hour(hb)) if ha <= 24 && hb <= 24 => {
+            let at = |hour| TimePart { hour, minute: 0, second: 0, offset: None, meridiem: false };
+            return Some((clocks(at(ha), at(hb))?, true));
+        }
         (End::Part(pa), End::Part(pb)) => {
             let mut pa = pa;
             let mut pb = pb;
+            // Neither end has a year: the range is the next one that has not ended yet.
+            if pa.year.is_none() && pb.year.is_none() && pa.month.is_some() && pb.month.is_some() {
+                let mut year = today.year();
+                let last_day = pb.day.unwrap_or(28);
+                if NaiveDate::from_ymd_opt(year, pb.month?, last_day).is_some_and(|d| d < today) {
+                    year += 1;
+                }
+                pb.year = Some(year);
+                pa.year = Some(if (pa.month, pa.day) > (pb.month, pb.day) { year - 1 } else { year });
+            }
             if pa.year.is_none() && let Some(y) = pb.year {
                 pa.year = Some(if pa.month > pb.month { y - 1 } else { y });
             }
@@ -160,6 +215,12 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<Moment> {
             let tb = TimePart { hour: h, minute: 0, second: 0, offset: None, meridiem: false };
             clocks(ta, tb)?
         }
+        (End::Resolved(ma), End::Resolved(Moment::Point(Point::Day(b))))
+            if matches!(ma, Moment::Point(Point::Day(a)) if b < a && a - b < chrono::Duration::days(7)) =>
+        {
+            // "from next monday to friday": the weekday after the start.
+            span(ma, Moment::day(b + chrono::Duration::days(7)))?
+        }
         (End::Resolved(ma), End::Resolved(mb)) => span(ma, mb)?,
         (End::Resolved(ma), End::Part(pb)) => span(ma, resolved(pb)?)?,
         (End::Part(pa), End::Resolved(mb)) => span(resolved(pa)?, mb)?,
@@ -169,13 +230,19 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<Moment> {
         }
         _ => return None,
     };
-    Some(moment)
+    Some((moment, false))
 }
 
 /// From the first point of `a` to the last point of `b`, if in order.
 fn span(a: Moment, b: Moment) -> Option<Moment> {
-    let (first, _) = ends(a)?;
-    let (_, last) = ends(b)?;
+    let (mut first, _) = ends(a)?;
+    let (_, mut last) = ends(b)?;
+    // Mixed precision ("between now and November 15th") compares and reports by day.
+    match (first, last) {
+        (Point::At(at, _), Point::Day(_)) => first = Point::Day(at.date()),
+        (Point::Day(_), Point::At(at, _)) => last = Point::Day(at.date()),
+        _ => {}
+    }
     if order_key(first)? > order_key(last)? {
         return None;
     }
@@ -194,7 +261,7 @@ fn order_key(p: Point) -> Option<chrono::NaiveDateTime> {
 /// the range in order ("8-9am", "3:30-6:00pm", but "2:30 to 2:15 pm" stays 02:30).
 fn clocks(a: TimePart, b: TimePart) -> Option<Moment> {
     let mut a = a;
-    if !a.meridiem && b.meridiem && b.hour >= 12 && a.hour < 12 && a.hour + 12 <= b.hour {
+    if !a.meridiem && b.meridiem && b.hour >= 12 && a.hour < 12 && (a.hour + 12, a.minute) <= (b.hour, b.minute) {
         a.hour += 12;
     }
     let (ta, tb) = (a.naive()?, b.naive()?);
@@ -204,7 +271,11 @@ fn clocks(a: TimePart, b: TimePart) -> Option<Moment> {
     ))
 }
 
-fn on_day(date: NaiveDate, a: NaiveTime, b: NaiveTime) -> Moment {
+fn on_day(date: NaiveDate, a: NaiveTime, b: NaiveTime, pm: bool) -> Moment {
+    let later = |t: NaiveTime| {
+        if pm && t.hour() < 12 { t + chrono::Duration::hours(12) } else { t }
+    };
+    let (a, b) = (later(a), later(b));
     Moment::Range(
         Some(Point::At(date.and_time(a), None)),
         Some(Point::At(date.and_time(b), None)),
@@ -215,9 +286,7 @@ fn on_day(date: NaiveDate, a: NaiveTime, b: NaiveTime) -> Moment {
 /// "tomorrow from 7:00 to 8:00pm", "Thursday 19:00 - 21:00".
 pub(crate) fn date_then_times(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let (end, m) = date_at(c, i)?;
-    let Moment::Point(Point::Day(date)) = m else {
-        return None;
-    };
+    let (date, pm) = day_and_part(m)?;
     let mut k = end;
     if c.punct(k, b',') {
         k += 1;
@@ -228,10 +297,10 @@ pub(crate) fn date_then_times(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     if !c.joined(k) {
         return None;
     }
-    let (after, times) = range(c, k)?;
+    let (after, times) = weak_range(c, k)?;
     match times {
         Moment::Range(Some(Point::Clock(a, _)), Some(Point::Clock(b, _))) => {
-            Some((after, on_day(date, a, b)))
+            Some((after, on_day(date, a, b, pm)))
         }
         _ => None,
     }

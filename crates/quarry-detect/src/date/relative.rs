@@ -13,6 +13,9 @@ use super::resolve::{
 
 /// A relative expression starting at token `i`.
 pub(crate) fn relative(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    if let Some(found) = nth_weekday_of(c, i) {
+        return Some(found);
+    }
     match c.lex(i) {
         Lex::Rel(Rel::Today | Rel::Tomorrow | Rel::Yesterday | Rel::Tonight | Rel::Now) => {
             deictic_day(c, i)
@@ -159,10 +162,12 @@ fn shifted(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
             }
             Some((end, moment))
         }
-        Lex::Rel(part @ (Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night))
-            if dir != Direction::Next =>
-        {
-            let date = if dir == Direction::Last { today.pred_opt()? } else { today };
+        Lex::Rel(part @ (Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)) => {
+            let date = match dir {
+                Direction::Last => today.pred_opt()?,
+                Direction::Next => today.succ_opt()?,
+                Direction::This => today,
+            };
             Some((j + 1, part_of_day_span(date, part)?))
         }
         _ => {
@@ -296,9 +301,10 @@ fn weekday(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
                     .filter(|_| c.joined(j + 1))
             })
         && !matches!(c.lex(end), Lex::Month(_) | Lex::Unit(_) | Lex::Rel(Rel::Of))
-        && !(c.tight(end) && (c.punct(end, b':') || c.punct(end, b'/') || c.punct(end, b'.') || c.punct(end, b'-')))
+        && !(c.tight(end) && (c.punct(end, b':') || c.punct(end, b'/') || c.punct(end, b'-')))
+        && !(c.tight(end) && c.punct(end, b'.') && c.tight(end + 1) && c.num(end + 1).is_some())
         && !c.is(end, "h")
-        && super::clock::meridiem(c, end).is_none()
+        && super::clock::time(c, j).is_none()
         && let Some(date) = weekday_with_day(today, w, day)
     {
         return Some((end, Moment::day(date)));
@@ -448,4 +454,52 @@ fn week_number(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     }
     let monday = NaiveDate::from_isoywd_opt(c.today().year(), n, chrono::Weekday::Mon)?;
     Some((i + 2, Moment::days(monday, monday + chrono::Duration::days(6))))
+}
+
+/// "third tuesday of september 2014", "last Sunday of March", "first Monday in the month",
+/// "last day in october 2015".
+fn nth_weekday_of(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    let n = match (c.lex(i), c.num(i)) {
+        (Lex::Rel(Rel::Last), _) => 0,
+        (Lex::Ordinal(n @ 1..=5), _) => u32::from(n),
+        (Lex::Unit(Unit::Second), _) if c.is(i, "second") => 2,
+        (_, Some(num)) if num.ordinal && (1..=5).contains(&num.value) => num.value,
+        _ => return None,
+    };
+    let target = match c.lex(i + 1) {
+        Lex::Weekday(w) => Some(w),
+        Lex::Unit(Unit::Day) if n <= 1 => None,
+        _ => return None,
+    };
+    if !(c.rel(i + 2, Rel::Of) || c.rel(i + 2, Rel::In)) || !c.joined(i + 3) {
+        return None;
+    }
+    let today = c.today();
+    let mut j = i + 3;
+    if c.rel(j, Rel::The) {
+        j += 1;
+    }
+    let (end, year, month) = if let Lex::Month(m) = c.lex(j) {
+        let m = u32::from(m);
+        let k = if c.punct(j + 1, b',') { j + 2 } else { j + 1 };
+        match c.num(k).filter(|y| y.digits == 4 && !y.ordinal && c.joined(k)) {
+            Some(y) => (k + 1, y.value as i32, m),
+            None => {
+                let year = if m >= today.month() { today.year() } else { today.year() + 1 };
+                (j + 1, year, m)
+            }
+        }
+    } else if c.unit(j) == Some(Unit::Month) {
+        (j + 1, today.year(), today.month())
+    } else {
+        return None;
+    };
+    let date = match target {
+        Some(w) => resolve::nth_weekday(year, month, w, n)?,
+        None if n == 0 => resolve::first_of_month(NaiveDate::from_ymd_opt(year, month, 1)?)
+            .checked_add_months(chrono::Months::new(1))?
+            .pred_opt()?,
+        None => NaiveDate::from_ymd_opt(year, month, 1)?,
+    };
+    Some((end, Moment::day(date)))
 }

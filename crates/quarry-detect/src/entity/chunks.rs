@@ -9,8 +9,8 @@ use std::ops::Range;
 
 use super::gazetteer::{self, BIG_CITY, COMMON, COUNTRY, FIRST_NAME, ORGANIZATION, REGION};
 use super::rules::{
-    HONORIFICS, LOCATION_HEADS, LOCATION_LEADS, NAME_PARTICLES, NOT_NAME_STARTS, NOT_NAMES, ORG_HEADS, ORG_LEADS,
-    PERSON_TITLES,
+    HONORIFICS, LOCATION_HEADS, LOCATION_LEADS, NAME_PARTICLES, NOT_NAME_STARTS, NOT_NAMES,
+    ORG_HEADS, ORG_LEADS, PERSON_TITLES,
 };
 use super::tokens::{Shape, Token};
 
@@ -33,9 +33,14 @@ pub(crate) fn candidates(text: &str, tokens: &[Token<'_>]) -> Vec<Range<usize>> 
                 }
                 end += 1;
             }
-            if end < tokens.len() && can_continue(&tokens[end]) && !title_starts_name(tokens, i, end) {
+            if end < tokens.len()
+                && can_continue(&tokens[end])
+                && !title_starts_name(tokens, i, end)
+            {
                 reach = end + 1;
-            } else if end + 1 < tokens.len() && joins(&tokens[i..end], &tokens[end], &tokens[end + 1]) {
+            } else if end + 1 < tokens.len()
+                && joins(&tokens[i..end], &tokens[end], &tokens[end + 1])
+            {
                 reach = end + 2;
             } else {
                 break;
@@ -101,7 +106,9 @@ fn is_elided_particle(word: &str) -> bool {
 fn title_starts_name(tokens: &[Token<'_>], start: usize, at: usize) -> bool {
     is_title(&tokens[at])
         && !is_title(&tokens[at - 1])
-        && tokens.get(at + 1).is_some_and(|next| next.shape == Shape::Capitalised)
+        && tokens
+            .get(at + 1)
+            .is_some_and(|next| next.shape == Shape::Capitalised)
         && at > start
 }
 

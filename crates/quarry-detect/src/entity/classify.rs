@@ -6,15 +6,15 @@ use std::ops::Range;
 
 use quarry_core::MatchKind;
 
+use super::chunks::is_title;
 use super::gazetteer::{
-    self, BIG_CITY, COMMON, COMMON_FIRST_NAME, COUNTRY, FIRST_NAME, Flags, ORGANIZATION,
-    PLACE, REGION, SURNAME,
+    self, BIG_CITY, COMMON, COMMON_FIRST_NAME, COUNTRY, FIRST_NAME, Flags, ORGANIZATION, PLACE,
+    REGION, SURNAME,
 };
 use super::rules::{
     LOCATION_CUES, LOCATION_HEADS, LOCATION_LEADS, LOCATION_PREFIXES, NAME_SUFFIXES, ORG_HEADS,
     ORG_LEADS, PERSON_CUES, PERSON_TITLES,
 };
-use super::chunks::is_title;
 use super::tokens::{Shape, Token};
 
 /// How sure a rule is; a weak guess may be overridden by another mention of the same name.
@@ -36,8 +36,14 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     let context = Context::new(tokens, &chunk);
     let end = chunk.end;
     let gaz = gazetteer::gazetteer();
-    let strong = |tokens: Range<usize>, kind| Classified { tokens, kind: Some((kind, Confidence::Strong)) };
-    let weak = |tokens: Range<usize>, kind| Classified { tokens, kind: Some((kind, Confidence::Weak)) };
+    let strong = |tokens: Range<usize>, kind| Classified {
+        tokens,
+        kind: Some((kind, Confidence::Strong)),
+    };
+    let weak = |tokens: Range<usize>, kind| Classified {
+        tokens,
+        kind: Some((kind, Confidence::Weak)),
+    };
 
     // Organization and place names first: `Bishop Garrigan High School`, `General Motors`.
     let mut start = chunk.start;
@@ -60,7 +66,9 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
         return strong(start..end, MatchKind::Location);
     }
     let place_prefix = LOCATION_PREFIXES.contains(&first);
-    if multi && (LOCATION_HEADS.contains(&last) || place_prefix || lead_before_of(core, LOCATION_LEADS)) {
+    if multi
+        && (LOCATION_HEADS.contains(&last) || place_prefix || lead_before_of(core, LOCATION_LEADS))
+    {
         return strong(start..end, MatchKind::Location);
     }
     if multi && is_team(core) {
@@ -94,7 +102,10 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
         } else if name_like {
             weak(start..end, MatchKind::Location)
         } else {
-            Classified { tokens: start..end, kind: None }
+            Classified {
+                tokens: start..end,
+                kind: None,
+            }
         };
     }
     if is_acronym(token) {
@@ -103,7 +114,9 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     if (context.after_the || with_the < start) && is_plural_name(token) {
         return weak(with_the..end, MatchKind::Organization);
     }
-    if flags & FIRST_NAME != 0 && (name_like || flags & COMMON_FIRST_NAME != 0 && !token.sentence_start) {
+    if flags & FIRST_NAME != 0
+        && (name_like || flags & COMMON_FIRST_NAME != 0 && !token.sentence_start)
+    {
         return strong(start..end, MatchKind::Person);
     }
     if context.before_place && name_like {
@@ -115,7 +128,10 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     if flags & SURNAME != 0 && name_like {
         return weak(start..end, MatchKind::Person);
     }
-    Classified { tokens: start..end, kind: None }
+    Classified {
+        tokens: start..end,
+        kind: None,
+    }
 }
 
 fn classify_multi_word(core: &[Token<'_>], range: Range<usize>, context: &Context) -> Classified {
@@ -132,7 +148,10 @@ fn classify_multi_word(core: &[Token<'_>], range: Range<usize>, context: &Contex
     let first_name = flags[0] & FIRST_NAME != 0;
     let surname = flags[name_end - 1] & SURNAME != 0;
     let any_place = flags.iter().any(|f| f & PLACE != 0);
-    let classified = |kind, confidence| Classified { tokens: range.clone(), kind: Some((kind, confidence)) };
+    let classified = |kind, confidence| Classified {
+        tokens: range.clone(),
+        kind: Some((kind, confidence)),
+    };
 
     let initials_or_suffix = (has_inner_initial || has_suffix) && name_like(&core[0]);
     if initials_or_suffix || (first_name && (surname || name_like(&core[name_end - 1]))) {
@@ -144,13 +163,20 @@ fn classify_multi_word(core: &[Token<'_>], range: Range<usize>, context: &Contex
     }
     if all_name_like && name_end <= 3 {
         let sure = first_name || surname || context.person_cue;
-        let confidence = if sure { Confidence::Strong } else { Confidence::Weak };
+        let confidence = if sure {
+            Confidence::Strong
+        } else {
+            Confidence::Weak
+        };
         return classified(MatchKind::Person, confidence);
     }
     if first_name && name_like(&core[0]) && core.len() <= 3 {
         return classified(MatchKind::Person, Confidence::Weak);
     }
-    Classified { tokens: range, kind: None }
+    Classified {
+        tokens: range,
+        kind: None,
+    }
 }
 
 /// `University of X`, `Christian Democratic Party of X`, `Isle of X`: a lead word right before
@@ -191,7 +217,8 @@ fn is_common(token: &Token<'_>) -> bool {
 
 /// Written in Latin script; the name rules key on English capitalisation.
 fn is_latin(word: &str) -> bool {
-    word.chars().all(|c| !c.is_alphabetic() || (c as u32) < 0x250)
+    word.chars()
+        .all(|c| !c.is_alphabetic() || (c as u32) < 0x250)
 }
 
 /// What the words around a candidate say.
@@ -215,8 +242,11 @@ impl Context {
         let is_one_of = |list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(previous_word));
         let gaz = gazetteer::gazetteer();
         let before_place = tokens.get(chunk.end).is_some_and(|t| t.text == ",")
-            && tokens.get(chunk.end + 1).is_some_and(|t| gaz.is(t.text, COUNTRY | REGION));
-        let after_title = previous.is_some_and(|t| t.shape == Shape::Lower && is_one_of(PERSON_TITLES));
+            && tokens
+                .get(chunk.end + 1)
+                .is_some_and(|t| gaz.is(t.text, COUNTRY | REGION));
+        let after_title =
+            previous.is_some_and(|t| t.shape == Shape::Lower && is_one_of(PERSON_TITLES));
         Context {
             location_cue: is_one_of(LOCATION_CUES),
             person_cue: is_one_of(PERSON_CUES),

@@ -63,7 +63,10 @@ impl Gazetteer {
 
     /// Byte ranges of multi-word gazetteer phrases in `text`, leftmost-longest, on word
     /// boundaries.
-    pub fn phrases<'a>(&'a self, text: &'a str) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
+    pub fn phrases<'a>(
+        &'a self,
+        text: &'a str,
+    ) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
         self.phrases
             .find_iter(text)
             .map(|m| m.range())
@@ -76,7 +79,11 @@ impl Gazetteer {
             *entries.entry(word.into()).or_default() |= flags;
         };
         for (rank, name) in lines(FIRST_NAMES).enumerate() {
-            let common = if rank < COMMON_FIRST_NAMES { COMMON_FIRST_NAME } else { 0 };
+            let common = if rank < COMMON_FIRST_NAMES {
+                COMMON_FIRST_NAME
+            } else {
+                0
+            };
             add(name, FIRST_NAME | common);
         }
         for name in lines(SURNAMES) {
@@ -157,6 +164,9 @@ mod tests {
         let text = "From Rio de Janeiro to New Yorkshire.";
         let found: Vec<&str> = g.phrases(text).map(|r| &text[r]).collect();
         assert!(found.contains(&"Rio de Janeiro"), "{found:?}");
-        assert!(!found.iter().any(|p| p.starts_with("New York")), "{found:?}");
+        assert!(
+            !found.iter().any(|p| p.starts_with("New York")),
+            "{found:?}"
+        );
     }
 }

@@ -36,7 +36,10 @@ pub(crate) struct Token<'t> {
 impl Token<'_> {
     /// Starts with an upper-case letter (Capitalised, Upper or Initial).
     pub fn is_capitalised(&self) -> bool {
-        matches!(self.shape, Shape::Capitalised | Shape::Upper | Shape::Initial)
+        matches!(
+            self.shape,
+            Shape::Capitalised | Shape::Upper | Shape::Initial
+        )
     }
 
     /// The token without a trailing abbreviation period: `Dr.` → `Dr`.
@@ -107,7 +110,8 @@ fn word_end(text: &str, start: usize) -> usize {
         }
         let joiner = matches!(c, '-' | '&' | '\'' | '’');
         let next_is_alnum = chars.peek().is_some_and(|(_, n)| n.is_alphanumeric());
-        let possessive = matches!(c, '\'' | '’') && is_possessive_s(text, start + offset + c.len_utf8());
+        let possessive =
+            matches!(c, '\'' | '’') && is_possessive_s(text, start + offset + c.len_utf8());
         if joiner && next_is_alnum && !possessive {
             continue;
         }
@@ -172,13 +176,18 @@ mod tests {
     fn keeps_periods_on_initials_acronyms_and_abbreviations() {
         assert_eq!(
             texts("Dr. James W. Hoyt left the U.S. in May."),
-            ["Dr.", "James", "W.", "Hoyt", "left", "the", "U.S.", "in", "May", "."]
+            [
+                "Dr.", "James", "W.", "Hoyt", "left", "the", "U.S.", "in", "May", "."
+            ]
         );
     }
 
     #[test]
     fn splits_possessive_but_not_inner_apostrophes() {
-        assert_eq!(texts("O'Brien's Saxony-Anhalt"), ["O'Brien", "'s", "Saxony-Anhalt"]);
+        assert_eq!(
+            texts("O'Brien's Saxony-Anhalt"),
+            ["O'Brien", "'s", "Saxony-Anhalt"]
+        );
     }
 
     #[test]

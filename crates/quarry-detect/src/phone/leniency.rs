@@ -38,6 +38,8 @@ const MIN_DIGITS: usize = 7;
 /// E.164 allows 15 digits; an international prefix (`00`, `011`) or a trailing sub-number adds up
 /// to two more.
 const MAX_DIGITS: usize = 15;
+/// Fewest digits after the country code; shorter parses are service codes or mangled input.
+const MIN_NATIONAL_DIGITS: usize = 5;
 const MAX_DIGITS_INTERNATIONAL: usize = 17;
 
 /// How far before a bare digit run to look for a phone word, in characters.
@@ -154,7 +156,8 @@ impl Written {
     }
 
     /// Written as a phone would be: `+`, brackets or dashes, or space-separated groups that are
-    /// neither loose pairs ("12 34 56 78") nor a list of equal numbers ("2019 2020 2021").
+    /// neither loose pairs ("12 34 56 78") nor a list of equal numbers ("2019 2020 2021"; "612 345
+    /// 678" is a Spanish or Italian mobile, so three-digit groups do not count as a list).
     fn is_formatted(&self) -> bool {
         if self.plus || self.punctuated {
             return true;
@@ -163,7 +166,7 @@ impl Written {
             return false;
         }
         let equal_list = self.groups.len() >= 3
-            && self.groups.iter().all(|&len| len == self.groups[0] && len >= 3)
+            && self.groups.iter().all(|&len| len == self.groups[0] && len >= 4)
             && !self.digits.starts_with('0');
         !equal_list
     }
@@ -190,7 +193,10 @@ pub(super) fn accept(text: &str, range: Range<usize>, region: Id) -> Option<Stri
     let parsed = parse(&written, region);
     if let Some(number) = &parsed {
         let explicit_country = number.code().source() != Source::Default;
-        if number.is_valid() || (is_possible(number) && (explicit_country || formatted)) {
+        let national_digits = number.national().to_string().len();
+        if national_digits >= MIN_NATIONAL_DIGITS
+            && (number.is_valid() || (is_possible(number) && (explicit_country || formatted)))
+        {
             return Some(e164(number, &written));
         }
     }
@@ -202,20 +208,38 @@ pub(super) fn accept(text: &str, range: Range<usize>, region: Id) -> Option<Stri
     if !plausible {
         return None;
     }
-    Some(match &parsed {
-        Some(number) if number.code().source() != Source::Default => e164(number, &written),
-        _ if written.plus => format!("+{}", written.digits),
-        _ => written.digits.clone(),
+    // Metadata could not vouch for the number, so its E.164 form would be a guess.
+    let sign = if written.plus { "+" } else { "" };
+    Some(match &written.extension {
+        Some(extension) => format!("{sign}{};ext={extension}", written.digits),
+        None => format!("{sign}{}", written.digits),
     })
 }
 
+/// Parses the digits. Numbers with a `+` or an international prefix are parsed without the
+/// default region, because the crate otherwise strips the default region's national prefix from
+/// a foreign national number (`+45 12345678` read for CN loses digits).
 fn parse(written: &Written, region: Id) -> Option<PhoneNumber> {
-    let input = if written.plus {
-        format!("+{}", written.digits)
+    let international = if written.plus {
+        Some(written.digits.as_str())
     } else {
-        written.digits.clone()
+        after_international_prefix(&written.digits, region)
     };
-    phonenumber::parse(Some(region), input).ok()
+    if let Some(number) =
+        international.and_then(|digits| phonenumber::parse(None, format!("+{digits}")).ok())
+    {
+        return Some(number);
+    }
+    phonenumber::parse(Some(region), &written.digits).ok()
+}
+
+/// The digits after `region`'s international dialling prefix ("0011" from Singapore), if the
+/// number starts with it and a country code can follow.
+fn after_international_prefix(digits: &str, region: Id) -> Option<&str> {
+    let metadata = DATABASE.by_id(region.as_ref())?;
+    let prefix = metadata.international_prefix()?.find(digits)?;
+    let rest = &digits[prefix.end()..];
+    (prefix.start() == 0 && !rest.is_empty() && !rest.starts_with('0')).then_some(rest)
 }
 
 fn e164(number: &PhoneNumber, written: &Written) -> String {
@@ -226,13 +250,22 @@ fn e164(number: &PhoneNumber, written: &Written) -> String {
     }
 }
 
-/// Whether the national number has a length some number type of its country can have.
+/// Whether the national number has a length some number type of its country can have and fits
+/// the country's general number pattern (so a US "0101234567" is not possible).
 fn is_possible(number: &PhoneNumber) -> bool {
-    let length = number.national().to_string().len() as u16;
-    let by_code = DATABASE.by_code(&number.code().value()).unwrap_or_default();
-    by_code
+    let national = number.national().to_string();
+    let length = national.len() as u16;
+    DATABASE
+        .by_code(&number.code().value())
+        .unwrap_or_default()
         .iter()
-        .any(|metadata| possible_lengths(metadata).any(|possible| possible == length))
+        .any(|metadata| {
+            let pattern = metadata.descriptors().general().national_number();
+            possible_lengths(metadata).any(|possible| possible == length)
+                && pattern
+                    .find(&national)
+                    .is_some_and(|m| m.start() == 0 && m.end() == national.len())
+        })
 }
 
 fn possible_lengths(metadata: &Metadata) -> impl Iterator<Item = u16> + '_ {

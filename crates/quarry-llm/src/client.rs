@@ -1,0 +1,31 @@
+//! The trait every model provider implements.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::types::{ChatRequest, ChatResponse};
+
+/// A boxed, sendable future, so `LlmClient` stays object-safe (`Arc<dyn LlmClient>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Receives streamed assistant text as it arrives.
+pub type TokenSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// A chat model behind some transport.
+pub trait LlmClient: Send + Sync {
+    /// One chat completion. Transport retries happen inside; the response's `usage`, `latency`
+    /// and `attempts` cover all of them.
+    fn chat<'a>(&'a self, request: &'a ChatRequest)
+    -> BoxFuture<'a, Result<ChatResponse, crate::LlmError>>;
+
+    /// Like [`chat`](Self::chat), streaming assistant text to `on_token` as it arrives (SSE);
+    /// returns the assembled response.
+    fn chat_stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_token: TokenSink<'a>,
+    ) -> BoxFuture<'a, Result<ChatResponse, crate::LlmError>>;
+
+    /// `provider:model` for logs and error messages.
+    fn describe(&self) -> String;
+}
