@@ -145,10 +145,22 @@ impl Scan<'_, '_> {
             .rev()
             .find(|&(_, c)| ends_link(c))
             .map_or(range.start, |(i, c)| range.start + i + c.len_utf8());
-        let end = self.text[anchor..range.end]
-            .char_indices()
-            .find(|&(_, c)| ends_link(c))
-            .map_or(range.end, |(i, _)| anchor + i);
+        // CJK letters right after `/`, `.` or `//` are a path or IDN host (`/wiki/北京`,
+        // `http://例子.cn`); glued to ASCII letters they are the prose going on (`7.am以获取`).
+        let mut previous = ' ';
+        let mut end = range.end;
+        for (i, c) in self.text[anchor..range.end].char_indices() {
+            let glued_cjk = is_cjk_letter(c) && previous.is_ascii_alphanumeric();
+            if glued_cjk || (ends_link(c) && !is_cjk_letter(c)) {
+                end = anchor + i;
+                break;
+            }
+            previous = c;
+        }
+        if start == range.start && end == range.end {
+            self.validate(range, kind, links);
+            return;
+        }
         for link in self.finder.links(&self.text[start..end]) {
             let kind = to_kind(link.kind());
             self.validate(start + link.start()..start + link.end(), kind, links);
@@ -257,7 +269,11 @@ impl Scan<'_, '_> {
     /// `//localhost:8080/x`, `//example.com`: a link relative to the page's scheme.
     fn scheme_relative(&self, links: &mut Vec<Link>) {
         let bytes = self.text.as_bytes();
-        for (slashes, _) in self.text.match_indices("//") {
+        // `match_indices('/')` runs on memchr; a two-byte pattern would not.
+        for (slashes, _) in self.text.match_indices('/') {
+            if bytes.get(slashes + 1) != Some(&b'/') {
+                continue;
+            }
             let glued = slashes > 0
                 && (bytes[slashes - 1].is_ascii_alphanumeric()
                     || matches!(bytes[slashes - 1], b':' | b'/' | b'_'));
@@ -288,7 +304,10 @@ impl Scan<'_, '_> {
 
     /// `j_9@[129.126.118.1]`: an address whose domain is an IPv4 literal.
     fn emails_at_ip_literals(&self, links: &mut Vec<Link>) {
-        for (at, _) in self.text.match_indices("@[") {
+        for (at, _) in self.text.match_indices('@') {
+            if self.text.as_bytes().get(at + 1) != Some(&b'[') {
+                continue;
+            }
             let Some(close) = self.text[at + 2..].find(']') else {
                 continue;
             };
@@ -321,6 +340,13 @@ fn ends_link(c: char) -> bool {
         '\u{A0}' | '\u{AB}' | '\u{BB}' | '\u{2000}'..='\u{206F}' | '\u{2E80}'..='\u{9FFF}'
         | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}' | '\u{FE30}'..='\u{FE4F}'
         | '\u{FF00}'..='\u{FFEF}' | '\u{20000}'..='\u{2FA1F}')
+}
+
+/// Ideographs, kana and hangul: the [`ends_link`] characters that may also spell a path or host.
+fn is_cjk_letter(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}'
+        | '\u{20000}'..='\u{2FA1F}')
 }
 
 /// Byte offset in a link of the character linkify triggered on.
@@ -488,6 +514,20 @@ mod tests {
         let links = found("请访问https://7.am以获取更多信息。微软的官网是microsoft.com哦");
         let texts: Vec<&str> = links.iter().map(|l| l.0).collect();
         assert_eq!(texts, ["https://7.am", "microsoft.com"]);
+    }
+
+    #[test]
+    fn cjk_path_and_idn_host_stay_in_the_link() {
+        let links = found("见 https://zh.wikipedia.org/wiki/北京 和 http://例子.cn/路径");
+        let texts: Vec<&str> = links.iter().map(|l| l.0).collect();
+        assert_eq!(
+            texts,
+            ["https://zh.wikipedia.org/wiki/北京", "http://例子.cn/路径"]
+        );
+        assert_eq!(
+            found("«http://example.com/x…»")[0].0,
+            "http://example.com/x"
+        );
     }
 
     #[test]

@@ -104,9 +104,10 @@ impl Tally {
             self.exact.add_record(&p, &g);
             let mut used = vec![false; record.expected.len()];
             for m in predicted {
-                if let Some(k) = (0..record.expected.len())
-                    .find(|&k| !used[k] && (record.expected[k].start, record.expected[k].end) == (m.start, m.end))
-                {
+                if let Some(k) = (0..record.expected.len()).find(|&k| {
+                    !used[k]
+                        && (record.expected[k].start, record.expected[k].end) == (m.start, m.end)
+                }) {
                     used[k] = true;
                     if let Some(right) = value_right(&m.value, &record.expected[k]) {
                         self.value_checked += 1;
@@ -115,28 +116,42 @@ impl Tally {
                 }
             }
         }
-        self.lenient.merge(overlap_score(predicted, &record.expected, |_, _| true));
-        self.end_to_end.merge(overlap_score(predicted, &record.expected, |m, g| {
-            value_right(&m.value, g).unwrap_or(true)
-        }));
+        self.lenient
+            .merge(overlap_score(predicted, &record.expected, |_, _| true));
+        self.end_to_end
+            .merge(overlap_score(predicted, &record.expected, |m, g| {
+                value_right(&m.value, g).unwrap_or(true)
+            }));
     }
 
     fn metrics(&self, name: &str, out: &mut Vec<Metric>) {
         let n = self.records;
         out.extend(self.exact.metrics(&format!("{name}.span"), n));
-        out.push(Metric::new(format!("{name}.lenient.f1"), self.lenient.f1(), n));
+        out.push(Metric::new(
+            format!("{name}.lenient.f1"),
+            self.lenient.f1(),
+            n,
+        ));
         out.push(Metric::new(
             format!("{name}.value_accuracy"),
             ratio(self.value_right, self.value_checked),
             n,
         ));
-        out.push(Metric::new(format!("{name}.value.f1"), self.end_to_end.f1(), n));
+        out.push(Metric::new(
+            format!("{name}.value.f1"),
+            self.end_to_end.f1(),
+            n,
+        ));
     }
 }
 
 /// One-to-one greedy matching where a prediction may claim any overlapping gold span that
 /// `accept` allows.
-fn overlap_score(predicted: &[Match], gold: &[Gold], accept: impl Fn(&Match, &Gold) -> bool) -> SpanScore {
+fn overlap_score(
+    predicted: &[Match],
+    gold: &[Gold],
+    accept: impl Fn(&Match, &Gold) -> bool,
+) -> SpanScore {
     let mut used = vec![false; gold.len()];
     let mut tp = 0;
     for m in predicted {
@@ -183,7 +198,13 @@ pub fn evaluate(dir: &Path) -> anyhow::Result<Vec<Metric>> {
         let english = record.lang.as_deref().is_none_or(|l| l.starts_with("en"));
         let source = sources
             .iter()
-            .position(|s| record.source.to_ascii_lowercase().contains(&s.replace('-', "")) || record.source.to_ascii_lowercase().contains(s))
+            .position(|s| {
+                record
+                    .source
+                    .to_ascii_lowercase()
+                    .contains(&s.replace('-', ""))
+                    || record.source.to_ascii_lowercase().contains(s)
+            })
             .unwrap_or(0);
         all.add(record, &predicted);
         per_source[source].add(record, &predicted);
@@ -209,8 +230,16 @@ pub fn evaluate(dir: &Path) -> anyhow::Result<Vec<Metric>> {
     }
     other_lang.metrics("date.other_lang", &mut out);
     all.metrics("date.all", &mut out);
-    out.push(Metric::new("date.negative.clean_rate", ratio(clean, negatives), negatives));
-    out.push(Metric::new("date.excluded_records", excluded as f64, excluded));
+    out.push(Metric::new(
+        "date.negative.clean_rate",
+        ratio(clean, negatives),
+        negatives,
+    ));
+    out.push(Metric::new(
+        "date.excluded_records",
+        excluded as f64,
+        excluded,
+    ));
     Ok(out)
 }
 
@@ -238,7 +267,8 @@ fn reference_time(text: Option<&str>) -> DateTime<FixedOffset> {
 
 fn show_mistakes(record: &Record, predicted: &[Match]) {
     let gold: Vec<(usize, usize)> = record.expected.iter().map(|g| (g.start, g.end)).collect();
-    let spans_ok = predicted.len() == gold.len() && predicted.iter().all(|m| gold.contains(&(m.start, m.end)));
+    let spans_ok =
+        predicted.len() == gold.len() && predicted.iter().all(|m| gold.contains(&(m.start, m.end)));
     let values_ok = predicted.iter().all(|m| {
         record
             .expected
@@ -249,10 +279,24 @@ fn show_mistakes(record: &Record, predicted: &[Match]) {
     if spans_ok && values_ok {
         return;
     }
-    let flag = if record.all_absolute || record.has_explicit_year { "explicit" } else { "other" };
-    eprintln!("-- {flag} {} [{}] now={:?}", record.id, record.text.replace('\n', "⏎"), record.reference_time);
+    let flag = if record.all_absolute || record.has_explicit_year {
+        "explicit"
+    } else {
+        "other"
+    };
+    eprintln!(
+        "-- {flag} {} [{}] now={:?}",
+        record.id,
+        record.text.replace('\n', "⏎"),
+        record.reference_time
+    );
     for g in &record.expected {
-        let span: String = record.text.chars().skip(g.start).take(g.end - g.start).collect();
+        let span: String = record
+            .text
+            .chars()
+            .skip(g.start)
+            .take(g.end - g.start)
+            .collect();
         eprintln!(
             "   gold {:?} {} value={} values={:?} range={:?} grain={:?}",
             span, g.kind, g.value, g.values, g.range, g.grain
@@ -272,9 +316,13 @@ fn value_right(value: &str, gold: &Gold) -> Option<bool> {
     let grain = gold.grain.as_deref();
     let (start, end) = split_interval(value);
     let mut checkable = false;
-    let points = std::iter::once(&gold.value).chain(&gold.values).filter_map(value_text);
+    let points = std::iter::once(&gold.value)
+        .chain(&gold.values)
+        .filter_map(value_text);
     for want in points {
-        let Some(want) = Point::parse(&want) else { continue };
+        let Some(want) = Point::parse(&want) else {
+            continue;
+        };
         checkable = true;
         if start.is_some_and(|s| s.same(&want, grain)) {
             return Some(true);
@@ -293,7 +341,9 @@ fn value_right(value: &str, gold: &Gold) -> Option<bool> {
             (None, _) => true,
         };
         let end_ok = match (want_end, end) {
-            (Some(w), Some(e)) => e.same(&w, grain) || e.next(grain).is_some_and(|n| n.same(&w, grain)),
+            (Some(w), Some(e)) => {
+                e.same(&w, grain) || e.next(grain).is_some_and(|n| n.same(&w, grain))
+            }
             (Some(_), None) => want_start.is_some() && !value.contains('/'),
             (None, _) => true,
         };
@@ -426,7 +476,9 @@ impl Point {
                 // A coarse gold value (`2014`, `2013-02`) compares at its own precision.
                 match b.precision {
                     Precision::Year => da.format("%Y").to_string() == db.format("%Y").to_string(),
-                    Precision::Month => da.format("%Y-%m").to_string() == db.format("%Y-%m").to_string(),
+                    Precision::Month => {
+                        da.format("%Y-%m").to_string() == db.format("%Y-%m").to_string()
+                    }
                     _ => da == db && midnight(&a) == midnight(&b),
                 }
             }
@@ -444,7 +496,10 @@ impl Point {
                     ..self
                 }
             }
-            _ => Point { offset: None, ..self },
+            _ => Point {
+                offset: None,
+                ..self
+            },
         }
     }
 
@@ -509,7 +564,11 @@ mod tests {
             start: 0,
             end: 1,
             kind: "date".into(),
-            value: if value.is_empty() { Value::Null } else { Value::String(value.into()) },
+            value: if value.is_empty() {
+                Value::Null
+            } else {
+                Value::String(value.into())
+            },
             values: Vec::new(),
             range: range.map(|(s, e)| GoldRange {
                 start: Some(s.into()),
@@ -522,10 +581,19 @@ mod tests {
 
     #[test]
     fn compares_values_as_the_readme_says() {
-        assert_eq!(value_right("2016-11-07", &gold("2016-11-07T00:00:00", None, None)), Some(true));
-        assert_eq!(value_right("2014-01-01/2014-12-31", &gold("2014", None, Some("year"))), Some(true));
         assert_eq!(
-            value_right("2013-02-12T04:30:00", &gold("2013-02-12T04:00:00-02:00", None, Some("hour"))),
+            value_right("2016-11-07", &gold("2016-11-07T00:00:00", None, None)),
+            Some(true)
+        );
+        assert_eq!(
+            value_right("2014-01-01/2014-12-31", &gold("2014", None, Some("year"))),
+            Some(true)
+        );
+        assert_eq!(
+            value_right(
+                "2013-02-12T04:30:00",
+                &gold("2013-02-12T04:00:00-02:00", None, Some("hour"))
+            ),
             Some(true)
         );
         // Inclusive and exclusive ends both match.

@@ -90,14 +90,6 @@ impl Tally {
             .map(|m| (m.text.as_str(), m.kind.as_str()))
             .collect();
         self.relaxed.add_record(&predicted_strings, &gold_strings);
-        if std::env::var_os("DEBUG_LINKS").is_some()
-            && predicted_spans != gold_spans
-        {
-            eprintln!(
-                "MISS {:?}\n  pred {:?}\n  gold {:?}",
-                record.text, predicted_strings, gold_strings
-            );
-        }
         self.records += 1;
     }
 }

@@ -64,8 +64,11 @@ impl GroupScore {
             .map(|g| (g.start, g.end))
             .collect();
         self.exact.add_record(&predicted_spans, &gold_spans);
-        self.digits
-            .merge(digit_normalised(&record.text, predicted, &record.expected_spans));
+        self.digits.merge(digit_normalised(
+            &record.text,
+            predicted,
+            &record.expected_spans,
+        ));
     }
 
     fn metrics(&self, name: &str) -> Vec<Metric> {
@@ -121,8 +124,18 @@ fn groups_of(record: &Record) -> Vec<String> {
 /// Records without a language are libphonenumber's English test sentences.
 fn is_latin_script(lang: Option<&str>) -> bool {
     const OTHER_SCRIPTS: &[&str] = &[
-        "chinese", "japanese", "korean", "hindi", "arabic", "hebrew", "russian", "bulgarian",
-        "ukrainian", "greek", "thai", "persian",
+        "chinese",
+        "japanese",
+        "korean",
+        "hindi",
+        "arabic",
+        "hebrew",
+        "russian",
+        "bulgarian",
+        "ukrainian",
+        "greek",
+        "thai",
+        "persian",
     ];
     lang.is_none_or(|lang| !OTHER_SCRIPTS.contains(&lang.to_lowercase().as_str()))
 }
@@ -220,9 +233,23 @@ mod tests {
         let gold = [GoldSpan { start: 5, end: 22 }];
         // Dropping the bracket text still matches on digits, not on the exact span.
         let score = digit_normalised(text, &[prediction(text, 5, 22)], &gold);
-        assert_eq!(score, SpanScore { tp: 1, fp: 0, fn_: 0 });
+        assert_eq!(
+            score,
+            SpanScore {
+                tp: 1,
+                fp: 0,
+                fn_: 0
+            }
+        );
         let score = digit_normalised(text, &[prediction(text, 9, 22)], &gold);
-        assert_eq!(score, SpanScore { tp: 0, fp: 1, fn_: 1 });
+        assert_eq!(
+            score,
+            SpanScore {
+                tp: 0,
+                fp: 1,
+                fn_: 1
+            }
+        );
     }
 
     #[test]

@@ -15,8 +15,10 @@ pub type TokenSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
 pub trait LlmClient: Send + Sync {
     /// One chat completion. Transport retries happen inside; the response's `usage`, `latency`
     /// and `attempts` cover all of them.
-    fn chat<'a>(&'a self, request: &'a ChatRequest)
-    -> BoxFuture<'a, Result<ChatResponse, crate::LlmError>>;
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, crate::LlmError>>;
 
     /// Like [`chat`](Self::chat), streaming assistant text to `on_token` as it arrives (SSE);
     /// returns the assembled response.

@@ -25,8 +25,14 @@ pub enum LlmError {
         url: String,
         reason: String,
     },
-    #[error("invalid model '{0}': expected provider:model, e.g. openai:gpt-4o-mini or ollama:qwen2.5:3b")]
+    #[error(
+        "invalid model '{0}': expected provider:model, e.g. openai:gpt-4o-mini or ollama:qwen2.5:3b"
+    )]
     InvalidModel(String),
     #[error("no API key for {provider}: set {variable}")]
     MissingKey { provider: String, variable: String },
+    /// Settings that cannot work, found before any request is sent (e.g. an OpenAI-compatible
+    /// server without a base URL).
+    #[error("cannot use {provider}: {reason}")]
+    Misconfigured { provider: String, reason: String },
 }

@@ -112,6 +112,14 @@ pub struct ChatRequest {
     pub extra: Map<String, Value>,
 }
 
+impl ChatRequest {
+    /// `temperature` as JSON, written the way it was given: `0.2`, not `0.20000000298023224`.
+    pub(crate) fn temperature_json(&self) -> Option<Value> {
+        let shortest: f64 = self.temperature?.to_string().parse().ok()?;
+        serde_json::Number::from_f64(shortest).map(Value::Number)
+    }
+}
+
 /// Tokens a call consumed, summed over transport retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {

@@ -1,1 +1,703 @@
-//! placeholder, being written
+//! Test support for Quarry: a local model server with scripted replies.
+//!
+//! [`ScriptedServer`] listens on `127.0.0.1` on a free port and speaks two wire protocols:
+//! `POST /v1/chat/completions` (OpenAI-compatible) and `POST /v1/messages` (Anthropic), each
+//! with Server-Sent Events when the request says `"stream": true`. Every request takes the next
+//! [`Scripted`] reply from a FIFO script (per model if the test queued one for that model);
+//! when the script is empty it answers 500 with a body saying so. Every request is recorded, so
+//! tests can assert the exact wire a client sent.
+//!
+//! The server runs on its own thread and runtime, so it works from sync and async tests alike,
+//! and stops when dropped.
+//!
+//! ```no_run
+//! use quarry_testkit::{Reply, ScriptedServer};
+//! let server = ScriptedServer::start();
+//! server.push(Reply::tool_call("submit", r#"{"name":"Ada"}"#));
+//! server.push(Reply::rate_limited(1));
+//! server.push(Reply::content("```json\n{\"name\": \"Ada\"}\n```").with_usage(120, 30));
+//! let base = server.base_url(); // http://127.0.0.1:PORT/v1
+//! ```
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use axum::routing::post;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// What the server answers to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// An assistant message with this text: prose, fenced JSON, malformed JSON, anything.
+    Content(String),
+    /// One tool call; `arguments` is sent as the raw text (it need not be valid JSON).
+    ToolCall { name: String, arguments: String },
+    /// Several tool calls in one assistant turn, as `(name, arguments)`.
+    ToolCalls(Vec<(String, String)>),
+    /// An HTTP error with this body, and a `Retry-After: <seconds>` header when set.
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<u64>,
+    },
+    /// Exactly these bytes with this status and content type (for replies no server should send).
+    Raw {
+        code: u16,
+        content_type: String,
+        body: String,
+    },
+}
+
+impl Reply {
+    pub fn content(text: impl Into<String>) -> Reply {
+        Reply::Content(text.into())
+    }
+
+    pub fn tool_call(name: impl Into<String>, arguments: impl Into<String>) -> Reply {
+        Reply::ToolCall {
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    pub fn status(code: u16, body: impl Into<String>) -> Reply {
+        Reply::Status {
+            code,
+            body: body.into(),
+            retry_after: None,
+        }
+    }
+
+    /// HTTP 429 with `Retry-After: seconds`.
+    pub fn rate_limited(retry_after_seconds: u64) -> Reply {
+        Reply::Status {
+            code: 429,
+            body: json!({"error": {"message": "rate limited", "type": "rate_limit_error"}})
+                .to_string(),
+            retry_after: Some(retry_after_seconds),
+        }
+    }
+
+    /// This reply, sent after `delay` (a slow model).
+    pub fn after(self, delay: Duration) -> Scripted {
+        Scripted::from(self).after(delay)
+    }
+
+    /// This reply, reporting this token usage.
+    pub fn with_usage(self, prompt_tokens: u64, completion_tokens: u64) -> Scripted {
+        Scripted::from(self).with_usage(prompt_tokens, completion_tokens)
+    }
+}
+
+/// Token usage a reply reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// A [`Reply`] with its delay and reported usage. By default: no delay, 10 prompt and 5
+/// completion tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scripted {
+    pub reply: Reply,
+    pub delay: Duration,
+    pub usage: TokenUsage,
+}
+
+impl Scripted {
+    pub const DEFAULT_USAGE: TokenUsage = TokenUsage {
+        prompt_tokens: 10,
+        completion_tokens: 5,
+    };
+
+    pub fn after(mut self, delay: Duration) -> Scripted {
+        self.delay = delay;
+        self
+    }
+
+    pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Scripted {
+        self.usage = TokenUsage {
+            prompt_tokens,
+            completion_tokens,
+        };
+        self
+    }
+}
+
+impl From<Reply> for Scripted {
+    fn from(reply: Reply) -> Scripted {
+        Scripted {
+            reply,
+            delay: Duration::ZERO,
+            usage: Scripted::DEFAULT_USAGE,
+        }
+    }
+}
+
+/// One request the server received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// `/v1/chat/completions` or `/v1/messages`.
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: BTreeMap<String, String>,
+    /// The JSON body (a JSON string holding the raw text if the body was not JSON).
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct Script {
+    any_model: VecDeque<Scripted>,
+    by_model: HashMap<String, VecDeque<Scripted>>,
+}
+
+impl Script {
+    fn next_for(&mut self, model: &str) -> Option<Scripted> {
+        if let Some(reply) = self.by_model.get_mut(model).and_then(VecDeque::pop_front) {
+            return Some(reply);
+        }
+        self.any_model.pop_front()
+    }
+
+    fn len(&self) -> usize {
+        self.any_model.len() + self.by_model.values().map(VecDeque::len).sum::<usize>()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    script: Mutex<Script>,
+    recorded: Mutex<Vec<Recorded>>,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+}
+
+/// Locks even if a panicking test thread poisoned the mutex: the data is still what was recorded.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A local model server with scripted replies; see the crate docs.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ScriptedServer {
+    /// Starts the server on `127.0.0.1` on a free port, with an empty script.
+    pub fn start() -> ScriptedServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener
+            .set_nonblocking(true)
+            .expect("set the listener non-blocking");
+        let addr = listener
+            .local_addr()
+            .expect("local address of the listener");
+        let shared = Arc::new(Shared::default());
+        let app = Router::new()
+            .route("/v1/chat/completions", post(openai_chat))
+            .route("/v1/messages", post(anthropic_messages))
+            .with_state(Arc::clone(&shared));
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name(format!("scripted-server-{}", addr.port()))
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("build the server runtime");
+                runtime.block_on(async move {
+                    let listener = tokio::net::TcpListener::from_std(listener)
+                        .expect("hand the listener to tokio");
+                    tokio::select! {
+                        result = axum::serve(listener, app).into_future() => {
+                            result.expect("the scripted server failed");
+                        }
+                        _ = stopped => {}
+                    }
+                });
+                // Connections still open (a client mid-stream) are dropped, not waited for.
+                runtime.shutdown_background();
+            })
+            .expect("spawn the server thread");
+        ScriptedServer {
+            addr,
+            shared,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    /// Starts the server with `replies` queued.
+    pub fn with_script<R: Into<Scripted>>(replies: impl IntoIterator<Item = R>) -> ScriptedServer {
+        let server = ScriptedServer::start();
+        for reply in replies {
+            server.push(reply);
+        }
+        server
+    }
+
+    /// Base URL for OpenAI-compatible clients: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Base URL for Anthropic clients (which add `/v1/messages`): `http://127.0.0.1:PORT`.
+    pub fn anthropic_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues a reply for the next request, whatever its model.
+    pub fn push(&self, reply: impl Into<Scripted>) -> &ScriptedServer {
+        lock(&self.shared.script).any_model.push_back(reply.into());
+        self
+    }
+
+    /// Queues a reply for the next request naming `model`; such requests fall back to the
+    /// shared queue once the model's own is empty.
+    pub fn push_for_model(&self, model: &str, reply: impl Into<Scripted>) -> &ScriptedServer {
+        lock(&self.shared.script)
+            .by_model
+            .entry(model.to_string())
+            .or_default()
+            .push_back(reply.into());
+        self
+    }
+
+    /// Replies not yet used.
+    pub fn remaining(&self) -> usize {
+        lock(&self.shared.script).len()
+    }
+
+    /// Bodies of the requests received so far, in arrival order.
+    pub fn requests(&self) -> Vec<Value> {
+        lock(&self.shared.recorded)
+            .iter()
+            .map(|request| request.body.clone())
+            .collect()
+    }
+
+    /// Requests received so far with path and headers.
+    pub fn recorded(&self) -> Vec<Recorded> {
+        lock(&self.shared.recorded).clone()
+    }
+
+    pub fn request_count(&self) -> usize {
+        lock(&self.shared.recorded).len()
+    }
+
+    /// The most requests the server was handling at the same time (delays included).
+    pub fn max_concurrent(&self) -> usize {
+        self.shared.max_in_flight.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Counts a request as in flight until dropped.
+struct InFlight<'a>(&'a Shared);
+
+impl<'a> InFlight<'a> {
+    fn enter(shared: &'a Shared) -> InFlight<'a> {
+        let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(shared)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+}
+
+async fn openai_chat(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    answer(&shared, Wire::OpenAi, headers, body).await
+}
+
+async fn anthropic_messages(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    answer(&shared, Wire::Anthropic, headers, body).await
+}
+
+async fn answer(shared: &Shared, wire: Wire, headers: HeaderMap, body: Bytes) -> Response {
+    let _in_flight = InFlight::enter(shared);
+    let body: Value = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let model = body["model"].as_str().unwrap_or("").to_string();
+    let stream = body["stream"] == Value::Bool(true);
+    let sequence = {
+        let mut recorded = lock(&shared.recorded);
+        recorded.push(Recorded {
+            path: match wire {
+                Wire::OpenAi => "/v1/chat/completions".into(),
+                Wire::Anthropic => "/v1/messages".into(),
+            },
+            headers: headers
+                .iter()
+                .map(|(name, value)| {
+                    (
+                        name.as_str().to_string(),
+                        String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            body,
+        });
+        recorded.len()
+    };
+    let Some(scripted) = lock(&shared.script).next_for(&model) else {
+        let message = format!(
+            "quarry-testkit: the script has no reply left for request #{sequence} (model '{model}'); \
+             queue one with ScriptedServer::push"
+        );
+        return json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"error": {"message": message, "type": "script_exhausted"}}).to_string(),
+        );
+    };
+    if !scripted.delay.is_zero() {
+        tokio::time::sleep(scripted.delay).await;
+    }
+    let turn = match scripted.reply {
+        Reply::Status {
+            code,
+            body,
+            retry_after,
+        } => {
+            let mut response = json_response(status_code(code), body);
+            if let Some(seconds) = retry_after {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            return response;
+        }
+        Reply::Raw {
+            code,
+            content_type,
+            body,
+        } => {
+            return Response::builder()
+                .status(status_code(code))
+                .header(header::CONTENT_TYPE, content_type)
+                .body(Body::from(body))
+                .expect("a valid raw response");
+        }
+        Reply::Content(text) => Turn {
+            text: Some(text),
+            calls: Vec::new(),
+        },
+        Reply::ToolCall { name, arguments } => Turn {
+            text: None,
+            calls: vec![(name, arguments)],
+        },
+        Reply::ToolCalls(calls) => Turn { text: None, calls },
+    };
+    let usage = scripted.usage;
+    match (wire, stream) {
+        (Wire::OpenAi, false) => json_response(
+            StatusCode::OK,
+            openai_completion(&turn, &model, usage, sequence).to_string(),
+        ),
+        (Wire::OpenAi, true) => sse_response(openai_stream(&turn, &model, usage, sequence)),
+        (Wire::Anthropic, false) => json_response(
+            StatusCode::OK,
+            anthropic_message(&turn, &model, usage, sequence).to_string(),
+        ),
+        (Wire::Anthropic, true) => sse_response(anthropic_stream(&turn, &model, usage, sequence)),
+    }
+}
+
+/// An assistant turn to encode in either wire format.
+struct Turn {
+    text: Option<String>,
+    calls: Vec<(String, String)>,
+}
+
+fn status_code(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    let content_type = if serde_json::from_str::<Value>(&body).is_ok() {
+        "application/json"
+    } else {
+        "text/plain; charset=utf-8"
+    };
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, content_type)
+        .body(Body::from(body))
+        .expect("a valid response")
+}
+
+/// Streams the events, each split in two pieces so clients must join data across chunks.
+fn sse_response(events: Vec<String>) -> Response {
+    let pieces: Vec<Result<Bytes, Infallible>> = events
+        .into_iter()
+        .flat_map(|event| {
+            let bytes = Bytes::from(event);
+            let middle = bytes.len() / 2;
+            [Ok(bytes.slice(..middle)), Ok(bytes.slice(middle..))]
+        })
+        .collect();
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(futures_util::stream::iter(pieces)))
+        .expect("a valid event-stream response")
+}
+
+/// Text as a model streams it: word by word, whitespace attached.
+fn text_pieces(text: &str) -> Vec<&str> {
+    text.split_inclusive(char::is_whitespace).collect()
+}
+
+/// Tool arguments as models stream them: fragments of a few characters.
+fn argument_pieces(arguments: &str) -> Vec<String> {
+    let chars: Vec<char> = arguments.chars().collect();
+    chars
+        .chunks(7)
+        .map(|chunk| chunk.iter().collect())
+        .collect()
+}
+
+fn openai_completion(turn: &Turn, model: &str, usage: TokenUsage, sequence: usize) -> Value {
+    let mut message = json!({"role": "assistant", "content": turn.text});
+    if !turn.calls.is_empty() {
+        message["tool_calls"] = turn
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(index, (name, arguments))| {
+                json!({
+                    "id": format!("call_{sequence}_{index}"),
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                })
+            })
+            .collect();
+    }
+    json!({
+        "id": format!("chatcmpl-testkit-{sequence}"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": openai_finish(turn)}],
+        "usage": openai_usage(usage),
+    })
+}
+
+fn openai_finish(turn: &Turn) -> &'static str {
+    if turn.calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    }
+}
+
+fn openai_usage(usage: TokenUsage) -> Value {
+    json!({
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+    })
+}
+
+fn openai_stream(turn: &Turn, model: &str, usage: TokenUsage, sequence: usize) -> Vec<String> {
+    let id = format!("chatcmpl-testkit-{sequence}");
+    let chunk = |choices: Value, usage: Value| {
+        let chunk = json!({
+            "id": id,
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": choices,
+            "usage": usage,
+        });
+        format!("data: {chunk}\n\n")
+    };
+    let delta = |delta: Value| {
+        chunk(
+            json!([{"index": 0, "delta": delta, "finish_reason": null}]),
+            Value::Null,
+        )
+    };
+    let mut events = vec![delta(json!({"role": "assistant", "content": ""}))];
+    if let Some(text) = &turn.text {
+        events.extend(
+            text_pieces(text)
+                .into_iter()
+                .map(|piece| delta(json!({"content": piece}))),
+        );
+    }
+    for (index, (name, arguments)) in turn.calls.iter().enumerate() {
+        events.push(delta(json!({"tool_calls": [{
+            "index": index,
+            "id": format!("call_{sequence}_{index}"),
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }]})));
+        events.extend(argument_pieces(arguments).into_iter().map(|piece| {
+            delta(json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
+        }));
+    }
+    events.push(chunk(
+        json!([{"index": 0, "delta": {}, "finish_reason": openai_finish(turn)}]),
+        Value::Null,
+    ));
+    events.push(chunk(json!([]), openai_usage(usage)));
+    events.push("data: [DONE]\n\n".to_string());
+    events
+}
+
+/// Anthropic requires `input` to be an object; arguments that are not JSON are sent as a JSON
+/// string so the test still sees them (streaming sends them verbatim as `partial_json`).
+fn anthropic_input(arguments: &str) -> Value {
+    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
+}
+
+fn anthropic_stop(turn: &Turn) -> &'static str {
+    if turn.calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    }
+}
+
+fn anthropic_message(turn: &Turn, model: &str, usage: TokenUsage, sequence: usize) -> Value {
+    let mut content = Vec::new();
+    if let Some(text) = &turn.text {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    for (index, (name, arguments)) in turn.calls.iter().enumerate() {
+        content.push(json!({
+            "type": "tool_use",
+            "id": format!("toolu_{sequence}_{index}"),
+            "name": name,
+            "input": anthropic_input(arguments),
+        }));
+    }
+    json!({
+        "id": format!("msg_testkit_{sequence}"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": anthropic_stop(turn),
+        "stop_sequence": null,
+        "usage": {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens},
+    })
+}
+
+fn anthropic_stream(turn: &Turn, model: &str, usage: TokenUsage, sequence: usize) -> Vec<String> {
+    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let mut events = vec![
+        event(
+            "message_start",
+            json!({"type": "message_start", "message": {
+                "id": format!("msg_testkit_{sequence}"),
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": null,
+                "stop_sequence": null,
+                "usage": {"input_tokens": usage.prompt_tokens, "output_tokens": 1},
+            }}),
+        ),
+        event("ping", json!({"type": "ping"})),
+    ];
+    let mut index = 0;
+    if let Some(text) = &turn.text {
+        events.push(event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index,
+                   "content_block": {"type": "text", "text": ""}}),
+        ));
+        for piece in text_pieces(text) {
+            events.push(event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                       "delta": {"type": "text_delta", "text": piece}}),
+            ));
+        }
+        events.push(event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    }
+    for (call, (name, arguments)) in turn.calls.iter().enumerate() {
+        events.push(event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": format!("toolu_{sequence}_{call}"), "name": name, "input": {},
+            }}),
+        ));
+        for piece in argument_pieces(arguments) {
+            events.push(event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                       "delta": {"type": "input_json_delta", "partial_json": piece}}),
+            ));
+        }
+        events.push(event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    }
+    events.push(event(
+        "message_delta",
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": anthropic_stop(turn), "stop_sequence": null},
+               "usage": {"output_tokens": usage.completion_tokens}}),
+    ));
+    events.push(event("message_stop", json!({"type": "message_stop"})));
+    events
+}

@@ -12,11 +12,17 @@ use super::model::DatePart;
 pub(crate) fn numeric_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
     let a = c.num(i).filter(|n| !n.ordinal)?;
     // Inside a longer dotted or slashed number ("1.2.3.4", "0.8/15"): not a date.
-    if i > 0 && c.tight(i) && (c.punct(i - 1, b'.') || c.punct(i - 1, b'/')) && c.num(i.wrapping_sub(2)).is_some() {
+    if i > 0
+        && c.tight(i)
+        && (c.punct(i - 1, b'.') || c.punct(i - 1, b'/'))
+        && c.num(i.wrapping_sub(2)).is_some()
+    {
         return None;
     }
     let sep = separator(c, i + 1)?;
-    let b = c.num(i + 2).filter(|n| !n.ordinal && n.digits <= 2 && c.tight(i + 2))?;
+    let b = c
+        .num(i + 2)
+        .filter(|n| !n.ordinal && n.digits <= 2 && c.tight(i + 2))?;
     let third = c.tight(i + 3) && c.punct(i + 3, sep) && c.tight(i + 4);
     if third {
         let y = c.num(i + 4).filter(|n| !n.ordinal)?;
@@ -34,12 +40,20 @@ pub(crate) fn numeric_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
         if y.digits == 2 && sep == b'.' && (a.digits != 2 || b.digits != 2) {
             return None; // "1.2.10" is a version number
         }
-        let year = if y.digits == 2 { two_digit_year(y.value) } else { y.value as i32 };
+        let year = if y.digits == 2 {
+            two_digit_year(y.value)
+        } else {
+            y.value as i32
+        };
         let day_first = match sep {
             b'.' => b.value <= 12,
             _ => a.value > 12,
         };
-        let (month, day) = if day_first { (b.value, a.value) } else { (a.value, b.value) };
+        let (month, day) = if day_first {
+            (b.value, a.value)
+        } else {
+            (a.value, b.value)
+        };
         return full(year, month, day).map(|part| (end, part));
     }
     // Two numbers: month/day with a slash only, never a fraction or a ratio.
@@ -52,7 +66,11 @@ pub(crate) fn numeric_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
     if matches!(c.lex(i + 3), Lex::Unit(_)) || c.is(i + 3, "h") || c.punct(i + 3, b'%') {
         return None;
     }
-    let (month, day) = if a.value > 12 { (b.value, a.value) } else { (a.value, b.value) };
+    let (month, day) = if a.value > 12 {
+        (b.value, a.value)
+    } else {
+        (a.value, b.value)
+    };
     valid_month_day(month, day).then_some((
         i + 3,
         DatePart {
@@ -76,7 +94,11 @@ fn trailing_number(c: &Cursor, i: usize) -> bool {
 }
 
 pub(crate) fn two_digit_year(yy: u32) -> i32 {
-    if yy < 50 { 2000 + yy as i32 } else { 1900 + yy as i32 }
+    if yy < 50 {
+        2000 + yy as i32
+    } else {
+        1900 + yy as i32
+    }
 }
 
 fn full(year: i32, month: u32, day: u32) -> Option<DatePart> {
@@ -144,8 +166,13 @@ pub(crate) fn day_number(c: &Cursor, i: usize) -> Option<(usize, u32)> {
 
 /// A four-digit year 1000..=2999, or `'21`.
 fn year_at(c: &Cursor, i: usize) -> Option<(usize, i32)> {
-    if let Some(y) = c.plain(i, 4).filter(|_| c.num(i).is_some_and(|n| n.digits == 4)) {
-        if (1000..=2999).contains(&y) && !(c.tight(i + 1) && (c.punct(i + 1, b':') || c.num(i + 1).is_some())) {
+    if let Some(y) = c
+        .plain(i, 4)
+        .filter(|_| c.num(i).is_some_and(|n| n.digits == 4))
+    {
+        if (1000..=2999).contains(&y)
+            && !(c.tight(i + 1) && (c.punct(i + 1, b':') || c.num(i + 1).is_some()))
+        {
             return Some((i + 1, y as i32));
         }
         return None;
@@ -193,8 +220,14 @@ pub(crate) fn named_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
             return None;
         }
     }
-    let numeric = if weekday.is_some() { numeric_date(c, j) } else { None };
-    let (end, mut part) = numeric.or_else(|| month_first(c, j)).or_else(|| day_first(c, j))?;
+    let numeric = if weekday.is_some() {
+        numeric_date(c, j)
+    } else {
+        None
+    };
+    let (end, mut part) = numeric
+        .or_else(|| month_first(c, j))
+        .or_else(|| day_first(c, j))?;
     if weekday.is_some() && part.day.is_none() {
         return None;
     }
@@ -211,14 +244,26 @@ fn month_first(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
         None
     };
     let k = if sep.is_some() { j + 1 } else { j };
-    let day_sep = if sep.is_some() { c.word(j).as_bytes()[0] } else { b' ' };
+    let day_sep = if sep.is_some() {
+        c.word(j).as_bytes()[0]
+    } else {
+        b' '
+    };
     // "May the 4th"
-    let k = if c.rel(k, Rel::The) && c.joined(k) && c.num(k + 1).is_some_and(|n| n.ordinal) { k + 1 } else { k };
+    let k = if c.rel(k, Rel::The) && c.joined(k) && c.num(k + 1).is_some_and(|n| n.ordinal) {
+        k + 1
+    } else {
+        k
+    };
     if c.joined(k)
         && let Some((after_day, day)) = day_number(c, k)
         && (c.num(k).is_some() || c.word(k).len() > 2)
         && valid_month_day(month, day)
-        && !(c.tight(after_day) && (c.punct(after_day, b':') || c.punct(after_day, b'.') && c.tight(after_day + 1) && c.num(after_day + 1).is_some()))
+        && !(c.tight(after_day)
+            && (c.punct(after_day, b':')
+                || c.punct(after_day, b'.')
+                    && c.tight(after_day + 1)
+                    && c.num(after_day + 1).is_some()))
         && !matches!(c.lex(after_day), Lex::Unit(_))
     {
         let year = trailing_year(c, after_day, Some(day_sep));
@@ -240,8 +285,16 @@ fn month_first(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
         return None;
     }
     if c.joined(j) {
-        let year_start = if c.punct(j, b',') || c.punct(j, b'-') && c.tight(j) { j + 1 } else { j };
-        let year_start = if c.rel(year_start, Rel::Of) || c.rel(year_start, Rel::In) { year_start + 1 } else { year_start };
+        let year_start = if c.punct(j, b',') || c.punct(j, b'-') && c.tight(j) {
+            j + 1
+        } else {
+            j
+        };
+        let year_start = if c.rel(year_start, Rel::Of) || c.rel(year_start, Rel::In) {
+            year_start + 1
+        } else {
+            year_start
+        };
         if let Some((end, year)) = year_at(c, year_start).filter(|_| c.joined(year_start)) {
             return Some((
                 end,
@@ -387,19 +440,31 @@ fn quarter_word(c: &Cursor, i: usize) -> Option<u32> {
         return None;
     }
     c.plain(i + 1, 1)
-        .filter(|q| (1..=4).contains(q) && c.tight(i + 1) && !(c.tight(i + 2) && !c.is_punct(i + 2)))
+        .filter(|q| (1..=4).contains(q) && c.tight(i + 1) && !c.glued(i + 2))
 }
 
 /// "Q1 2019", "q1-2019", "2017 q1", "third quarter", "3rd qtr of 2014".
-pub(crate) fn quarter(c: &Cursor, i: usize, today: chrono::NaiveDate) -> Option<(usize, super::model::Moment)> {
+pub(crate) fn quarter(
+    c: &Cursor,
+    i: usize,
+    today: chrono::NaiveDate,
+) -> Option<(usize, super::model::Moment)> {
     use chrono::Datelike;
     if let Some(q) = quarter_word(c, i) {
-        let j = if (c.punct(i + 2, b'-') || c.punct(i + 2, b',')) && c.joined(i + 3) { i + 3 } else { i + 2 };
+        let j = if (c.punct(i + 2, b'-') || c.punct(i + 2, b',')) && c.joined(i + 3) {
+            i + 3
+        } else {
+            i + 2
+        };
         let (end, year) = year_at(c, j).filter(|_| c.joined(j))?;
         return Some((end, super::resolve::quarter_span(year, q)?));
     }
     if let Some((j, year)) = year_at(c, i) {
-        let k = if c.punct(j, b'-') && c.tight(j) { j + 1 } else { j };
+        let k = if c.punct(j, b'-') && c.tight(j) {
+            j + 1
+        } else {
+            j
+        };
         let q = quarter_word(c, k).filter(|_| c.joined(k))?;
         return Some((k + 2, super::resolve::quarter_span(year, q)?));
     }

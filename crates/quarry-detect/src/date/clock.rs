@@ -30,7 +30,13 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
     }
     let h = c.num(i).filter(|n| !n.ordinal && n.digits <= 2)?;
     // Inside a longer number ("1.5:30", "v2:10").
-    if i > 0 && c.tight(i) && (c.num(i - 1).is_some() || c.punct(i - 1, b'.') || c.punct(i - 1, b':') || c.is_word(i - 1) && !c.is(i - 1, "t")) {
+    if i > 0
+        && c.tight(i)
+        && (c.num(i - 1).is_some()
+            || c.punct(i - 1, b'.')
+            || c.punct(i - 1, b':')
+            || c.is_word(i - 1) && !c.is(i - 1, "t"))
+    {
         return None;
     }
     let h = h.value;
@@ -66,7 +72,9 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
     }
     // 15h00, 10h11
     if c.is(i + 1, "h") && c.tight(i + 1) && h < 24 {
-        if c.tight(i + 2) && let Some(m) = two_digits(c, i + 2).filter(|&m| m < 60) {
+        if c.tight(i + 2)
+            && let Some(m) = two_digits(c, i + 2).filter(|&m| m < 60)
+        {
             return Some((i + 3, at(h, m, 0, true)));
         }
         return None;
@@ -89,7 +97,9 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
 }
 
 fn two_digits(c: &Cursor, i: usize) -> Option<u32> {
-    c.num(i).filter(|n| n.digits == 2 && !n.ordinal).map(|n| n.value)
+    c.num(i)
+        .filter(|n| n.digits == 2 && !n.ordinal)
+        .map(|n| n.value)
 }
 
 fn at(hour: u32, minute: u32, second: u32, meridiem: bool) -> TimePart {
@@ -170,7 +180,11 @@ fn part_of_day(c: &Cursor, i: usize, part: TimePart) -> (usize, TimePart) {
     } else {
         return (i, part);
     };
-    let hour = if pm && part.hour < 12 { part.hour + 12 } else { part.hour };
+    let hour = if pm && part.hour < 12 {
+        part.hour + 12
+    } else {
+        part.hour
+    };
     (
         end,
         TimePart {

@@ -35,7 +35,9 @@ pub(crate) fn moment(c: &Cursor, i: usize) -> Found {
 }
 
 fn is_hedge(c: &Cursor, i: usize) -> bool {
-    ["around", "about", "circa", "approximately", "approx"].iter().any(|w| c.is(i, w))
+    ["around", "about", "circa", "approximately", "approx"]
+        .iter()
+        .any(|w| c.is(i, w))
 }
 
 /// "3 pm or later", "Friday or earlier": an open range from (or to) the moment.
@@ -57,7 +59,9 @@ fn or_later(c: &Cursor, (end, m): (usize, Moment)) -> (usize, Moment) {
 
 fn core_moment(c: &Cursor, i: usize) -> Found {
     // "at 6.": a bare hour after "at" (the span leaves "at" out).
-    if i > 0 && c.rel(i - 1, Rel::At) && c.joined(i)
+    if i > 0
+        && c.rel(i - 1, Rel::At)
+        && c.joined(i)
         && let Some((end, t)) = bare_hour(c, i)
         && time(c, i).is_none()
     {
@@ -85,7 +89,10 @@ pub(crate) fn date_at(c: &Cursor, i: usize) -> Found {
     best = longer(best, part(named_date(c, i)));
     best = longer(best, part(year_month(c, i)));
     best = longer(best, quarter(c, i, today));
-    best = longer(best, holiday(c, i).map(|(end, date)| (end, Moment::day(date))));
+    best = longer(
+        best,
+        holiday(c, i).map(|(end, date)| (end, Moment::day(date))),
+    );
     longer(best, relative(c, i))
 }
 
@@ -97,7 +104,9 @@ fn date_with_time(c: &Cursor, i: usize) -> Found {
         return Some(part_of_day_with_time(c, end, moment).unwrap_or((end, moment)));
     };
     // ISO 8601: 2024-01-15T15:00:00+02:00
-    if c.tight(end) && c.is(end, "t") && c.tight(end + 1)
+    if c.tight(end)
+        && c.is(end, "t")
+        && c.tight(end + 1)
         && let Some((after, t)) = time(c, end + 1)
     {
         let (after, offset) = match iso_offset(c, after) {
@@ -114,12 +123,15 @@ fn date_with_time(c: &Cursor, i: usize) -> Found {
     if (c.punct(k, b',') || c.punct(k, b'-') && c.tight(k)) && c.joined(k + 1) {
         k += 1;
     }
-    let at_word = c.rel(k, Rel::At) || c.punct(k, b'@') || c.is(k, "um") || c.is(k, "u") || c.is(k, "klo");
+    let at_word =
+        c.rel(k, Rel::At) || c.punct(k, b'@') || c.is(k, "um") || c.is(k, "u") || c.is(k, "klo");
     if at_word && c.joined(k + 1) {
         k += 1;
     }
     if c.joined(k) {
-        if let Some((after, t)) = time(c, k).or_else(|| if at_word { bare_hour(c, k) } else { None }) {
+        if let Some((after, t)) =
+            time(c, k).or_else(|| if at_word { bare_hour(c, k) } else { None })
+        {
             // "Wed Aug 05 12:00:00 2015": the year after the time.
             if let Some((year_end, year)) = ctime_year(c, after)
                 && let Some(fixed) = date.with_year_checked(year)
@@ -129,8 +141,13 @@ fn date_with_time(c: &Cursor, i: usize) -> Found {
             return Some((after, at(date, t, t.offset)?));
         }
         // "tuesday afternoon", "15 of february in the morning"
-        let j = if c.rel(k, Rel::In) && c.rel(k + 1, Rel::The) { k + 2 } else { k };
-        if let Lex::Rel(part @ (Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)) = c.lex(j)
+        let j = if c.rel(k, Rel::In) && c.rel(k + 1, Rel::The) {
+            k + 2
+        } else {
+            k
+        };
+        if let Lex::Rel(part @ (Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)) =
+            c.lex(j)
             && c.joined(j)
             && (j == k || j == end + 2)
         {
@@ -169,8 +186,12 @@ impl WithYear for NaiveDate {
 }
 
 fn ctime_year(c: &Cursor, i: usize) -> Option<(usize, i32)> {
-    let n = c.num(i).filter(|n| n.digits == 4 && !n.ordinal && c.joined(i))?;
-    (1000..=2999).contains(&n.value).then_some((i + 1, n.value as i32))
+    let n = c
+        .num(i)
+        .filter(|n| n.digits == 4 && !n.ordinal && c.joined(i))?;
+    (1000..=2999)
+        .contains(&n.value)
+        .then_some((i + 1, n.value as i32))
 }
 
 /// "at 6", "at 7." — a bare hour is a time only after "at" and before a boundary.
@@ -182,7 +203,10 @@ fn bare_hour(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
         || c.punct(i + 1, b',')
         || c.punct(i + 1, b'!')
         || c.punct(i + 1, b'?')
-        || matches!(c.lex(i + 1), Lex::Rel(Rel::Tomorrow | Rel::Today | Rel::Tonight | Rel::On) | Lex::Weekday(_));
+        || matches!(
+            c.lex(i + 1),
+            Lex::Rel(Rel::Tomorrow | Rel::Today | Rel::Tonight | Rel::On) | Lex::Weekday(_)
+        );
     next_ok.then_some((
         i + 1,
         TimePart {
@@ -297,13 +321,18 @@ fn year_after_preposition(c: &Cursor, i: usize) -> Found {
     }
     let strong = matches!(
         c.lex(prev),
-        Lex::Rel(Rel::In | Rel::Since | Rel::After | Rel::Before | Rel::Till | Rel::From | Rel::Through)
-    ) || ["during", "by", "year", "until", "circa", "early", "late", "fiscal", "fy"]
-        .iter()
-        .any(|w| c.is(prev, w));
+        Lex::Rel(
+            Rel::In | Rel::Since | Rel::After | Rel::Before | Rel::Till | Rel::From | Rel::Through
+        )
+    ) || [
+        "during", "by", "year", "until", "circa", "early", "late", "fiscal", "fy",
+    ]
+    .iter()
+    .any(|w| c.is(prev, w));
     let weak = matches!(c.lex(prev), Lex::Rel(Rel::Of | Rel::To | Rel::And))
         && !(c.is_word(end) && c.joined(end) && matches!(c.lex(end), Lex::Other));
-    let and_list = c.rel(prev, Rel::And) && prev >= 1 && c.num(prev - 1).is_some_and(|n| n.digits == 4);
+    let and_list =
+        c.rel(prev, Rel::And) && prev >= 1 && c.num(prev - 1).is_some_and(|n| n.digits == 4);
     if !(strong || weak && (!c.rel(prev, Rel::And) || and_list)) {
         return None;
     }

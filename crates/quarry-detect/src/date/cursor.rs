@@ -82,12 +82,20 @@ impl Cursor<'_> {
     }
 
     pub fn capital(&self, i: usize) -> bool {
-        matches!(self.toks.get(i).map(|t| t.kind), Some(Kind::Word { capital: true, .. }))
+        matches!(
+            self.toks.get(i).map(|t| t.kind),
+            Some(Kind::Word { capital: true, .. })
+        )
     }
 
     /// Token `i` exists and touches the token before it.
     pub fn tight(&self, i: usize) -> bool {
         self.toks.get(i).is_some_and(|t| t.gap == Gap::None)
+    }
+
+    /// Token `i` is a word or number glued to the token before it (as in `2000abc`).
+    pub fn glued(&self, i: usize) -> bool {
+        self.tight(i) && !self.is_punct(i)
     }
 
     /// Token `i` exists and is on the same line as the token before it.

@@ -16,7 +16,11 @@ pub(crate) enum Count {
 pub(crate) fn quantity(c: &Cursor, i: usize) -> Option<(usize, f64, Count)> {
     let (mut end, mut value, count) = if let Some(n) = c.plain(i, 6) {
         // "1.5 hours"
-        if c.punct(i + 1, b'.') && c.tight(i + 1) && c.tight(i + 2) && let Some(frac) = c.num(i + 2) {
+        if c.punct(i + 1, b'.')
+            && c.tight(i + 1)
+            && c.tight(i + 2)
+            && let Some(frac) = c.num(i + 2)
+        {
             let decimal = f64::from(frac.value) / 10f64.powi(i32::from(frac.digits));
             (i + 3, f64::from(n) + decimal, Count::Number)
         } else {
@@ -26,9 +30,15 @@ pub(crate) fn quantity(c: &Cursor, i: usize) -> Option<(usize, f64, Count)> {
         match c.lex(i) {
             Lex::Cardinal(n) => (i + 1, f64::from(n), Count::Number),
             Lex::Tens(t) => {
-                let j = if c.punct(i + 1, b'-') && c.tight(i + 1) { i + 2 } else { i + 1 };
+                let j = if c.punct(i + 1, b'-') && c.tight(i + 1) {
+                    i + 2
+                } else {
+                    i + 1
+                };
                 match c.lex(j) {
-                    Lex::Cardinal(n) if n < 10 && c.joined(j) => (j + 1, f64::from(t + n), Count::Number),
+                    Lex::Cardinal(n) if n < 10 && c.joined(j) => {
+                        (j + 1, f64::from(t + n), Count::Number)
+                    }
                     _ => (i + 1, f64::from(t), Count::Number),
                 }
             }
@@ -64,7 +74,11 @@ pub(crate) fn amount(c: &Cursor, i: usize) -> Option<(usize, Dur, Count)> {
         return None;
     }
     // "a 30-minute call": the hyphenated adjective form.
-    let j = if c.punct(j, b'-') && c.tight(j) && count == Count::Number { j + 1 } else { j };
+    let j = if c.punct(j, b'-') && c.tight(j) && count == Count::Number {
+        j + 1
+    } else {
+        j
+    };
     let unit = c.unit(j)?;
     if count == Count::Article && c.word(j).ends_with('s') {
         return None; // "a days" is not English; avoid "a Mondays"-style noise
@@ -88,8 +102,6 @@ pub(crate) fn amount(c: &Cursor, i: usize) -> Option<(usize, Dur, Count)> {
 }
 
 pub(crate) fn unit_dur(unit: Unit, value: f64) -> Dur {
-    let whole = value.trunc();
-    let frac = value - whole;
     let seconds = |s: f64| Dur {
         seconds: (value * s).round() as i64,
         ..Dur::default()
@@ -110,7 +122,6 @@ pub(crate) fn unit_dur(unit: Unit, value: f64) -> Dur {
             ..Dur::default()
         }
     };
-    let _ = frac;
     match unit {
         Unit::Second => seconds(1.0),
         Unit::Minute => seconds(60.0),

@@ -49,7 +49,10 @@ fn name_at(c: &Cursor, i: usize) -> Option<(usize, Rule)> {
     end = skip_possessive(c, end);
     // "valentine's day", "thanksgiving day", "mother's day": the rule words above that are
     // not complete alone need "day".
-    let needs_day = matches!(first.as_str(), "valentine" | "valentines" | "mother" | "mothers" | "father" | "fathers" | "martin" | "mlk");
+    let needs_day = matches!(
+        first.as_str(),
+        "valentine" | "valentines" | "mother" | "mothers" | "father" | "fathers" | "martin" | "mlk"
+    );
     if c.is(end, "day") {
         end += 1;
     } else if needs_day && !matches!(first.as_str(), "mlk" | "valentine" | "valentines") {
@@ -75,9 +78,18 @@ pub(crate) fn holiday(c: &Cursor, i: usize) -> Option<(usize, NaiveDate)> {
         Lex::Rel(Rel::Next | Rel::Following | Rel::Coming) => (1, i + 1),
         _ => (0, i),
     };
+    if c.lex(start) != Lex::Named {
+        return None;
+    }
     let (end, rule) = name_at(c, start)?;
-    let year_at = if c.rel(end, Rel::In) || c.punct(end, b',') { end + 1 } else { end };
-    if let Some(year) = c.num(year_at).filter(|n| n.digits == 4 && !n.ordinal && c.joined(year_at))
+    let year_at = if c.rel(end, Rel::In) || c.punct(end, b',') {
+        end + 1
+    } else {
+        end
+    };
+    if let Some(year) = c
+        .num(year_at)
+        .filter(|n| n.digits == 4 && !n.ordinal && c.joined(year_at))
         && dir == 0
     {
         return Some((year_at + 1, rule(year.value as i32)?));

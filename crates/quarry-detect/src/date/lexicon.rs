@@ -284,9 +284,7 @@ fn foreign_month_ascii(w: &[u8]) -> Lex {
         | b"septembrie" => 9,
         b"octobre" | b"octubre" | b"oktober" | b"outubro" | b"ottobre" | b"octombrie" => 10,
         b"novembre" | b"noviembre" | b"novembro" | b"noiembrie" => 11,
-        b"decembre" | b"diciembre" | b"dezember" | b"dezembro" | b"dicembre" | b"decembrie" => {
-            12
-        }
+        b"decembre" | b"diciembre" | b"dezember" | b"dezembro" | b"dicembre" | b"decembrie" => 12,
         _ => return Lex::Other,
     };
     Lex::ForeignMonth(month)

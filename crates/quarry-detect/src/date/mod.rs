@@ -41,35 +41,59 @@ use model::Moment;
 /// Every date, time, range and duration in `text`, in order, with byte ranges; relative
 /// expressions resolve against `now` (read as local time).
 pub fn find(text: &str, now: DateTime<FixedOffset>) -> Vec<Detection> {
-    let mut tokens = Vec::with_capacity(text.len() / 6 + 1);
-    token::tokenize(text, &mut tokens);
-    let c = Cursor {
-        text,
-        toks: &tokens,
-        now: now.naive_local(),
-    };
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        if !worth_trying(&c, i) {
-            i += 1;
-            continue;
-        }
-        match longest_at(&c, i) {
-            Some((end, moment)) if end > i => {
-                let (kind, value) = resolve::render(moment);
-                out.push(Detection {
-                    range: tokens[i].start..tokens[end - 1].end,
-                    value,
-                    kind,
-                });
-                i = end;
+    let mut tokens = Vec::with_capacity(WINDOW.min(text.len() / 4 + 8));
+    // Tokens are cut in windows so that memory stays flat on large inputs. A window keeps
+    // `BEHIND` tokens before the first one it parses (rules look back a little) and stops
+    // parsing `AHEAD` tokens before its end (no expression is longer).
+    let (mut from, mut gap, mut skip) = (0, token::Gap::Break, 0);
+    loop {
+        tokens.clear();
+        let stopped = token::tokenize_window(text, from, gap, WINDOW, &mut tokens);
+        let last_window = stopped >= text.len();
+        let parse_until = if last_window {
+            tokens.len()
+        } else {
+            tokens.len() - AHEAD
+        };
+        let c = Cursor {
+            text,
+            toks: &tokens,
+            now: now.naive_local(),
+        };
+        let mut i = skip;
+        while i < parse_until {
+            if !worth_trying(&c, i) {
+                i += 1;
+                continue;
             }
-            _ => i += 1,
+            match longest_at(&c, i) {
+                Some((end, moment)) if end > i => {
+                    let (kind, value) = resolve::render(moment);
+                    out.push(Detection {
+                        range: tokens[i].start..tokens[end - 1].end,
+                        value,
+                        kind,
+                    });
+                    i = end;
+                }
+                _ => i += 1,
+            }
         }
+        if last_window {
+            return out;
+        }
+        let restart = i.saturating_sub(BEHIND);
+        skip = i - restart;
+        from = tokens[restart].start;
+        gap = tokens[restart].gap;
     }
-    out
 }
+
+/// Tokens per window, and the look-behind and look-ahead margins inside it.
+const WINDOW: usize = 4096;
+const BEHIND: usize = 8;
+const AHEAD: usize = 96;
 
 fn longest_at(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let mut best = compose::moment(c, i);
@@ -103,10 +127,7 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
                 || c.num(i + 1).is_some_and(|n| n.ordinal)
                 || matches!(next, Lex::Ordinal(_) | Lex::Tens(_))
         }
-        Lex::Rel(Rel::A) => matches!(
-            next,
-            Lex::Unit(_) | Lex::Rel(Rel::Few | Rel::Couple)
-        ),
+        Lex::Rel(Rel::A) => matches!(next, Lex::Unit(_) | Lex::Rel(Rel::Few | Rel::Couple)),
         Lex::Rel(Rel::In | Rel::Within) => countable,
         Lex::Rel(
             Rel::This
@@ -156,3 +177,6 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         _ => true,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -45,9 +45,10 @@ pub(crate) fn range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     }
     let (a_end, a) = end_at(c, start)?;
     // The joiner: a dash, or a word.
-    let dash = (c.punct(a_end, b'-') || c.punct(a_end, 0) && is_dash(c.word(a_end))) && c.joined(a_end);
+    let dash =
+        (c.punct(a_end, b'-') || c.punct(a_end, 0) && is_dash(c.word(a_end))) && c.joined(a_end);
     let word = joiners.iter().any(|&r| c.rel(a_end, r)) && c.joined(a_end);
-    if !(dash && start == i || dash && c.rel(i, Rel::From) || word) || !c.joined(a_end + 1) {
+    if !(dash && (start == i || c.rel(i, Rel::From)) || word) || !c.joined(a_end + 1) {
         return None;
     }
     let (b_end, b) = end_at(c, a_end + 1)?;
@@ -55,7 +56,11 @@ pub(crate) fn range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     // A date after a time range: "9h30 - 11h00 on Thursday", "between 3 and 5 on 1/1/2015",
     // "between 7 and 9 last night".
     if let Moment::Range(Some(Point::Clock(t1, _)), Some(Point::Clock(t2, _))) = moment {
-        let k = if c.rel(b_end, Rel::On) || c.rel(b_end, Rel::Of) { b_end + 1 } else { b_end };
+        let k = if c.rel(b_end, Rel::On) || c.rel(b_end, Rel::Of) {
+            b_end + 1
+        } else {
+            b_end
+        };
         if c.joined(k)
             && let Some((after, m)) = date_at(c, k)
             && let Some((date, pm)) = day_and_part(m)
@@ -77,7 +82,10 @@ pub(crate) fn weak_range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let (a_end, a) = end_at(c, start)?;
     let joined = c.joined(a_end)
         && (c.punct(a_end, b'-')
-            || joiner_ok && [Rel::To, Rel::Till, Rel::And].iter().any(|&r| c.rel(a_end, r)));
+            || joiner_ok
+                && [Rel::To, Rel::Till, Rel::And]
+                    .iter()
+                    .any(|&r| c.rel(a_end, r)));
     if !joined {
         return None;
     }
@@ -110,19 +118,31 @@ fn end_at(c: &Cursor, i: usize) -> Option<(usize, End)> {
             *best = Some(cand);
         }
     };
-    offer(&mut best, numeric_date(c, i).map(|(e, p)| (e, End::Part(p))));
+    offer(
+        &mut best,
+        numeric_date(c, i).map(|(e, p)| (e, End::Part(p))),
+    );
     offer(&mut best, named_date(c, i).map(|(e, p)| (e, End::Part(p))));
     offer(&mut best, time(c, i).map(|(e, t)| (e, End::Clock(t))));
     if let Some(month) = month_alone(c, i) {
-        offer(&mut best, Some((i + 1, End::Part(DatePart { month: Some(month), ..DatePart::default() }))));
+        offer(
+            &mut best,
+            Some((
+                i + 1,
+                End::Part(DatePart {
+                    month: Some(month),
+                    ..DatePart::default()
+                }),
+            )),
+        );
     }
     if let Some(n) = c.num(i).filter(|n| n.digits == 4 && !n.ordinal)
         && (1000..=2999).contains(&n.value)
-        && !(c.tight(i + 1) && !c.is_punct(i + 1))
+        && !c.glued(i + 1)
     {
         offer(&mut best, Some((i + 1, End::Year(n.value as i32))));
     }
-    if let Some(n) = c.num(i).filter(|n| n.digits <= 2 && !(c.tight(i + 1) && !c.is_punct(i + 1)) ) {
+    if let Some(n) = c.num(i).filter(|n| n.digits <= 2 && !c.glued(i + 1)) {
         if n.ordinal || n.value > 24 {
             offer(&mut best, day_number(c, i).map(|(e, d)| (e, End::Day(d))));
         } else {
@@ -160,7 +180,13 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<(Moment, bool)> {
     let resolved = |p: DatePart| resolve::date_part(today, p);
     let moment = match (a, b) {
         (End::Hour(ha), End::Hour(hb)) if ha <= 24 && hb <= 24 => {
-            let at = |hour| TimePart { hour, minute: 0, second: 0, offset: None, meridiem: false };
+            let at = |hour| TimePart {
+                hour,
+                minute: 0,
+                second: 0,
+                offset: None,
+                meridiem: false,
+            };
             return Some((clocks(at(ha), at(hb))?, true));
         }
         (End::Part(pa), End::Part(pb)) => {
@@ -174,12 +200,20 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<(Moment, bool)> {
                     year += 1;
                 }
                 pb.year = Some(year);
-                pa.year = Some(if (pa.month, pa.day) > (pb.month, pb.day) { year - 1 } else { year });
+                pa.year = Some(if (pa.month, pa.day) > (pb.month, pb.day) {
+                    year - 1
+                } else {
+                    year
+                });
             }
-            if pa.year.is_none() && let Some(y) = pb.year {
+            if pa.year.is_none()
+                && let Some(y) = pb.year
+            {
                 pa.year = Some(if pa.month > pb.month { y - 1 } else { y });
             }
-            if pb.year.is_none() && let Some(y) = pa.year {
+            if pb.year.is_none()
+                && let Some(y) = pa.year
+            {
                 pb.year = Some(if pb.month < pa.month { y + 1 } else { y });
             }
             if pa.day.is_some() != pb.day.is_some() {
@@ -188,19 +222,35 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<(Moment, bool)> {
             span(resolved(pa)?, resolved(pb)?)?
         }
         (End::Part(pa), End::Day(d)) if pa.day.is_some() => {
-            let pb = DatePart { day: Some(d), weekday: None, ..pa };
+            let pb = DatePart {
+                day: Some(d),
+                weekday: None,
+                ..pa
+            };
             span(resolved(pa)?, resolved(pb)?)?
         }
         (End::Day(d), End::Part(pb)) if pb.day.is_some() => {
-            let pa = DatePart { day: Some(d), weekday: None, ..pb };
+            let pa = DatePart {
+                day: Some(d),
+                weekday: None,
+                ..pb
+            };
             span(resolved(pa)?, resolved(pb)?)?
         }
         (End::Hour(d), End::Part(pb)) if pb.day.is_some() && d >= 1 => {
-            let pa = DatePart { day: Some(d), weekday: None, ..pb };
+            let pa = DatePart {
+                day: Some(d),
+                weekday: None,
+                ..pb
+            };
             span(resolved(pa)?, resolved(pb)?)?
         }
         (End::Part(pa), End::Hour(d)) if pa.day.is_some() && pa.month.is_some() && d >= 1 => {
-            let pb = DatePart { day: Some(d), weekday: None, ..pa };
+            let pb = DatePart {
+                day: Some(d),
+                weekday: None,
+                ..pa
+            };
             span(resolved(pa)?, resolved(pb)?)?
         }
         (End::Year(ya), End::Year(yb)) if ya < yb && yb - ya < 200 => {
@@ -208,15 +258,26 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<(Moment, bool)> {
         }
         (End::Clock(ta), End::Clock(tb)) => clocks(ta, tb)?,
         (End::Hour(h), End::Clock(tb)) if h <= 12 => {
-            let ta = TimePart { hour: h, minute: 0, second: 0, offset: None, meridiem: false };
+            let ta = TimePart {
+                hour: h,
+                minute: 0,
+                second: 0,
+                offset: None,
+                meridiem: false,
+            };
             clocks(ta, tb)?
         }
         (End::Clock(ta), End::Hour(h)) if h <= 24 && !dash => {
-            let tb = TimePart { hour: h, minute: 0, second: 0, offset: None, meridiem: false };
+            let tb = TimePart {
+                hour: h,
+                minute: 0,
+                second: 0,
+                offset: None,
+                meridiem: false,
+            };
             clocks(ta, tb)?
         }
-        (End::Resolved(ma), End::Resolved(Moment::Point(Point::Day(b))))
-            if matches!(ma, Moment::Point(Point::Day(a)) if b < a && a - b < chrono::Duration::days(7)) =>
+        (End::Resolved(ma), End::Resolved(Moment::Point(Point::Day(b)))) if matches!(ma, Moment::Point(Point::Day(a)) if b < a && a - b < chrono::Duration::days(7)) =>
         {
             // "from next monday to friday": the weekday after the start.
             span(ma, Moment::day(b + chrono::Duration::days(7)))?
@@ -261,7 +322,12 @@ fn order_key(p: Point) -> Option<chrono::NaiveDateTime> {
 /// the range in order ("8-9am", "3:30-6:00pm", but "2:30 to 2:15 pm" stays 02:30).
 fn clocks(a: TimePart, b: TimePart) -> Option<Moment> {
     let mut a = a;
-    if !a.meridiem && b.meridiem && b.hour >= 12 && a.hour < 12 && (a.hour + 12, a.minute) <= (b.hour, b.minute) {
+    if !a.meridiem
+        && b.meridiem
+        && b.hour >= 12
+        && a.hour < 12
+        && (a.hour + 12, a.minute) <= (b.hour, b.minute)
+    {
         a.hour += 12;
     }
     let (ta, tb) = (a.naive()?, b.naive()?);
@@ -273,7 +339,11 @@ fn clocks(a: TimePart, b: TimePart) -> Option<Moment> {
 
 fn on_day(date: NaiveDate, a: NaiveTime, b: NaiveTime, pm: bool) -> Moment {
     let later = |t: NaiveTime| {
-        if pm && t.hour() < 12 { t + chrono::Duration::hours(12) } else { t }
+        if pm && t.hour() < 12 {
+            t + chrono::Duration::hours(12)
+        } else {
+            t
+        }
     };
     let (a, b) = (later(a), later(b));
     Moment::Range(

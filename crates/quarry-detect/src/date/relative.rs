@@ -70,7 +70,10 @@ pub(crate) fn part_of_day_span(date: NaiveDate, part: Rel) -> Option<Moment> {
         _ => return None,
     };
     let at = |(h, m, s): (u32, u32, u32)| {
-        Some(Point::At(date.and_time(NaiveTime::from_hms_opt(h, m, s)?), None))
+        Some(Point::At(
+            date.and_time(NaiveTime::from_hms_opt(h, m, s)?),
+            None,
+        ))
     };
     Some(Moment::Range(at(from), at(to)))
 }
@@ -80,10 +83,16 @@ fn the_phrase(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let today = c.today();
     if c.unit(i + 1) == Some(Unit::Day) {
         if c.rel(i + 2, Rel::After) && c.rel(i + 3, Rel::Tomorrow) {
-            return Some((i + 4, Moment::day(today.checked_add_days(chrono::Days::new(2))?)));
+            return Some((
+                i + 4,
+                Moment::day(today.checked_add_days(chrono::Days::new(2))?),
+            ));
         }
         if c.rel(i + 2, Rel::Before) && c.rel(i + 3, Rel::Yesterday) {
-            return Some((i + 4, Moment::day(today.checked_sub_days(chrono::Days::new(2))?)));
+            return Some((
+                i + 4,
+                Moment::day(today.checked_sub_days(chrono::Days::new(2))?),
+            ));
         }
         if c.rel(i + 2, Rel::After) && (c.is_punct(i + 3) || i + 3 >= c.len()) {
             return Some((i + 3, Moment::day(today.succ_opt()?)));
@@ -100,7 +109,12 @@ fn the_phrase(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         && ["on", "by", "until", "till", "since", "before", "after"]
             .iter()
             .any(|w| c.is(i - 1, w));
-    if !after_prep || matches!(c.lex(i + 2), Lex::Rel(Rel::Of) | Lex::Month(_) | Lex::Unit(_)) {
+    if !after_prep
+        || matches!(
+            c.lex(i + 2),
+            Lex::Rel(Rel::Of) | Lex::Month(_) | Lex::Unit(_)
+        )
+    {
         return None;
     }
     let moment = resolve::date_part(
@@ -158,7 +172,10 @@ fn shifted(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
                 && let Lex::Weekday(w) = c.lex(k)
                 && let Moment::Range(Some(Point::Day(monday)), _) = moment
             {
-                return Some((k + 1, Moment::day(monday + chrono::Duration::days(i64::from(w)))));
+                return Some((
+                    k + 1,
+                    Moment::day(monday + chrono::Duration::days(i64::from(w))),
+                ));
             }
             Some((end, moment))
         }
@@ -239,9 +256,23 @@ fn rolling(c: &Cursor, today: NaiveDate, dir: Direction, dur: Dur, unit: Unit) -
     }
     if dur.has_clock_part() {
         let now = c.now;
-        let other = resolve::add_to_datetime(now, if dir == Direction::Next { dur } else { dur.negate() })?;
-        let (a, b) = if dir == Direction::Next { (now, other) } else { (other, now) };
-        return Some(Moment::Range(Some(Point::At(a, None)), Some(Point::At(b, None))));
+        let other = resolve::add_to_datetime(
+            now,
+            if dir == Direction::Next {
+                dur
+            } else {
+                dur.negate()
+            },
+        )?;
+        let (a, b) = if dir == Direction::Next {
+            (now, other)
+        } else {
+            (other, now)
+        };
+        return Some(Moment::Range(
+            Some(Point::At(a, None)),
+            Some(Point::At(b, None)),
+        ));
     }
     let whole = matches!(unit, Unit::Quarter | Unit::Year | Unit::Decade);
     if whole {
@@ -253,14 +284,20 @@ fn rolling(c: &Cursor, today: NaiveDate, dir: Direction, dur: Dur, unit: Unit) -
             let start = resolve::add_to_date(this_start, unit_step(unit))?;
             Moment::days(start, resolve::add_to_date(start, dur)?.pred_opt()?)
         } else {
-            Moment::days(resolve::add_to_date(this_start, dur.negate())?, this_start.pred_opt()?)
+            Moment::days(
+                resolve::add_to_date(this_start, dur.negate())?,
+                this_start.pred_opt()?,
+            )
         });
     }
     Some(if dir == Direction::Next {
         let start = today.succ_opt()?;
         Moment::days(start, resolve::add_to_date(today, dur)?)
     } else {
-        Moment::days(resolve::add_to_date(today, dur.negate())?, today.pred_opt()?)
+        Moment::days(
+            resolve::add_to_date(today, dur.negate())?,
+            today.pred_opt()?,
+        )
     })
 }
 
@@ -293,13 +330,12 @@ fn weekday(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         return Some((j + 2, Moment::day(date)));
     }
     if c.joined(j)
-        && let Some((end, day)) = super::absolute::day_number(c, j)
-            .or_else(|| {
-                c.rel(j, Rel::The)
-                    .then(|| super::absolute::day_number(c, j + 1))
-                    .flatten()
-                    .filter(|_| c.joined(j + 1))
-            })
+        && let Some((end, day)) = super::absolute::day_number(c, j).or_else(|| {
+            c.rel(j, Rel::The)
+                .then(|| super::absolute::day_number(c, j + 1))
+                .flatten()
+                .filter(|_| c.joined(j + 1))
+        })
         && !matches!(c.lex(end), Lex::Month(_) | Lex::Unit(_) | Lex::Rel(Rel::Of))
         && !(c.tight(end) && (c.punct(end, b':') || c.punct(end, b'/') || c.punct(end, b'-')))
         && !(c.tight(end) && c.punct(end, b'.') && c.tight(end + 1) && c.num(end + 1).is_some())
@@ -309,7 +345,10 @@ fn weekday(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     {
         return Some((end, Moment::day(date)));
     }
-    if word.len() == 3 && matches!(w, 2 | 5 | 6) && !(c.capital(i) && (c.is_punct(j) || j >= c.len() || c.num(j).is_some())) {
+    if word.len() == 3
+        && matches!(w, 2 | 5 | 6)
+        && !(c.capital(i) && (c.is_punct(j) || j >= c.len() || c.num(j).is_some()))
+    {
         return None; // "wed", "sat", "sun" are also words
     }
     Some((j, Moment::day(weekday_after(today, w, false))))
@@ -318,7 +357,9 @@ fn weekday(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
 /// The nearest month (future first) whose `day` falls on `weekday`.
 fn weekday_with_day(today: NaiveDate, weekday: u8, day: u32) -> Option<NaiveDate> {
     let first = resolve::first_of_month(today);
-    for delta in [0, 1, -1, 2, -2, 3, -3, 4, 5, 6, 7, 8, 9, 10, 11, 12, -4, -5, -6] {
+    for delta in [
+        0, 1, -1, 2, -2, 3, -3, 4, 5, 6, 7, 8, 9, 10, 11, 12, -4, -5, -6,
+    ] {
         let month = resolve::add_to_date(
             first,
             Dur {
@@ -364,7 +405,9 @@ fn amount_ago(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     match c.lex(end) {
         Lex::Rel(Rel::Ago) => Some((end + 1, from_now(c, dur.negate())?)),
         Lex::Rel(Rel::Later | Rel::Hence) => Some((end + 1, from_now(c, dur)?)),
-        Lex::Rel(Rel::From | Rel::After) if c.rel(end + 1, Rel::Now) || c.rel(end + 1, Rel::Today) => {
+        Lex::Rel(Rel::From | Rel::After)
+            if c.rel(end + 1, Rel::Now) || c.rel(end + 1, Rel::Today) =>
+        {
             Some((end + 2, from_now(c, dur)?))
         }
         Lex::Rel(Rel::Before) if c.rel(end + 1, Rel::Now) || c.rel(end + 1, Rel::Today) => {
@@ -382,18 +425,42 @@ fn edge_of(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
             let at = today.and_time(NaiveTime::from_hms_opt(23, 59, 59)?);
             return Some((i + 1, Moment::Point(Point::At(at, None))));
         }
-        Lex::Rel(Rel::Eom) => return Some((i + 1, edge_span(period(today, Unit::Month, Direction::This)?, Unit::Month, Rel::End)?)),
-        Lex::Rel(Rel::Eoy) => return Some((i + 1, edge_span(year_span(today.year())?, Unit::Year, Rel::End)?)),
+        Lex::Rel(Rel::Eom) => {
+            return Some((
+                i + 1,
+                edge_span(
+                    period(today, Unit::Month, Direction::This)?,
+                    Unit::Month,
+                    Rel::End,
+                )?,
+            ));
+        }
+        Lex::Rel(Rel::Eoy) => {
+            return Some((
+                i + 1,
+                edge_span(year_span(today.year())?, Unit::Year, Rel::End)?,
+            ));
+        }
         Lex::Rel(edge) => edge,
         _ => return None,
     };
     // "mid-November", "mid November"
     if edge == Rel::Middle && !c.rel(i + 1, Rel::Of) {
-        let j = if c.punct(i + 1, b'-') && c.tight(i + 1) { i + 2 } else { i + 1 };
+        let j = if c.punct(i + 1, b'-') && c.tight(i + 1) {
+            i + 2
+        } else {
+            i + 1
+        };
         if let Lex::Month(m) = c.lex(j)
             && c.joined(j)
         {
-            let span = resolve::date_part(today, super::model::DatePart { month: Some(u32::from(m)), ..Default::default() })?;
+            let span = resolve::date_part(
+                today,
+                super::model::DatePart {
+                    month: Some(u32::from(m)),
+                    ..Default::default()
+                },
+            )?;
             return Some((j + 1, edge_span(span, Unit::Month, Rel::Middle)?));
         }
         return None;
@@ -413,7 +480,13 @@ fn edge_of(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     } else if let Some((end, year)) = super::absolute::lone_year(c, j) {
         (end, year_span(year)?, Unit::Year)
     } else if let Lex::Month(m) = c.lex(j) {
-        let span = resolve::date_part(today, super::model::DatePart { month: Some(u32::from(m)), ..Default::default() })?;
+        let span = resolve::date_part(
+            today,
+            super::model::DatePart {
+                month: Some(u32::from(m)),
+                ..Default::default()
+            },
+        )?;
         (j + 1, span, Unit::Month)
     } else {
         return None;
@@ -430,7 +503,10 @@ fn edge_span(span: Moment, unit: Unit, edge: Rel) -> Option<Moment> {
     let (a, b) = match (unit, edge) {
         (Unit::Year, Rel::End) => (NaiveDate::from_ymd_opt(first.year(), 9, 1)?, last),
         (Unit::Year, Rel::Beginning) => (first, NaiveDate::from_ymd_opt(first.year(), 3, 31)?),
-        (Unit::Year, _) => (NaiveDate::from_ymd_opt(first.year(), 4, 1)?, NaiveDate::from_ymd_opt(first.year(), 9, 30)?),
+        (Unit::Year, _) => (
+            NaiveDate::from_ymd_opt(first.year(), 4, 1)?,
+            NaiveDate::from_ymd_opt(first.year(), 9, 30)?,
+        ),
         (Unit::Month, Rel::End) => (day(15), last),
         (Unit::Month, Rel::Beginning) => (first, day(9)),
         (Unit::Month, _) => (day(9), day(19)),
@@ -448,12 +524,17 @@ fn edge_span(span: Moment, unit: Unit, edge: Rel) -> Option<Moment> {
 
 /// "week 10": ISO week `n` of the reference year.
 fn week_number(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
-    let n = c.plain(i + 1, 2).filter(|&n| (1..=53).contains(&n) && c.joined(i + 1))?;
+    let n = c
+        .plain(i + 1, 2)
+        .filter(|&n| (1..=53).contains(&n) && c.joined(i + 1))?;
     if c.tight(i + 2) && !c.is_punct(i + 2) {
         return None;
     }
     let monday = NaiveDate::from_isoywd_opt(c.today().year(), n, chrono::Weekday::Mon)?;
-    Some((i + 2, Moment::days(monday, monday + chrono::Duration::days(6))))
+    Some((
+        i + 2,
+        Moment::days(monday, monday + chrono::Duration::days(6)),
+    ))
 }
 
 /// "third tuesday of september 2014", "last Sunday of March", "first Monday in the month",
@@ -482,10 +563,17 @@ fn nth_weekday_of(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let (end, year, month) = if let Lex::Month(m) = c.lex(j) {
         let m = u32::from(m);
         let k = if c.punct(j + 1, b',') { j + 2 } else { j + 1 };
-        match c.num(k).filter(|y| y.digits == 4 && !y.ordinal && c.joined(k)) {
+        match c
+            .num(k)
+            .filter(|y| y.digits == 4 && !y.ordinal && c.joined(k))
+        {
             Some(y) => (k + 1, y.value as i32, m),
             None => {
-                let year = if m >= today.month() { today.year() } else { today.year() + 1 };
+                let year = if m >= today.month() {
+                    today.year()
+                } else {
+                    today.year() + 1
+                };
                 (j + 1, year, m)
             }
         }

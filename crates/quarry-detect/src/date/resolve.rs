@@ -3,7 +3,7 @@
 //! Missing parts resolve forward: "Jan 15" is the next January 15 on or after today, "Tuesday"
 //! the next Tuesday after today, "March" this March if it has not ended.
 
-use chrono::{Datelike, Days, Months, NaiveDate, NaiveDateTime, NaiveTime, Weekday};
+use chrono::{Datelike, Days, Months, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Weekday};
 use quarry_core::MatchKind;
 
 use super::duration;
@@ -20,13 +20,21 @@ pub(crate) fn date_part(today: NaiveDate, part: DatePart) -> Option<Moment> {
                 Some(date) if date >= today => Some(Moment::day(date)),
                 _ => {
                     let next = first_of_month(today).checked_add_months(Months::new(1))?;
-                    Some(Moment::day(NaiveDate::from_ymd_opt(next.year(), next.month(), d)?))
+                    Some(Moment::day(NaiveDate::from_ymd_opt(
+                        next.year(),
+                        next.month(),
+                        d,
+                    )?))
                 }
             }
         }
         (Some(y), Some(m), None) => month_span(y, m),
         (None, Some(m), None) => {
-            let year = if m >= today.month() { today.year() } else { today.year() + 1 };
+            let year = if m >= today.month() {
+                today.year()
+            } else {
+                today.year() + 1
+            };
             month_span(year, m)
         }
         (Some(y), None, None) => year_span(y),
@@ -48,7 +56,9 @@ fn month_day(today: NaiveDate, month: u32, day: u32, weekday: Option<u8>) -> Opt
             .or_else(|| NaiveDate::from_ymd_opt(base + 2, month, day))
             .or_else(|| NaiveDate::from_ymd_opt(base + 3, month, day));
     };
-    for delta in [0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, 7, -7, 8, -8, 9, 10, 11] {
+    for delta in [
+        0, -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, 7, -7, 8, -8, 9, 10, 11,
+    ] {
         if let Some(date) = NaiveDate::from_ymd_opt(base + delta, month, day)
             && date.weekday().num_days_from_monday() == u32::from(weekday)
         {
@@ -111,7 +121,8 @@ pub(crate) fn nth_weekday(year: i32, month: u32, weekday: u8, n: u32) -> Option<
     let first = NaiveDate::from_ymd_opt(year, month, 1)?;
     if n == 0 {
         let last = first.checked_add_months(Months::new(1))?.pred_opt()?;
-        let back = (last.weekday().num_days_from_monday() as i64 - i64::from(weekday)).rem_euclid(7);
+        let back =
+            (last.weekday().num_days_from_monday() as i64 - i64::from(weekday)).rem_euclid(7);
         return Some(last - chrono::Duration::days(back));
     }
     let date = weekday_after(first, weekday, true) + chrono::Duration::days(7 * (i64::from(n) - 1));
@@ -146,7 +157,10 @@ pub(crate) fn add_to_datetime(at: NaiveDateTime, dur: Dur) -> Option<NaiveDateTi
 pub(crate) fn shift(point: Point, dur: Dur) -> Option<Point> {
     match point {
         Point::Day(date) if !dur.has_clock_part() => Some(Point::Day(add_to_date(date, dur)?)),
-        Point::Day(date) => Some(Point::At(add_to_datetime(date.and_time(NaiveTime::MIN), dur)?, None)),
+        Point::Day(date) => Some(Point::At(
+            add_to_datetime(date.and_time(NaiveTime::MIN), dur)?,
+            None,
+        )),
         Point::At(at, offset) => Some(Point::At(add_to_datetime(at, dur)?, offset)),
         Point::Clock(..) => None,
     }
@@ -165,17 +179,28 @@ pub(crate) fn render(moment: Moment) -> (MatchKind, String) {
         }
         Moment::Range(start, end) => {
             let side = |p: Option<Point>| p.map_or_else(|| "..".to_owned(), point_iso);
-            (MatchKind::DateRange, format!("{}/{}", side(start), side(end)))
+            (
+                MatchKind::DateRange,
+                format!("{}/{}", side(start), side(end)),
+            )
         }
         Moment::Duration(dur) => (MatchKind::Duration, duration::iso(dur)),
     }
 }
 
 fn point_iso(point: Point) -> String {
+    // Hand-formatted: chrono's `format` parses its pattern on every call.
+    let date = |d: NaiveDate| format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day());
+    let time = |t: NaiveTime| format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second());
     match point {
-        Point::Day(date) => date.format("%Y-%m-%d").to_string(),
-        Point::At(at, offset) => format!("{}{}", at.format("%Y-%m-%dT%H:%M:%S"), offset_iso(offset)),
-        Point::Clock(time, offset) => format!("{}{}", time.format("%H:%M:%S"), offset_iso(offset)),
+        Point::Day(d) => date(d),
+        Point::At(at, offset) => format!(
+            "{}T{}{}",
+            date(at.date()),
+            time(at.time()),
+            offset_iso(offset)
+        ),
+        Point::Clock(t, offset) => format!("{}{}", time(t), offset_iso(offset)),
     }
 }
 

@@ -17,7 +17,11 @@ pub(crate) enum Gap {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// A run of ASCII digits; `ordinal` when a glued `st|nd|rd|th` follows (kept in the span).
-    Num { value: u32, digits: u8, ordinal: bool },
+    Num {
+        value: u32,
+        digits: u8,
+        ordinal: bool,
+    },
     /// A run of letters; `capital` when its first letter is upper case.
     Word { lex: Lex, capital: bool },
     /// One ASCII punctuation byte, or 0 for any other symbol.
@@ -33,17 +37,33 @@ pub(crate) struct Token {
 }
 
 /// Appends the tokens of `text` to `out`.
+#[cfg(test)]
 pub(crate) fn tokenize(text: &str, out: &mut Vec<Token>) {
+    tokenize_window(text, 0, Gap::Break, usize::MAX, out);
+}
+
+/// Appends at most `limit` tokens of `text` starting at byte `from` (a token start, whose gap
+/// is `gap`) to `out`; returns the byte where tokenizing stopped.
+pub(crate) fn tokenize_window(
+    text: &str,
+    from: usize,
+    gap: Gap,
+    limit: usize,
+    out: &mut Vec<Token>,
+) -> usize {
     let bytes = text.as_bytes();
-    let mut i = 0;
-    let mut gap = Gap::Break;
-    while i < bytes.len() {
+    let mut i = from;
+    let mut gap = gap;
+    let stop = out.len().saturating_add(limit);
+    while i < bytes.len() && out.len() < stop {
         let b = bytes[i];
         let start = i;
         if b.is_ascii_digit() {
             let mut value: u32 = 0;
             while i < bytes.len() && bytes[i].is_ascii_digit() {
-                value = value.saturating_mul(10).saturating_add(u32::from(bytes[i] - b'0'));
+                value = value
+                    .saturating_mul(10)
+                    .saturating_add(u32::from(bytes[i] - b'0'));
                 i += 1;
             }
             let digits = u8::try_from(i - start).unwrap_or(u8::MAX);
@@ -114,6 +134,7 @@ pub(crate) fn tokenize(text: &str, out: &mut Vec<Token>) {
             }
         }
     }
+    i
 }
 
 /// `st`, `nd`, `rd` or `th` at `i`, not followed by another letter.
@@ -200,7 +221,14 @@ mod tests {
         let gaps: Vec<Gap> = tokens.iter().map(|t| t.gap).collect();
         assert_eq!(
             gaps,
-            vec![Gap::Break, Gap::Space, Gap::None, Gap::None, Gap::None, Gap::Break]
+            vec![
+                Gap::Break,
+                Gap::Space,
+                Gap::None,
+                Gap::None,
+                Gap::None,
+                Gap::Break
+            ]
         );
     }
 }

@@ -122,7 +122,7 @@ enum Surroundings {
 }
 
 fn extract(text: &str, range: Range<usize>, region: Id) -> Option<Detection> {
-    if range.is_empty() {
+    if too_few_digits(&text[range.clone()]) {
         return None;
     }
     let after_currency = match surroundings(text, range.clone()) {
@@ -133,18 +133,21 @@ fn extract(text: &str, range: Range<usize>, region: Id) -> Option<Detection> {
     if shape::is_not_a_phone(&text[range.clone()]) {
         return None;
     }
-    if !after_currency {
-        if let Some(detection) = verify(text, range.clone(), region) {
-            return Some(detection);
-        }
-    }
-    extract_inner(text, range, region, after_currency)
+    let whole = if after_currency {
+        None
+    } else {
+        verify(text, range.clone(), region)
+    };
+    whole.or_else(|| extract_inner(text, range, region, after_currency))
 }
 
 /// Accepts `range` as a whole number if its brackets pair up and [`leniency`] agrees.
 fn verify(text: &str, range: Range<usize>, region: Id) -> Option<Detection> {
     let candidate = &text[range.clone()];
-    if range.is_empty() || !brackets_are_balanced(candidate) || shape::is_not_a_phone(candidate) {
+    if too_few_digits(candidate)
+        || !brackets_are_balanced(candidate)
+        || shape::is_not_a_phone(candidate)
+    {
         return None;
     }
     let value = leniency::accept(text, range.clone(), region)?;
@@ -246,6 +249,11 @@ fn surroundings(text: &str, range: Range<usize>) -> Surroundings {
     Surroundings::Fine
 }
 
+/// Cheap early exit before any pattern or metadata work (see [`leniency::MIN_DIGITS`]).
+fn too_few_digits(candidate: &str) -> bool {
+    candidate.chars().filter(|&c| is_digit(c)).count() < leniency::MIN_DIGITS
+}
+
 fn brackets_are_balanced(candidate: &str) -> bool {
     let mut open = false;
     for c in candidate.chars() {
@@ -283,7 +291,20 @@ fn is_lead(c: char) -> bool {
 fn is_currency(c: char) -> bool {
     matches!(
         c,
-        '$' | '€' | '£' | '¥' | '¢' | '₹' | '₩' | '₽' | '₺' | '₫' | '₪' | '₱' | '฿' | '￥' | '＄'
+        '$' | '€'
+            | '£'
+            | '¥'
+            | '¢'
+            | '₹'
+            | '₩'
+            | '₽'
+            | '₺'
+            | '₫'
+            | '₪'
+            | '₱'
+            | '฿'
+            | '￥'
+            | '＄'
     )
 }
 

@@ -29,12 +29,23 @@ static EXTENSION_AT_END: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!("(?i)(?:{})$", extension_pattern())).expect("pattern compiles")
 });
 
+/// The crate compiles metadata patterns lazily into a 100-entry LRU cache shared by the process.
+/// Text with numbers from more than a handful of countries cycles it, recompiling patterns at
+/// milliseconds each (0.4 MB/s on the phone corpus), so it is enlarged once, before first use.
+/// Compiled patterns are small; even every region's patterns fit in a few tens of megabytes.
+static LARGER_REGEX_CACHE: LazyLock<()> = LazyLock::new(|| {
+    if let Ok(mut cache) = DATABASE.cache().lock() {
+        cache.set_capacity(REGEX_CACHE_CAPACITY);
+    }
+});
+const REGEX_CACHE_CAPACITY: usize = 4096;
+
 /// A trunk prefix in brackets, as in "+44 (0) 161 …".
 static TRUNK_ZERO: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[(（][0０]+[)）]").expect("pattern compiles"));
 
 /// Fewest digits a phone number is written with here; shorter runs are codes, years or counts.
-const MIN_DIGITS: usize = 7;
+pub(super) const MIN_DIGITS: usize = 7;
 /// E.164 allows 15 digits; an international prefix (`00`, `011`) or a trailing sub-number adds up
 /// to two more.
 const MAX_DIGITS: usize = 15;
@@ -166,7 +177,10 @@ impl Written {
             return false;
         }
         let equal_list = self.groups.len() >= 3
-            && self.groups.iter().all(|&len| len == self.groups[0] && len >= 4)
+            && self
+                .groups
+                .iter()
+                .all(|&len| len == self.groups[0] && len >= 4)
             && !self.digits.starts_with('0');
         !equal_list
     }
@@ -201,7 +215,7 @@ pub(super) fn accept(text: &str, range: Range<usize>, region: Id) -> Option<Stri
         }
     }
     let plausible = if written.plus {
-        count >= MIN_DIGITS + 1
+        count > MIN_DIGITS
     } else {
         formatted || has_phone_cue(&text[..range.start])
     };
@@ -220,6 +234,7 @@ pub(super) fn accept(text: &str, range: Range<usize>, region: Id) -> Option<Stri
 /// default region, because the crate otherwise strips the default region's national prefix from
 /// a foreign national number (`+45 12345678` read for CN loses digits).
 fn parse(written: &Written, region: Id) -> Option<PhoneNumber> {
+    LazyLock::force(&LARGER_REGEX_CACHE);
     let international = if written.plus {
         Some(written.digits.as_str())
     } else {
@@ -255,17 +270,20 @@ fn e164(number: &PhoneNumber, written: &Written) -> String {
 fn is_possible(number: &PhoneNumber) -> bool {
     let national = number.national().to_string();
     let length = national.len() as u16;
-    DATABASE
-        .by_code(&number.code().value())
-        .unwrap_or_default()
-        .iter()
-        .any(|metadata| {
-            let pattern = metadata.descriptors().general().national_number();
-            possible_lengths(metadata).any(|possible| possible == length)
-                && pattern
-                    .find(&national)
-                    .is_some_and(|m| m.start() == 0 && m.end() == national.len())
-        })
+    // Only the number's own region (or the main region of its code): checking every region of a
+    // shared code such as +1 would cycle the crate's small regex cache and recompile patterns.
+    let metadata = number.metadata(&DATABASE).or_else(|| {
+        DATABASE
+            .by_code(&number.code().value())
+            .and_then(|regions| regions.into_iter().find(|m| m.is_main_country_for_code()))
+    });
+    metadata.is_some_and(|metadata| {
+        let pattern = metadata.descriptors().general().national_number();
+        possible_lengths(metadata).any(|possible| possible == length)
+            && pattern
+                .find(&national)
+                .is_some_and(|m| m.start() == 0 && m.end() == national.len())
+    })
 }
 
 fn possible_lengths(metadata: &Metadata) -> impl Iterator<Item = u16> + '_ {
@@ -319,7 +337,10 @@ fn drop_bracketed_zero(number: &str) -> String {
     let mut out = String::with_capacity(number.len());
     let mut copied = 0;
     for zero in TRUNK_ZERO.find_iter(number) {
-        if number[..zero.start()].chars().any(|c| digit_value(c).is_some()) {
+        if number[..zero.start()]
+            .chars()
+            .any(|c| digit_value(c).is_some())
+        {
             out.push_str(&number[copied..zero.start()]);
             copied = zero.end();
         }

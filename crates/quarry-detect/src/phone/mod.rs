@@ -145,7 +145,11 @@ mod tests {
 
     #[test]
     fn unmatched_brackets_are_not_phones() {
-        assert!(find("(415 666-7777", Id::US).iter().all(|d| d.range.start > 0));
+        assert!(
+            find("(415 666-7777", Id::US)
+                .iter()
+                .all(|d| d.range.start > 0)
+        );
         assert!(find("80.585 [79.964, 81.191]", Id::US).is_empty());
     }
 
@@ -182,7 +186,10 @@ mod tests {
     fn fullwidth_digits_and_punctuation_are_read() {
         assert_eq!(
             found("   ＋１　（６５０）　３３３－６０００\t", Id::SG),
-            [("＋１　（６５０）　３３３－６０００", "+16503336000".to_owned())]
+            [(
+                "＋１　（６５０）　３３３－６０００",
+                "+16503336000".to_owned()
+            )]
         );
     }
 

@@ -36,7 +36,9 @@ static NOT_A_PHONE: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 
 /// Whether `candidate` is a date, range, decimal, address or amount rather than a phone.
 pub(super) fn is_not_a_phone(candidate: &str) -> bool {
-    NOT_A_PHONE.iter().any(|pattern| pattern.is_match(candidate))
+    NOT_A_PHONE
+        .iter()
+        .any(|pattern| pattern.is_match(candidate))
 }
 
 #[cfg(test)]

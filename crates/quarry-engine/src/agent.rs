@@ -1,0 +1,193 @@
+//! The agent loop for one document (or one chunk of a long one): prompt → model → submissions
+//! (tool calls, or plain content when the model answered in prose) → check → feedback, up to
+//! `max_attempts` model turns.
+//!
+//! Field results accumulate across turns: a field that passed stays passed (a later `null` does
+//! not erase a found value), so turns that each fix different fields add up. The loop ends as
+//! soon as every field has passed; what is still unresolved after the last turn is escalated by
+//! the caller.
+
+use quarry_llm::{ChatRequest, ChatResponse, LlmClient, Message, Role, TokenSink, ToolChoice, Usage};
+use serde_json::Value;
+
+use crate::budget::{Budget, estimate};
+use crate::check::{CheckContext, Checked, FieldCheck, Problem, check};
+use crate::config::ExtractorConfig;
+use crate::error::EngineError;
+use crate::ground::{Evidence, FieldGrounding, GroundingStatus};
+use crate::prompt::{self, SUBMIT, VALIDATE};
+use crate::schema::Schema;
+
+/// Where one field stands after the loop.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldState {
+    /// The accepted value, or the last rejected one while `passed` is false.
+    pub value: Value,
+    pub grounding: FieldGrounding,
+    /// The model turn (1-based) that supplied the accepted value, or the last rejected one; 0
+    /// when the field never appeared.
+    pub attempt: u32,
+    pub repairs: Vec<String>,
+    pub passed: bool,
+    /// The latest problems while not passed.
+    pub problems: Vec<Problem>,
+}
+
+impl FieldState {
+    fn unseen() -> Self {
+        FieldState {
+            value: Value::Null,
+            grounding: FieldGrounding {
+                status: GroundingStatus::Empty,
+                spans: Vec::new(),
+                strength: 0.0,
+                problems: Vec::new(),
+            },
+            attempt: 0,
+            repairs: Vec::new(),
+            passed: false,
+            problems: Vec::new(),
+        }
+    }
+
+    fn update(&mut self, field: &FieldCheck, attempt: u32, repairs: &[String]) {
+        if field.problems.is_empty() {
+            let erases_found_value = self.passed && !self.value.is_null() && field.value.is_null();
+            let unchanged = self.passed && self.value == field.value;
+            if erases_found_value || unchanged {
+                return;
+            }
+            *self = FieldState {
+                value: field.value.clone(),
+                grounding: field.grounding.clone(),
+                attempt,
+                repairs: repairs.to_vec(),
+                passed: true,
+                problems: Vec::new(),
+            };
+        } else if !self.passed {
+            self.value = field.value.clone();
+            self.attempt = attempt;
+            self.problems = field.problems.clone();
+        }
+    }
+}
+
+/// The result of one loop.
+#[derive(Debug, Clone)]
+pub(crate) struct RunOutcome {
+    /// One per schema field, in schema order.
+    pub fields: Vec<FieldState>,
+    pub usage: Usage,
+    /// Model turns taken.
+    pub calls: u32,
+}
+
+/// What a loop shares with the rest of the extraction.
+pub(crate) struct RunContext<'a> {
+    pub client: &'a dyn LlmClient,
+    pub model: &'a str,
+    pub config: &'a ExtractorConfig,
+    pub schema: &'a Schema,
+    pub clarifications: &'a [String],
+    pub clarification_evidence: &'a [Evidence<'a>],
+    pub budget: &'a Budget,
+    pub on_token: Option<TokenSink<'a>>,
+    pub enforce_required: bool,
+}
+
+pub(crate) async fn run(context: &RunContext<'_>, document: &str) -> Result<RunOutcome, EngineError> {
+    let schema = context.schema;
+    let evidence = Evidence::new(document);
+    let check_context = CheckContext {
+        schema,
+        document: &evidence,
+        clarifications: context.clarification_evidence,
+        enforce_required: context.enforce_required,
+    };
+    let mut messages = prompt::opening_messages(schema, document, context.clarifications);
+    let tools = prompt::tools(schema);
+    let mut fields = vec![FieldState::unseen(); schema.fields.len()];
+    let mut usage = Usage::default();
+    let mut calls = 0;
+
+    for attempt in 1..=context.config.max_attempts.max(1) {
+        let request = ChatRequest {
+            model: context.model.to_owned(),
+            messages: messages.clone(),
+            tools: tools.clone(),
+            tool_choice: Some(ToolChoice::Auto),
+            response_format: None,
+            temperature: context.config.temperature,
+            max_tokens: Some(context.config.max_completion_tokens),
+            extra: context.config.extra.clone(),
+        };
+        let response = call(context, &request).await?;
+        usage.add(response.usage);
+        calls += 1;
+
+        let mut complete = false;
+        let mut absorb = |checked: &Checked, fields: &mut [FieldState]| {
+            for (state, field) in fields.iter_mut().zip(&checked.fields) {
+                state.update(field, attempt, &checked.repairs);
+            }
+            complete |= checked.passed();
+        };
+        messages.push(Message {
+            role: Role::Assistant,
+            content: response.content.clone(),
+            tool_calls: response.tool_calls.clone(),
+            tool_call_id: None,
+        });
+        if response.tool_calls.is_empty() {
+            let content = response.content.as_deref().unwrap_or("");
+            let checked = check(content, &check_context);
+            if checked.unreadable.is_some() && !content.contains(['{', '[']) {
+                messages.push(Message::user(prompt::no_extraction_nudge()));
+            } else {
+                messages.push(Message::user(prompt::feedback(&checked, None)));
+            }
+            absorb(&checked, &mut fields);
+        } else {
+            for tool_call in &response.tool_calls {
+                let reply = if tool_call.name == SUBMIT || tool_call.name == VALIDATE {
+                    let checked = check(&tool_call.arguments, &check_context);
+                    absorb(&checked, &mut fields);
+                    prompt::feedback(&checked, Some(&tool_call.name))
+                } else {
+                    format!(
+                        "Unknown tool '{}'. The tools are `{VALIDATE}` and `{SUBMIT}`.",
+                        tool_call.name
+                    )
+                };
+                messages.push(Message::tool_result(tool_call.id.clone(), reply));
+            }
+        }
+        if complete || fields.iter().all(|field| field.passed) {
+            break;
+        }
+    }
+    Ok(RunOutcome {
+        fields,
+        usage,
+        calls,
+    })
+}
+
+async fn call(context: &RunContext<'_>, request: &ChatRequest) -> Result<ChatResponse, EngineError> {
+    let reservation = context.budget.reserve(estimate(request))?;
+    let result = match context.on_token {
+        Some(sink) => context.client.chat_stream(request, sink).await,
+        None => context.client.chat(request).await,
+    };
+    match result {
+        Ok(response) => {
+            context.budget.settle(reservation, response.usage);
+            Ok(response)
+        }
+        Err(error) => {
+            context.budget.release(reservation);
+            Err(error.into())
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! Why an extraction could not run to an outcome. Unresolved fields are not errors: they are
+//! [`Outcome::NeedsClarification`](crate::Outcome::NeedsClarification).
+
+use quarry_llm::{LlmError, Usage};
+use thiserror::Error;
+
+use crate::schema::SchemaError;
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("model call failed: {0}")]
+    Llm(#[from] LlmError),
+    #[error(
+        "token budget exceeded: the next model call may need up to {next_call} tokens, but only \
+         {remaining} of the {budget}-token budget remain ({used} used); raise the budget \
+         (--max-tokens-budget) or shorten the document"
+    )]
+    BudgetExceeded {
+        budget: u64,
+        used: u64,
+        remaining: u64,
+        next_call: u64,
+        /// What the run had consumed when it stopped.
+        usage: Usage,
+    },
+    #[error("the document is empty; pass the text to extract from")]
+    EmptyDocument,
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+}

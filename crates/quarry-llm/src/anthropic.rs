@@ -1,0 +1,495 @@
+//! Anthropic's messages API: `POST {base}/v1/messages`.
+//!
+//! Mapping from the neutral types: system messages become the top-level `system` prompt; tools are
+//! sent with their schema as `input_schema`; an assistant's [`ToolCall`]s become `tool_use` blocks
+//! and [`Role::Tool`] messages become `tool_result` blocks in a user turn. Consecutive messages
+//! that land on the same side are merged into one turn, as the API expects. `response_format` has
+//! no equivalent here and is not sent (use a forced tool); vendor fields go through `extra`.
+
+use std::collections::BTreeMap;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use crate::LlmError;
+use crate::client::{BoxFuture, LlmClient, TokenSink};
+use crate::sse::{SseEvent, SseParser};
+use crate::transport::{Delivered, Endpoint, Transport, TransportConfig};
+use crate::types::{ChatRequest, ChatResponse, Message, Role, ToolCall, ToolChoice, Usage};
+
+/// The API version header Quarry speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Sent when a request sets no `max_tokens` (the API requires one).
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+pub struct AnthropicClient {
+    provider: String,
+    model: String,
+    url: String,
+    headers: HeaderMap,
+    transport: Transport,
+}
+
+impl AnthropicClient {
+    /// `endpoint.base_url` is the host without `/v1`, e.g. `https://api.anthropic.com`;
+    /// `endpoint.api_key` goes into `x-api-key`.
+    pub fn new(
+        endpoint: Endpoint,
+        transport: TransportConfig,
+        concurrency: usize,
+    ) -> Result<AnthropicClient, LlmError> {
+        let url = format!("{}/v1/messages", endpoint.base_url.trim_end_matches('/'));
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+        if let Some(key) = endpoint.api_key.as_deref().filter(|key| !key.is_empty()) {
+            let value = HeaderValue::from_str(key).map_err(|_| LlmError::Misconfigured {
+                provider: endpoint.provider.clone(),
+                reason: "the API key contains characters not allowed in an HTTP header".into(),
+            })?;
+            headers.insert(HeaderName::from_static("x-api-key"), value);
+        }
+        let transport = Transport::new(&endpoint.provider, transport, concurrency, read_usage)?;
+        Ok(AnthropicClient {
+            provider: endpoint.provider,
+            model: endpoint.model,
+            url,
+            headers,
+            transport,
+        })
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Value {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            &request.model
+        };
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        body.insert(
+            "max_tokens".into(),
+            json!(request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
+        );
+        let system: Vec<&str> = request
+            .messages
+            .iter()
+            .filter(|message| message.role == Role::System)
+            .filter_map(|message| message.content.as_deref())
+            .collect();
+        if !system.is_empty() {
+            body.insert("system".into(), json!(system.join("\n\n")));
+        }
+        body.insert("messages".into(), wire_messages(&request.messages));
+        if !request.tools.is_empty() {
+            let tools = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "name": tool.name,
+                        "description": tool.description,
+                        "input_schema": tool.parameters,
+                    })
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+            if let Some(choice) = &request.tool_choice {
+                let choice = match choice {
+                    ToolChoice::Auto => json!({"type": "auto"}),
+                    ToolChoice::Required => json!({"type": "any"}),
+                    ToolChoice::None => json!({"type": "none"}),
+                    ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+                };
+                body.insert("tool_choice".into(), choice);
+            }
+        }
+        if let Some(temperature) = request.temperature_json() {
+            body.insert("temperature".into(), temperature);
+        }
+        if stream {
+            body.insert("stream".into(), Value::Bool(true));
+        }
+        for (key, value) in &request.extra {
+            body.insert(key.clone(), value.clone());
+        }
+        Value::Object(body)
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let body = self.request_body(request, false);
+        let delivered = self.transport.post(&self.url, &self.headers, &body).await?;
+        let json: Value = serde_json::from_slice(&delivered.body)
+            .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
+        let parsed = parse_message(&json).map_err(|reason| self.bad_reply(reason))?;
+        Ok(parsed.into_response(&delivered))
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &ChatRequest,
+        on_token: TokenSink<'_>,
+    ) -> Result<ChatResponse, LlmError> {
+        let body = self.request_body(request, true);
+        let mut delivered = self
+            .transport
+            .post_streaming(&self.url, &self.headers, &body)
+            .await?;
+        let stream = &mut delivered.body;
+        if !stream.is_event_stream() {
+            let mut bytes = Vec::new();
+            while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
+                bytes.extend_from_slice(&chunk);
+            }
+            let json: Value = serde_json::from_slice(&bytes)
+                .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
+            let parsed = parse_message(&json).map_err(|reason| self.bad_reply(reason))?;
+            if let Some(content) = &parsed.content {
+                on_token(content);
+            }
+            return Ok(parsed.into_response(&delivered));
+        }
+
+        let mut parser = SseParser::new();
+        let mut assembler = StreamAssembler::default();
+        let mut complete = false;
+        'read: while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
+            for event in parser.feed(&chunk) {
+                complete = assembler
+                    .apply(&event, on_token)
+                    .map_err(|reason| self.bad_reply(reason))?;
+                if complete {
+                    break 'read;
+                }
+            }
+        }
+        if let Some(event) = parser.finish().filter(|_| !complete) {
+            complete = assembler
+                .apply(&event, on_token)
+                .map_err(|reason| self.bad_reply(reason))?;
+        }
+        // A stream cut off early would pass for a short answer; say so instead.
+        if !complete && assembler.finish_reason.is_none() {
+            return Err(self.bad_reply("the stream ended before `message_stop`".into()));
+        }
+        Ok(assembler.finish().into_response(&delivered))
+    }
+
+    fn bad_reply(&self, reason: String) -> LlmError {
+        LlmError::BadReply {
+            provider: self.provider.clone(),
+            url: self.url.clone(),
+            reason,
+        }
+    }
+}
+
+impl LlmClient for AnthropicClient {
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
+        Box::pin(self.complete(request))
+    }
+
+    fn chat_stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_token: TokenSink<'a>,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
+        Box::pin(self.complete_streaming(request, on_token))
+    }
+
+    fn describe(&self) -> String {
+        format!("{}:{}", self.provider, self.model)
+    }
+}
+
+/// Non-system messages as alternating `user` / `assistant` turns of content blocks.
+fn wire_messages(messages: &[Message]) -> Value {
+    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for message in messages {
+        let (side, blocks) = match message.role {
+            Role::System => continue,
+            Role::User => ("user", text_block(message)),
+            Role::Assistant => {
+                let mut blocks = text_block(message);
+                for call in &message.tool_calls {
+                    blocks.push(json!({
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": tool_input(&call.arguments),
+                    }));
+                }
+                ("assistant", blocks)
+            }
+            Role::Tool => (
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": message.tool_call_id.as_deref().unwrap_or(""),
+                    "content": message.content.as_deref().unwrap_or(""),
+                })],
+            ),
+        };
+        if blocks.is_empty() {
+            continue; // the API rejects empty turns
+        }
+        match turns.last_mut() {
+            Some((last_side, last_blocks)) if *last_side == side => last_blocks.extend(blocks),
+            _ => turns.push((side, blocks)),
+        }
+    }
+    turns
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+fn text_block(message: &Message) -> Vec<Value> {
+    match message.content.as_deref() {
+        Some(text) if !text.is_empty() => vec![json!({"type": "text", "text": text})],
+        _ => Vec::new(),
+    }
+}
+
+/// `tool_use.input` must be an object; arguments the model once sent malformed are replayed as
+/// an empty object (the tool result that followed already told the model what was wrong).
+fn tool_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => json!({}),
+    }
+}
+
+/// Input tokens include the prompt-cache reads and writes, which are billed as input too.
+fn read_usage(json: &Value) -> Option<Usage> {
+    let usage = json.get("usage").filter(|usage| usage.is_object())?;
+    let field = |name: &str| usage[name].as_u64().unwrap_or(0);
+    Some(Usage {
+        prompt_tokens: field("input_tokens")
+            + field("cache_creation_input_tokens")
+            + field("cache_read_input_tokens"),
+        completion_tokens: field("output_tokens"),
+    })
+}
+
+#[derive(Debug, Default)]
+struct Parsed {
+    content: Option<String>,
+    tool_calls: Vec<ToolCall>,
+    finish_reason: Option<String>,
+    usage: Usage,
+}
+
+impl Parsed {
+    fn into_response<B>(self, delivered: &Delivered<B>) -> ChatResponse {
+        let mut usage = delivered.failed_usage;
+        usage.add(self.usage);
+        ChatResponse {
+            content: self.content.filter(|content| !content.is_empty()),
+            tool_calls: self.tool_calls,
+            finish_reason: self.finish_reason,
+            usage,
+            latency: delivered.started.elapsed(),
+            attempts: delivered.attempts,
+        }
+    }
+}
+
+fn parse_message(json: &Value) -> Result<Parsed, String> {
+    if json["type"] == "error" {
+        return Err(format!("the reply is an error: {}", json["error"]));
+    }
+    let blocks = json["content"]
+        .as_array()
+        .ok_or("the reply has no `content` array")?;
+    let mut content = String::new();
+    let mut tool_calls = Vec::new();
+    for block in blocks {
+        match block["type"].as_str() {
+            Some("text") => content.push_str(block["text"].as_str().unwrap_or("")),
+            Some("tool_use") => tool_calls.push(ToolCall {
+                id: block["id"].as_str().unwrap_or("").to_string(),
+                name: block["name"].as_str().unwrap_or("").to_string(),
+                arguments: block["input"].to_string(),
+            }),
+            _ => {} // thinking and other blocks carry nothing the engine reads
+        }
+    }
+    Ok(Parsed {
+        content: Some(content),
+        tool_calls,
+        finish_reason: json["stop_reason"].as_str().map(str::to_string),
+        usage: read_usage(json).unwrap_or_default(),
+    })
+}
+
+/// Builds a response from the event stream: `content_block_start` opens a text or `tool_use`
+/// block, `content_block_delta` extends it (`text_delta` / `input_json_delta`), `message_delta`
+/// carries the stop reason and the output token count.
+#[derive(Debug, Default)]
+struct StreamAssembler {
+    content: String,
+    calls: BTreeMap<u64, ToolCall>,
+    finish_reason: Option<String>,
+    usage: Usage,
+}
+
+impl StreamAssembler {
+    /// Applies one event; `Ok(true)` once the message is complete.
+    fn apply(&mut self, event: &SseEvent, on_token: TokenSink<'_>) -> Result<bool, String> {
+        let data: Value = serde_json::from_str(&event.data)
+            .map_err(|err| format!("a stream event is not JSON ({err}): {}", event.data))?;
+        let kind = event
+            .event
+            .as_deref()
+            .or_else(|| data["type"].as_str())
+            .unwrap_or("");
+        match kind {
+            "message_start" => {
+                if let Some(usage) = read_usage(&data["message"]) {
+                    self.usage = usage;
+                }
+            }
+            "content_block_start" => {
+                let block = &data["content_block"];
+                if block["type"] == "tool_use" {
+                    let index = data["index"].as_u64().unwrap_or(self.calls.len() as u64);
+                    self.calls.insert(
+                        index,
+                        ToolCall {
+                            id: block["id"].as_str().unwrap_or("").to_string(),
+                            name: block["name"].as_str().unwrap_or("").to_string(),
+                            arguments: String::new(),
+                        },
+                    );
+                } else if let Some(text) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                    on_token(text);
+                    self.content.push_str(text);
+                }
+            }
+            "content_block_delta" => {
+                let delta = &data["delta"];
+                match delta["type"].as_str() {
+                    Some("text_delta") => {
+                        let text = delta["text"].as_str().unwrap_or("");
+                        if !text.is_empty() {
+                            on_token(text);
+                            self.content.push_str(text);
+                        }
+                    }
+                    Some("input_json_delta") => {
+                        let index = data["index"].as_u64().unwrap_or(0);
+                        if let Some(call) = self.calls.get_mut(&index) {
+                            call.arguments
+                                .push_str(delta["partial_json"].as_str().unwrap_or(""));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
+                    self.finish_reason = Some(reason.to_string());
+                }
+                // `output_tokens` here is cumulative; input counts appear when the server
+                // reports them at the end instead of in `message_start`.
+                let usage = &data["usage"];
+                if let Some(output) = usage["output_tokens"].as_u64() {
+                    self.usage.completion_tokens = output;
+                }
+                if usage["input_tokens"].as_u64().is_some() {
+                    self.usage.prompt_tokens = read_usage(&data).unwrap_or_default().prompt_tokens;
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => return Err(format!("the stream reported an error: {}", data["error"])),
+            _ => {} // ping, content_block_stop
+        }
+        Ok(false)
+    }
+
+    fn finish(self) -> Parsed {
+        let tool_calls = self
+            .calls
+            .into_values()
+            .map(|mut call| {
+                if call.arguments.trim().is_empty() {
+                    call.arguments = "{}".into();
+                }
+                call
+            })
+            .collect();
+        Parsed {
+            content: Some(self.content),
+            tool_calls,
+            finish_reason: self.finish_reason,
+            usage: self.usage,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_results_join_the_user_turn_and_system_is_split_out() {
+        let mut assistant = Message::assistant("Let me check.");
+        assistant.tool_calls = vec![
+            ToolCall {
+                id: "t1".into(),
+                name: "validate".into(),
+                arguments: r#"{"a":1}"#.into(),
+            },
+            ToolCall {
+                id: "t2".into(),
+                name: "validate".into(),
+                arguments: "{broken".into(),
+            },
+        ];
+        let messages = vec![
+            Message::system("Be exact."),
+            Message::user("Extract."),
+            assistant,
+            Message::tool_result("t1", "ok"),
+            Message::tool_result("t2", "invalid JSON"),
+            Message::user("Try again."),
+        ];
+        let wire = wire_messages(&messages);
+        assert_eq!(
+            wire,
+            json!([
+                {"role":"user","content":[{"type":"text","text":"Extract."}]},
+                {"role":"assistant","content":[
+                    {"type":"text","text":"Let me check."},
+                    {"type":"tool_use","id":"t1","name":"validate","input":{"a":1}},
+                    {"type":"tool_use","id":"t2","name":"validate","input":{}}]},
+                {"role":"user","content":[
+                    {"type":"tool_result","tool_use_id":"t1","content":"ok"},
+                    {"type":"tool_result","tool_use_id":"t2","content":"invalid JSON"},
+                    {"type":"text","text":"Try again."}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn cache_tokens_count_as_input() {
+        let usage = read_usage(
+            &json!({"usage":{"input_tokens":5,"cache_read_input_tokens":100,"output_tokens":7}}),
+        );
+        assert_eq!(
+            usage,
+            Some(Usage {
+                prompt_tokens: 105,
+                completion_tokens: 7
+            })
+        );
+    }
+}

@@ -1,0 +1,479 @@
+//! The OpenAI-compatible chat completions API: `POST {base}/chat/completions`.
+//!
+//! One client serves OpenAI, Ollama (`/v1`), vLLM, the llama.cpp server and LM Studio; they
+//! differ only in base URL, key and the vendor fields a caller puts in
+//! [`ChatRequest::extra`](crate::ChatRequest::extra). Schemas (tool parameters and
+//! `response_format`) go on the wire exactly as given.
+
+use std::collections::BTreeMap;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Map, Value, json};
+
+use crate::LlmError;
+use crate::client::{BoxFuture, LlmClient, TokenSink};
+use crate::sse::{SseEvent, SseParser};
+use crate::transport::{Delivered, Endpoint, Transport, TransportConfig};
+use crate::types::{
+    ChatRequest, ChatResponse, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage,
+};
+
+pub struct OpenAiClient {
+    provider: String,
+    model: String,
+    url: String,
+    headers: HeaderMap,
+    transport: Transport,
+}
+
+impl OpenAiClient {
+    /// `endpoint.api_key` is sent as a bearer token when present; local servers need none.
+    pub fn new(
+        endpoint: Endpoint,
+        transport: TransportConfig,
+        concurrency: usize,
+    ) -> Result<OpenAiClient, LlmError> {
+        let url = format!(
+            "{}/chat/completions",
+            endpoint.base_url.trim_end_matches('/')
+        );
+        let mut headers = HeaderMap::new();
+        if let Some(key) = endpoint.api_key.as_deref().filter(|key| !key.is_empty()) {
+            let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                LlmError::Misconfigured {
+                    provider: endpoint.provider.clone(),
+                    reason: "the API key contains characters not allowed in an HTTP header".into(),
+                }
+            })?;
+            headers.insert(AUTHORIZATION, value);
+        }
+        let transport = Transport::new(&endpoint.provider, transport, concurrency, read_usage)?;
+        Ok(OpenAiClient {
+            provider: endpoint.provider,
+            model: endpoint.model,
+            url,
+            headers,
+            transport,
+        })
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Value {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            &request.model
+        };
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        body.insert(
+            "messages".into(),
+            request.messages.iter().map(wire_message).collect(),
+        );
+        if !request.tools.is_empty() {
+            let tools = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parameters": tool.parameters,
+                        }
+                    })
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+            if let Some(choice) = &request.tool_choice {
+                body.insert("tool_choice".into(), wire_tool_choice(choice));
+            }
+        }
+        match &request.response_format {
+            Some(ResponseFormat::JsonObject) => {
+                body.insert("response_format".into(), json!({"type": "json_object"}));
+            }
+            Some(ResponseFormat::JsonSchema {
+                name,
+                schema,
+                strict,
+            }) => {
+                body.insert(
+                    "response_format".into(),
+                    json!({
+                        "type": "json_schema",
+                        "json_schema": {"name": name, "schema": schema, "strict": strict},
+                    }),
+                );
+            }
+            None => {}
+        }
+        if let Some(temperature) = request.temperature_json() {
+            body.insert("temperature".into(), temperature);
+        }
+        if let Some(max_tokens) = request.max_tokens {
+            body.insert("max_tokens".into(), json!(max_tokens));
+        }
+        if stream {
+            body.insert("stream".into(), Value::Bool(true));
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        // Vendor fields last, so a caller can override anything above.
+        for (key, value) in &request.extra {
+            body.insert(key.clone(), value.clone());
+        }
+        Value::Object(body)
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let body = self.request_body(request, false);
+        let delivered = self.transport.post(&self.url, &self.headers, &body).await?;
+        let json: Value = serde_json::from_slice(&delivered.body)
+            .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
+        let parsed = parse_completion(&json).map_err(|reason| self.bad_reply(reason))?;
+        Ok(parsed.into_response(&delivered))
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &ChatRequest,
+        on_token: TokenSink<'_>,
+    ) -> Result<ChatResponse, LlmError> {
+        let body = self.request_body(request, true);
+        let mut delivered = self
+            .transport
+            .post_streaming(&self.url, &self.headers, &body)
+            .await?;
+        let stream = &mut delivered.body;
+        if !stream.is_event_stream() {
+            let mut bytes = Vec::new();
+            while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
+                bytes.extend_from_slice(&chunk);
+            }
+            let json: Value = serde_json::from_slice(&bytes)
+                .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
+            let parsed = parse_completion(&json).map_err(|reason| self.bad_reply(reason))?;
+            if let Some(content) = &parsed.content {
+                on_token(content);
+            }
+            return Ok(parsed.into_response(&delivered));
+        }
+
+        let mut parser = SseParser::new();
+        let mut assembler = StreamAssembler::default();
+        let mut done = false;
+        'read: while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
+            for event in parser.feed(&chunk) {
+                if event.is_done() {
+                    done = true;
+                    break 'read;
+                }
+                assembler
+                    .apply(&event, on_token)
+                    .map_err(|reason| self.bad_reply(reason))?;
+            }
+        }
+        if let Some(event) = parser.finish().filter(|_| !done) {
+            if event.is_done() {
+                done = true;
+            } else {
+                assembler
+                    .apply(&event, on_token)
+                    .map_err(|reason| self.bad_reply(reason))?;
+            }
+        }
+        // A stream cut off early would pass for a short answer; say so instead. Servers that
+        // omit `[DONE]` still send a `finish_reason`.
+        if !done && assembler.finish_reason.is_none() {
+            return Err(
+                self.bad_reply("the stream ended before a `finish_reason` or `[DONE]`".into())
+            );
+        }
+        Ok(assembler.finish().into_response(&delivered))
+    }
+
+    fn bad_reply(&self, reason: String) -> LlmError {
+        LlmError::BadReply {
+            provider: self.provider.clone(),
+            url: self.url.clone(),
+            reason,
+        }
+    }
+}
+
+impl LlmClient for OpenAiClient {
+    fn chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
+        Box::pin(self.complete(request))
+    }
+
+    fn chat_stream<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_token: TokenSink<'a>,
+    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
+        Box::pin(self.complete_streaming(request, on_token))
+    }
+
+    fn describe(&self) -> String {
+        format!("{}:{}", self.provider, self.model)
+    }
+}
+
+fn wire_message(message: &Message) -> Value {
+    let mut wire = Map::new();
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    wire.insert("role".into(), json!(role));
+    wire.insert(
+        "content".into(),
+        message.content.as_deref().map_or(Value::Null, |c| json!(c)),
+    );
+    if !message.tool_calls.is_empty() {
+        let calls = message
+            .tool_calls
+            .iter()
+            .map(|call| {
+                json!({
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                })
+            })
+            .collect();
+        wire.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(id) = &message.tool_call_id {
+        wire.insert("tool_call_id".into(), json!(id));
+    }
+    Value::Object(wire)
+}
+
+fn wire_tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!("auto"),
+        ToolChoice::Required => json!("required"),
+        ToolChoice::None => json!("none"),
+        ToolChoice::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+    }
+}
+
+fn read_usage(json: &Value) -> Option<Usage> {
+    let usage = json.get("usage").filter(|usage| usage.is_object())?;
+    Some(Usage {
+        prompt_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
+        completion_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+    })
+}
+
+/// What one reply said, before transport facts (attempts, latency) are added.
+#[derive(Debug, Default)]
+struct Parsed {
+    content: Option<String>,
+    tool_calls: Vec<ToolCall>,
+    finish_reason: Option<String>,
+    usage: Usage,
+}
+
+impl Parsed {
+    fn into_response<B>(self, delivered: &Delivered<B>) -> ChatResponse {
+        let mut usage = delivered.failed_usage;
+        usage.add(self.usage);
+        ChatResponse {
+            content: self.content.filter(|content| !content.is_empty()),
+            tool_calls: self.tool_calls,
+            finish_reason: self.finish_reason,
+            usage,
+            latency: delivered.started.elapsed(),
+            attempts: delivered.attempts,
+        }
+    }
+}
+
+fn parse_completion(json: &Value) -> Result<Parsed, String> {
+    if let Some(error) = json.get("error").filter(|error| !error.is_null()) {
+        return Err(format!("the reply is an error: {error}"));
+    }
+    let choice = json
+        .get("choices")
+        .and_then(|choices| choices.get(0))
+        .ok_or("the reply has no `choices[0]`")?;
+    let message = choice
+        .get("message")
+        .ok_or("the reply has no `choices[0].message`")?;
+    let tool_calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| ToolCall {
+                    id: call["id"]
+                        .as_str()
+                        .map_or_else(|| format!("call_{index}"), str::to_string),
+                    name: call["function"]["name"].as_str().unwrap_or("").to_string(),
+                    arguments: arguments_text(&call["function"]["arguments"]),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Parsed {
+        content: content_text(&message["content"]),
+        tool_calls,
+        finish_reason: choice["finish_reason"].as_str().map(str::to_string),
+        usage: read_usage(json).unwrap_or_default(),
+    })
+}
+
+/// `content` is usually a string; some servers send an array of `{type: text, text}` parts.
+fn content_text(content: &Value) -> Option<String> {
+    match content {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|part| part["text"].as_str())
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Arguments are a JSON string on the wire; a few servers send the object itself.
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Builds a response from `chat.completion.chunk` events: text deltas in order, tool calls
+/// assembled from fragments keyed by their `index`.
+#[derive(Debug, Default)]
+struct StreamAssembler {
+    content: String,
+    calls: BTreeMap<u64, ToolCall>,
+    finish_reason: Option<String>,
+    usage: Usage,
+}
+
+impl StreamAssembler {
+    fn apply(&mut self, event: &SseEvent, on_token: TokenSink<'_>) -> Result<(), String> {
+        let chunk: Value = serde_json::from_str(&event.data)
+            .map_err(|err| format!("a stream event is not JSON ({err}): {}", event.data))?;
+        if let Some(error) = chunk.get("error").filter(|error| !error.is_null()) {
+            return Err(format!("the stream reported an error: {error}"));
+        }
+        if let Some(usage) = read_usage(&chunk) {
+            self.usage = usage;
+        }
+        let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        for choice in choices {
+            let delta = &choice["delta"];
+            if let Some(text) = delta["content"].as_str().filter(|text| !text.is_empty()) {
+                on_token(text);
+                self.content.push_str(text);
+            }
+            for fragment in delta["tool_calls"].as_array().into_iter().flatten() {
+                let index = fragment["index"]
+                    .as_u64()
+                    .unwrap_or(self.calls.len() as u64);
+                let call = self.calls.entry(index).or_insert_with(|| ToolCall {
+                    id: String::new(),
+                    name: String::new(),
+                    arguments: String::new(),
+                });
+                if let Some(id) = fragment["id"].as_str() {
+                    call.id = id.to_string();
+                }
+                if let Some(name) = fragment["function"]["name"].as_str() {
+                    call.name.push_str(name);
+                }
+                call.arguments
+                    .push_str(&arguments_text(&fragment["function"]["arguments"]));
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                self.finish_reason = Some(reason.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Parsed {
+        let tool_calls = self
+            .calls
+            .into_iter()
+            .map(|(index, mut call)| {
+                if call.id.is_empty() {
+                    call.id = format!("call_{index}");
+                }
+                call
+            })
+            .collect();
+        Parsed {
+            content: Some(self.content),
+            tool_calls,
+            finish_reason: self.finish_reason,
+            usage: self.usage,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(data: Value) -> SseEvent {
+        SseEvent {
+            event: None,
+            data: data.to_string(),
+        }
+    }
+
+    #[test]
+    fn tool_call_fragments_assemble_by_index() {
+        let mut assembler = StreamAssembler::default();
+        let sink = |_: &str| {};
+        let events = [
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[
+                {"index":0,"id":"a","type":"function","function":{"name":"submit","arguments":""}},
+                {"index":1,"id":"b","type":"function","function":{"name":"validate","arguments":"{\"x\""}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"y\":"}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":":1}"}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"2}"}}]},"finish_reason":"tool_calls"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}),
+        ];
+        for data in events {
+            assembler.apply(&event(data), &sink).unwrap();
+        }
+        let parsed = assembler.finish();
+        assert_eq!(parsed.tool_calls[0].arguments, r#"{"y":2}"#);
+        assert_eq!(parsed.tool_calls[1].name, "validate");
+        assert_eq!(parsed.tool_calls[1].arguments, r#"{"x":1}"#);
+        assert_eq!(parsed.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(parsed.usage.total(), 7);
+    }
+
+    #[test]
+    fn object_arguments_and_missing_ids_are_tolerated() {
+        let parsed = parse_completion(&json!({
+            "choices":[{"message":{"content":null,"tool_calls":[
+                {"function":{"name":"submit","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}]
+        }))
+        .unwrap();
+        assert_eq!(parsed.tool_calls[0].id, "call_0");
+        assert_eq!(parsed.tool_calls[0].arguments, r#"{"a":1}"#);
+        assert_eq!(parsed.content, None);
+    }
+}
