@@ -29,8 +29,13 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ExtractArgs {
     /// What to extract: email, url, date, entity, name, phone or ip.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "schema")]
     pub target: Option<String>,
+    /// Extract the fields of this schema (JSON Schema or Quarry YAML) with a model instead.
+    #[arg(long, conflicts_with = "jsonl")]
+    pub schema: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[command(flatten)]
     pub input: InputArgs,
     /// Batch mode (no --text or --file): read one JSON object per line on stdin ({"text", "now"?, "target"?, "region"?})
@@ -60,6 +65,36 @@ pub struct CheckArgs {
     pub input: InputArgs,
 }
 
+/// Which model answers, and how the schema agent may use it.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// provider:model, e.g. openai:gpt-4o-mini, ollama:qwen2.5:3b, anthropic:claude-sonnet-4-5,
+    /// or openai-compatible with --base-url (default: $QUARRY_MODEL).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible server (include /v1) or of Anthropic's API.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Model turns before unresolved fields are escalated to a person.
+    #[arg(long, default_value_t = 3)]
+    pub max_attempts: u32,
+    /// Stop before a model call that could take the run past this many tokens.
+    #[arg(long)]
+    pub max_tokens_budget: Option<u64>,
+    /// Transport retries per model call (5xx, 429 and connection errors, with backoff).
+    #[arg(long, default_value_t = 3)]
+    pub retries: u32,
+    /// Model calls in flight at once.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// When fields stay unresolved, ask in the terminal and try again with the answer.
+    #[arg(long)]
+    pub interactive: bool,
+    /// Print per field: value, spans, grounding, confidence, attempts; and the tokens used.
+    #[arg(long)]
+    pub explain: bool,
+}
+
 /// Where the source text comes from: `--text`, `--file`, or stdin.
 #[derive(Debug, Args)]
 pub struct InputArgs {
@@ -82,6 +117,9 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = quarry_server::DEFAULT_BODY_LIMIT)]
     pub max_body_bytes: usize,
+    /// The model behind POST /v1/chat (optional: the skill endpoints need none).
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 #[derive(Debug, Args)]

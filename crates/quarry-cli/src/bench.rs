@@ -36,14 +36,22 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     let mut rows = Vec::new();
     for target in Target::ALL {
         let (best, found) = best_of(args.passes, || detect(&text, target, &options).len());
-        rows.push((target.as_str().to_owned(), mb_per_s(text.len(), best), found));
+        rows.push((
+            target.as_str().to_owned(),
+            mb_per_s(text.len(), best),
+            found,
+        ));
     }
     let (best, found) = best_of(args.passes, || {
         detect(&text, Target::Email, &options).len() + detect(&text, Target::Url, &options).len()
     });
     rows.push(("email+url".to_owned(), mb_per_s(text.len(), best), found));
     let (best, found) = best_of(args.passes, || detect_all(&text, &options).len());
-    rows.push(("all (one pass)".to_owned(), mb_per_s(text.len(), best), found));
+    rows.push((
+        "all (one pass)".to_owned(),
+        mb_per_s(text.len(), best),
+        found,
+    ));
 
     if args.json {
         let report = json!({
@@ -56,7 +64,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         });
         println!("{}", to_spaced_string(&report));
     } else {
-        println!("corpus: {:.1} MB of generated mixed text, best of {} passes, one thread", text.len() as f64 / 1e6, args.passes);
+        println!(
+            "corpus: {:.1} MB of generated mixed text, best of {} passes, one thread",
+            text.len() as f64 / 1e6,
+            args.passes
+        );
         println!("{:<16} {:>10} {:>10}", "target", "MB/s", "matches");
         for (name, mbs, found) in &rows {
             println!("{name:<16} {mbs:>10.1} {found:>10}");
@@ -157,4 +169,3 @@ fn peak_rss_kib() -> u64 {
 fn kib_to_mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
-

@@ -31,19 +31,57 @@ const FIRST: &[&str] = &[
     "James", "Anna", "Lukas", "Sofia", "Kenji", "Amara",
 ];
 const LAST: &[&str] = &[
-    "Smith", "Johnson", "Garcia", "Müller", "Chen", "Patel", "Okafor", "Rossi", "Kowalski",
-    "Tanaka", "Brown", "Silva", "Nguyen", "Andersson",
+    "Smith",
+    "Johnson",
+    "Garcia",
+    "Müller",
+    "Chen",
+    "Patel",
+    "Okafor",
+    "Rossi",
+    "Kowalski",
+    "Tanaka",
+    "Brown",
+    "Silva",
+    "Nguyen",
+    "Andersson",
 ];
 const ORGS: &[&str] = &[
-    "Acme Corp", "Globex Inc.", "Initech", "Google", "Microsoft", "Anthropic", "Stark Industries",
-    "Wayne Enterprises", "the University of Cambridge", "Deutsche Bank",
+    "Acme Corp",
+    "Globex Inc.",
+    "Initech",
+    "Google",
+    "Microsoft",
+    "Anthropic",
+    "Stark Industries",
+    "Wayne Enterprises",
+    "the University of Cambridge",
+    "Deutsche Bank",
 ];
 const PLACES: &[&str] = &[
-    "London", "Paris", "New York", "Berlin", "Tokyo", "São Paulo", "Toronto", "Sydney", "Madrid",
+    "London",
+    "Paris",
+    "New York",
+    "Berlin",
+    "Tokyo",
+    "São Paulo",
+    "Toronto",
+    "Sydney",
+    "Madrid",
 ];
 const MONTHS: &[&str] = &[
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ];
 const FILLER: &[&str] = &[
     "Thanks for the update on the quarterly numbers; the team reviewed the draft and has a few comments.",
@@ -102,7 +140,11 @@ pub fn paragraph(rng: &mut Rng, out: &mut String) {
                 rng.below(256),
                 1 + rng.below(12)
             ),
-            4 => format!("Call {first} on ({}) 555-{:04} next Tuesday about the {org} contract.", 200 + rng.below(700), rng.below(10_000)),
+            4 => format!(
+                "Call {first} on ({}) 555-{:04} next Tuesday about the {org} contract.",
+                200 + rng.below(700),
+                rng.below(10_000)
+            ),
             _ => rng.pick(FILLER).to_owned(),
         };
         out.push_str(&line);

@@ -12,9 +12,12 @@ use quarry_detect::skill::{self, SkillDefaults};
 
 use crate::args::{ExtractArgs, InputArgs};
 use crate::failure::Failure;
-use crate::jsonl;
+use crate::{jsonl, schema_extract};
 
 pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
+    if args.schema.is_some() {
+        return schema_extract::run(args);
+    }
     let defaults = defaults_from(&args)?;
     if args.jsonl {
         return jsonl::run(&defaults);
@@ -23,8 +26,12 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     let text = read_text(&args.input)?;
     let extraction = skill::extract(&text, target, &defaults.options, args.input.max_bytes)?;
     let mut stdout = io::stdout().lock();
-    writeln!(stdout, "{}", to_spaced_string(&extraction.to_json(args.detail)))
-        .context("writing the result to stdout")?;
+    writeln!(
+        stdout,
+        "{}",
+        to_spaced_string(&extraction.to_json(args.detail))
+    )
+    .context("writing the result to stdout")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -75,7 +82,7 @@ pub fn read_text(args: &InputArgs) -> Result<String, Failure> {
 }
 
 /// Reads a UTF-8 file, refusing an oversize one before loading it.
-fn read_file(path: &Path, max_bytes: usize) -> Result<String, SkillError> {
+pub fn read_file(path: &Path, max_bytes: usize) -> Result<String, SkillError> {
     let unreadable = |error: io::Error| SkillError::UnreadableInput {
         path: path.display().to_string(),
         reason: error.to_string(),

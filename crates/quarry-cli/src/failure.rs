@@ -10,13 +10,28 @@ use quarry_core::SkillError;
 #[derive(Debug)]
 pub enum Failure {
     Skill(SkillError),
+    /// A failure with a stable code outside the skill's own (e.g. `ModelError`, `InvalidSchema`).
+    Coded {
+        code: &'static str,
+        message: String,
+    },
     Other(anyhow::Error),
+}
+
+impl Failure {
+    pub fn coded(code: &'static str, message: impl ToString) -> Self {
+        Failure::Coded {
+            code,
+            message: message.to_string(),
+        }
+    }
 }
 
 impl Failure {
     pub fn report(self) -> ExitCode {
         match self {
             Failure::Skill(error) => eprintln!("Error: {} - {error}", error.code()),
+            Failure::Coded { code, message } => eprintln!("Error: {code} - {message}"),
             Failure::Other(error) => {
                 if is_broken_pipe(&error) {
                     return ExitCode::SUCCESS;

@@ -43,10 +43,15 @@ pub fn stream(
     progress: ProgressBar,
 ) -> anyhow::Result<StreamSummary> {
     // A line may carry a whole max-size text plus its JSON escaping and other fields.
-    let line_limit = defaults.max_input_bytes.saturating_mul(2).saturating_add(4096);
+    let line_limit = defaults
+        .max_input_bytes
+        .saturating_mul(2)
+        .saturating_add(4096);
     let (mut lines, mut failures) = (0usize, 0usize);
     let mut buffer = Vec::new();
-    while let Some(line) = next_line(&mut reader, &mut buffer, line_limit).context("reading stdin")? {
+    while let Some(line) =
+        next_line(&mut reader, &mut buffer, line_limit).context("reading stdin")?
+    {
         lines += 1;
         let answer = match line.and_then(|text| answer_line(text, defaults)) {
             Ok(answer) => answer,
@@ -81,7 +86,10 @@ fn next_line(
     limit: usize,
 ) -> io::Result<Option<Result<Vec<u8>, SkillError>>> {
     buffer.clear();
-    let read = reader.by_ref().take(limit as u64 + 1).read_until(b'\n', buffer)?;
+    let read = reader
+        .by_ref()
+        .take(limit as u64 + 1)
+        .read_until(b'\n', buffer)?;
     if read == 0 {
         return Ok(None);
     }
@@ -91,13 +99,19 @@ fn next_line(
         let mut sink = Vec::new();
         loop {
             sink.clear();
-            let read = reader.by_ref().take(64 * 1024).read_until(b'\n', &mut sink)?;
+            let read = reader
+                .by_ref()
+                .take(64 * 1024)
+                .read_until(b'\n', &mut sink)?;
             skipped += read;
             if read == 0 || sink.last() == Some(&b'\n') {
                 break;
             }
         }
-        return Ok(Some(Err(SkillError::InputTooLarge { size: skipped, limit })));
+        return Ok(Some(Err(SkillError::InputTooLarge {
+            size: skipped,
+            limit,
+        })));
     }
     while matches!(buffer.last(), Some(b'\n' | b'\r')) {
         buffer.pop();
@@ -132,7 +146,11 @@ mod tests {
         }
         assert_eq!(
             lines,
-            vec![Ok(b"ab".to_vec()), Err("InputTooLarge"), Ok(b"last".to_vec())]
+            vec![
+                Ok(b"ab".to_vec()),
+                Err("InputTooLarge"),
+                Ok(b"last".to_vec())
+            ]
         );
     }
 }

@@ -7,6 +7,8 @@ mod corpus;
 mod extract;
 mod failure;
 mod jsonl;
+mod model;
+mod schema_extract;
 mod serve;
 
 use std::process::ExitCode;

@@ -3,7 +3,12 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
+use std::sync::Arc;
+
+use quarry_engine::Extractor;
 use quarry_server::ServerConfig;
+
+use crate::model::{client_from, extractor_config};
 
 use crate::args::ServeArgs;
 use crate::failure::Failure;
@@ -16,8 +21,20 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         )
         .with_writer(std::io::stderr)
         .init();
+    let has_model = args.model.model.is_some() || std::env::var_os("QUARRY_MODEL").is_some();
+    let agent = if has_model {
+        let (client, spec) = client_from(&args.model)?;
+        Some(Arc::new(Extractor::new(
+            client,
+            spec.model,
+            extractor_config(&args.model),
+        )))
+    } else {
+        None
+    };
     let config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
+        agent,
         ..ServerConfig::default()
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;

@@ -81,7 +81,10 @@ fn phone_and_ip_targets_normalise_values() {
     let (code, stdout, stderr) = extract("phone", "Call us on (415) 555-2671 today");
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim_end(), r#"{"phone": "+14155552671"}"#);
-    let (code, stdout, _) = extract("ip", "The gateway 192.168.1.1 answers; 999.1.1.1 is no address");
+    let (code, stdout, _) = extract(
+        "ip",
+        "The gateway 192.168.1.1 answers; 999.1.1.1 is no address",
+    );
     assert_eq!(code, 0);
     assert_eq!(stdout.trim_end(), r#"{"ip": "192.168.1.1"}"#);
 }
@@ -89,9 +92,13 @@ fn phone_and_ip_targets_normalise_values() {
 #[test]
 fn relative_dates_resolve_against_now() {
     // NOW is Wednesday 2024-01-10.
-    let (code, stdout, stderr) = extract("date", "Let's meet tomorrow, or in 3 days at the latest.");
+    let (code, stdout, stderr) =
+        extract("date", "Let's meet tomorrow, or in 3 days at the latest.");
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim_end(), r#"{"date": ["2024-01-11", "2024-01-13"]}"#);
+    assert_eq!(
+        stdout.trim_end(),
+        r#"{"date": ["2024-01-11", "2024-01-13"]}"#
+    );
 }
 
 #[test]
@@ -147,7 +154,15 @@ fn guardrail_rejects_malformed_and_mistyped_output() {
         (r#"{"email": 42}"#, "TypeMismatch"),
     ] {
         let output = common::run(
-            &["check", "--target", "email", "--text", "mail hello@agent.rs", "--output", raw],
+            &[
+                "check",
+                "--target",
+                "email",
+                "--text",
+                "mail hello@agent.rs",
+                "--output",
+                raw,
+            ],
             "",
         );
         assert_eq!(output.status.code(), Some(1), "{raw}");

@@ -9,7 +9,9 @@ use serde_json::Value;
 fn detail_reports_code_point_offsets_values_and_types() {
     let text = "Café ☕ — write to Zoë@Example.COM or visit HTTPS://Example.org/a";
     let output = run(
-        &["extract", "--target", "email", "--text", text, "--detail", "--now", NOW],
+        &[
+            "extract", "--target", "email", "--text", text, "--detail", "--now", NOW,
+        ],
         "",
     );
     assert!(output.status.success(), "{}", stderr(&output));
@@ -32,7 +34,13 @@ fn file_and_stdin_inputs_give_the_same_answer_as_text() {
     let path = dir.join("input.txt");
     std::fs::write(&path, "Contact: hello@agent.rs").unwrap();
     let from_file = run(
-        &["extract", "--target", "email", "--file", path.to_str().unwrap()],
+        &[
+            "extract",
+            "--target",
+            "email",
+            "--file",
+            path.to_str().unwrap(),
+        ],
         "",
     );
     let from_stdin = run(&["extract", "--target", "email"], "Contact: hello@agent.rs");
@@ -43,7 +51,16 @@ fn file_and_stdin_inputs_give_the_same_answer_as_text() {
 
 #[test]
 fn unreadable_invalid_and_oversize_inputs_name_the_problem() {
-    let missing = run(&["extract", "--target", "email", "--file", "/no/such/file.txt"], "");
+    let missing = run(
+        &[
+            "extract",
+            "--target",
+            "email",
+            "--file",
+            "/no/such/file.txt",
+        ],
+        "",
+    );
     assert_eq!(missing.status.code(), Some(1));
     assert!(
         stderr(&missing).starts_with("Error: UnreadableInput - cannot read '/no/such/file.txt'"),
@@ -55,14 +72,38 @@ fn unreadable_invalid_and_oversize_inputs_name_the_problem() {
     std::fs::create_dir_all(&dir).unwrap();
     let latin1 = dir.join("latin1.txt");
     std::fs::write(&latin1, b"caf\xe9 hello@agent.rs").unwrap();
-    let invalid = run(&["extract", "--target", "email", "--file", latin1.to_str().unwrap()], "");
+    let invalid = run(
+        &[
+            "extract",
+            "--target",
+            "email",
+            "--file",
+            latin1.to_str().unwrap(),
+        ],
+        "",
+    );
     assert_eq!(invalid.status.code(), Some(1));
-    assert!(stderr(&invalid).contains("InvalidUtf8"), "{}", stderr(&invalid));
-    assert!(stderr(&invalid).contains("offset 3"), "{}", stderr(&invalid));
+    assert!(
+        stderr(&invalid).contains("InvalidUtf8"),
+        "{}",
+        stderr(&invalid)
+    );
+    assert!(
+        stderr(&invalid).contains("offset 3"),
+        "{}",
+        stderr(&invalid)
+    );
 
-    let big = run(&["extract", "--target", "email", "--max-bytes", "10"], "hello@agent.rs and more");
+    let big = run(
+        &["extract", "--target", "email", "--max-bytes", "10"],
+        "hello@agent.rs and more",
+    );
     assert_eq!(big.status.code(), Some(1));
-    assert!(stderr(&big).starts_with("Error: InputTooLarge - "), "{}", stderr(&big));
+    assert!(
+        stderr(&big).starts_with("Error: InputTooLarge - "),
+        "{}",
+        stderr(&big)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -29,19 +29,46 @@ fn skill_endpoint_answers_like_the_cli() {
 fn bad_requests_get_400_in_the_one_error_shape() {
     let server = Server::start(&[]);
     let cases: &[(Option<&str>, &str, &str)] = &[
-        (Some("application/json"), r#"{"text": "x", "target": "fax"}"#, "InvalidTarget"),
-        (Some("application/json"), r#"{"text": "", "target": "email"}"#, "EmptyInput"),
-        (Some("application/json"), r#"{"text": "x"}"#, "MissingTarget"),
-        (Some("application/json"), r#"{"text": "x", "target": "email""#, "MalformedRequest"),
+        (
+            Some("application/json"),
+            r#"{"text": "x", "target": "fax"}"#,
+            "InvalidTarget",
+        ),
+        (
+            Some("application/json"),
+            r#"{"text": "", "target": "email"}"#,
+            "EmptyInput",
+        ),
+        (
+            Some("application/json"),
+            r#"{"text": "x"}"#,
+            "MissingTarget",
+        ),
+        (
+            Some("application/json"),
+            r#"{"text": "x", "target": "email""#,
+            "MalformedRequest",
+        ),
         (Some("application/json"), r#"["text"]"#, "MalformedRequest"),
-        (Some("text/plain"), r#"{"text": "x", "target": "email"}"#, "UnsupportedContentType"),
-        (None, r#"{"text": "x", "target": "email"}"#, "UnsupportedContentType"),
+        (
+            Some("text/plain"),
+            r#"{"text": "x", "target": "email"}"#,
+            "UnsupportedContentType",
+        ),
+        (
+            None,
+            r#"{"text": "x", "target": "email"}"#,
+            "UnsupportedContentType",
+        ),
     ];
     for (content_type, body, code) in cases {
         let (status, response_type, response) =
             server.request("POST", "/skill/extract", *content_type, body.as_bytes());
         assert_eq!(status, 400, "{body} → {response}");
-        assert!(response_type.starts_with("application/json"), "{response_type}");
+        assert!(
+            response_type.starts_with("application/json"),
+            "{response_type}"
+        );
         let error: Value = serde_json::from_str(&response).expect("the error body is JSON");
         assert_eq!(error["error"], *code, "{body}");
         assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
@@ -62,8 +89,12 @@ fn bad_requests_get_400_in_the_one_error_shape() {
 fn oversize_bodies_are_refused_in_the_error_shape() {
     let server = Server::start(&["--max-body-bytes", "1024"]);
     let body = format!(r#"{{"text": "{}", "target": "email"}}"#, "a".repeat(4096));
-    let (status, _, response) =
-        server.request("POST", "/skill/extract", Some("application/json"), body.as_bytes());
+    let (status, _, response) = server.request(
+        "POST",
+        "/skill/extract",
+        Some("application/json"),
+        body.as_bytes(),
+    );
     assert_eq!(status, 413);
     let error: Value = serde_json::from_str(&response).unwrap();
     assert_eq!(error["error"], "InputTooLarge");
@@ -74,13 +105,22 @@ fn health_and_unknown_routes() {
     let server = Server::start(&[]);
     let (status, _, body) = server.request("GET", "/healthz", None, b"");
     assert_eq!(status, 200);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!({"status": "ok"}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!({"status": "ok"})
+    );
     let (status, _, body) = server.request("GET", "/nope", None, b"");
     assert_eq!(status, 404);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"], "NotFound");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"],
+        "NotFound"
+    );
     let (status, _, body) = server.request("GET", "/skill/extract", None, b"");
     assert_eq!(status, 405);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"], "MethodNotAllowed");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"],
+        "MethodNotAllowed"
+    );
 }
 
 #[test]
@@ -102,5 +142,8 @@ fn check_endpoint_returns_the_guardrail_verdict() {
         r#"{"text": "Contact us anytime", "target": "fax", "output": "{}"}"#,
     );
     assert_eq!(status, 400);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"], "InvalidTarget");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"],
+        "InvalidTarget"
+    );
 }

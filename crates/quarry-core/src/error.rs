@@ -9,11 +9,15 @@ use thiserror::Error;
 pub enum SkillError {
     #[error("unknown target '{0}'")]
     InvalidTarget(String),
-    #[error("text is empty; pass the text to extract from with --text, --file or a JSON 'text' field")]
+    #[error(
+        "text is empty; pass the text to extract from with --text, --file or a JSON 'text' field"
+    )]
     EmptyInput,
     #[error("input is {size} bytes, over the limit of {limit} bytes; split it into smaller pieces")]
     InputTooLarge { size: usize, limit: usize },
-    #[error("input is not valid UTF-8 (first bad byte at offset {offset}); convert it to UTF-8 first")]
+    #[error(
+        "input is not valid UTF-8 (first bad byte at offset {offset}); convert it to UTF-8 first"
+    )]
     InvalidUtf8 { offset: usize },
     #[error("invalid reference time '{0}': expected RFC 3339, e.g. 2024-01-15T09:30:00Z")]
     InvalidNow(String),

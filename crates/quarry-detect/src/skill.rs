@@ -49,7 +49,9 @@ impl SkillInput {
         let value: serde_json::Value =
             serde_json::from_slice(bytes).map_err(|error| malformed(error.to_string()))?;
         if !value.is_object() {
-            return Err(malformed("got a JSON value that is not an object".to_owned()));
+            return Err(malformed(
+                "got a JSON value that is not an object".to_owned(),
+            ));
         }
         serde_json::from_value(value).map_err(|error| malformed(error.to_string()))
     }
@@ -160,8 +162,8 @@ impl Extraction {
         let mut object = Map::new();
         object.insert(self.target.as_str().to_owned(), self.contract_value());
         if detail {
-            let matches = serde_json::to_value(&self.matches)
-                .expect("matches are plain strings and numbers");
+            let matches =
+                serde_json::to_value(&self.matches).expect("matches are plain strings and numbers");
             object.insert("matches".to_owned(), matches);
         }
         Value::Object(object)
@@ -265,7 +267,11 @@ mod tests {
         let extraction = Extraction {
             target: Target::Date,
             matches: vec![
-                found("January 15, 2024 at 3pm", "2024-01-15T15:00:00", MatchKind::DateTime),
+                found(
+                    "January 15, 2024 at 3pm",
+                    "2024-01-15T15:00:00",
+                    MatchKind::DateTime,
+                ),
                 found("at 5pm", "17:00:00", MatchKind::Time),
             ],
         };
@@ -291,9 +297,19 @@ mod tests {
     fn requests_must_be_objects_with_a_text() {
         let parsed = SkillInput::from_json(br#"{"text": "a", "target": "url", "x": 1}"#).unwrap();
         assert_eq!(parsed.target.as_deref(), Some("url"));
-        for bad in [&br#"["text"]"#[..], br#"{"target": "url"}"#, b"{\"text\": 3}", b"nope"] {
+        for bad in [
+            &br#"["text"]"#[..],
+            br#"{"target": "url"}"#,
+            b"{\"text\": 3}",
+            b"nope",
+        ] {
             let error = SkillInput::from_json(bad).unwrap_err();
-            assert_eq!(error.code(), "MalformedRequest", "{}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                error.code(),
+                "MalformedRequest",
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 

@@ -7,7 +7,9 @@
 //! soon as every field has passed; what is still unresolved after the last turn is escalated by
 //! the caller.
 
-use quarry_llm::{ChatRequest, ChatResponse, LlmClient, Message, Role, TokenSink, ToolChoice, Usage};
+use quarry_llm::{
+    ChatRequest, ChatResponse, LlmClient, Message, Role, TokenSink, ToolChoice, Usage,
+};
 use serde_json::Value;
 
 use crate::budget::{Budget, estimate};
@@ -96,7 +98,10 @@ pub(crate) struct RunContext<'a> {
     pub enforce_required: bool,
 }
 
-pub(crate) async fn run(context: &RunContext<'_>, document: &str) -> Result<RunOutcome, EngineError> {
+pub(crate) async fn run(
+    context: &RunContext<'_>,
+    document: &str,
+) -> Result<RunOutcome, EngineError> {
     let schema = context.schema;
     let evidence = Evidence::new(document);
     let check_context = CheckContext {
@@ -174,7 +179,10 @@ pub(crate) async fn run(context: &RunContext<'_>, document: &str) -> Result<RunO
     })
 }
 
-async fn call(context: &RunContext<'_>, request: &ChatRequest) -> Result<ChatResponse, EngineError> {
+async fn call(
+    context: &RunContext<'_>,
+    request: &ChatRequest,
+) -> Result<ChatResponse, EngineError> {
     let reservation = context.budget.reserve(estimate(request))?;
     let result = match context.on_token {
         Some(sink) => context.client.chat_stream(request, sink).await,

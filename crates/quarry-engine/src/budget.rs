@@ -106,11 +106,21 @@ mod tests {
             budget.reserve(500),
             Err(EngineError::BudgetExceeded { remaining: 400, .. })
         ));
-        budget.settle(first, Usage { prompt_tokens: 200, completion_tokens: 50 });
+        budget.settle(
+            first,
+            Usage {
+                prompt_tokens: 200,
+                completion_tokens: 50,
+            },
+        );
         let second = budget.reserve(700).unwrap();
         budget.release(second);
         let err = budget.reserve(800).unwrap_err();
-        assert!(err.to_string().contains("only 750 of the 1000-token budget remain (250 used)"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("only 750 of the 1000-token budget remain (250 used)"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -118,11 +118,13 @@ pub(crate) fn check(raw: &str, context: &CheckContext<'_, '_>) -> Checked {
     let groundings = ground_fields(&specs, &values, context.document, context.clarifications);
     for (index, grounding) in to_ground.into_iter().zip(groundings) {
         let field = &mut fields[index];
-        field.problems.extend(grounding.problems.iter().map(|p| Problem {
-            path: p.path.clone(),
-            kind: ProblemKind::NotGrounded,
-            message: p.message.clone(),
-        }));
+        field
+            .problems
+            .extend(grounding.problems.iter().map(|p| Problem {
+                path: p.path.clone(),
+                kind: ProblemKind::NotGrounded,
+                message: p.message.clone(),
+            }));
         field.grounding = grounding;
     }
     Checked {

@@ -64,7 +64,9 @@ fn floor_boundary(text: &str, mut index: usize) -> usize {
     index
 }
 
-const SENTENCE_ENDS: &[&str] = &[". ", "! ", "? ", ".\n", "!\n", "?\n", "。", "！", "？", "\n"];
+const SENTENCE_ENDS: &[&str] = &[
+    ". ", "! ", "? ", ".\n", "!\n", "?\n", "。", "！", "？", "\n",
+];
 
 /// The end of the chunk starting at `start`, at most `limit`.
 fn cut_point(text: &str, start: usize, limit: usize) -> usize {
@@ -110,7 +112,10 @@ fn next_start(text: &str, from: usize, end: usize) -> usize {
 }
 
 /// Merges per-chunk outcomes (in document order, with each chunk's offset).
-pub(crate) fn merge(schema: &Schema, runs: Vec<(RunOutcome, Span)>) -> (Vec<FieldState>, quarry_llm::Usage, u32) {
+pub(crate) fn merge(
+    schema: &Schema,
+    runs: Vec<(RunOutcome, Span)>,
+) -> (Vec<FieldState>, quarry_llm::Usage, u32) {
     let mut usage = quarry_llm::Usage::default();
     let mut calls = 0;
     let mut per_field: Vec<Vec<FieldState>> = vec![Vec::new(); schema.fields.len()];
@@ -149,7 +154,9 @@ fn merge_scalar(states: Vec<FieldState>) -> FieldState {
             failed.get_or_insert(state);
         }
     }
-    fallback.or(failed).expect("a schema field has a state in every chunk")
+    fallback
+        .or(failed)
+        .expect("a schema field has a state in every chunk")
 }
 
 fn merge_list(states: Vec<FieldState>) -> FieldState {
@@ -195,7 +202,9 @@ fn merge_list(states: Vec<FieldState>) -> FieldState {
             }
         }
     }
-    merged.or(failed).expect("a schema field has a state in every chunk")
+    merged
+        .or(failed)
+        .expect("a schema field has a state in every chunk")
 }
 
 #[cfg(test)]
@@ -213,12 +222,19 @@ mod tests {
             let a_end = a.offset.byte_start + a.text.len();
             assert!(b.offset.byte_start < a_end, "chunks overlap");
             assert!(b.offset.byte_start > a.offset.byte_start, "chunks advance");
-            assert!(b.text.starts_with("The quick"), "starts on a sentence: {:?}", b.text);
+            assert!(
+                b.text.starts_with("The quick"),
+                "starts on a sentence: {:?}",
+                b.text
+            );
         }
         let last = chunks.last().unwrap();
         assert_eq!(last.offset.byte_start + last.text.len(), text.len());
         for c in &chunks {
-            assert_eq!(&text[c.offset.byte_start..c.offset.byte_start + c.text.len()], c.text);
+            assert_eq!(
+                &text[c.offset.byte_start..c.offset.byte_start + c.text.len()],
+                c.text
+            );
             assert!(c.text.len() <= 300);
         }
     }

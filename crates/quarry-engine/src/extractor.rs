@@ -23,7 +23,11 @@ pub struct Extractor {
 }
 
 impl Extractor {
-    pub fn new(client: Arc<dyn LlmClient>, model: impl Into<String>, config: ExtractorConfig) -> Self {
+    pub fn new(
+        client: Arc<dyn LlmClient>,
+        model: impl Into<String>,
+        config: ExtractorConfig,
+    ) -> Self {
         Extractor {
             client,
             model: model.into(),
@@ -56,7 +60,8 @@ impl Extractor {
         clarifications: &[String],
         on_token: TokenSink<'_>,
     ) -> Result<Extraction, EngineError> {
-        self.extract_inner(schema, text, clarifications, Some(on_token)).await
+        self.extract_inner(schema, text, clarifications, Some(on_token))
+            .await
     }
 
     async fn extract_inner(

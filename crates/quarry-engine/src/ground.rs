@@ -115,7 +115,14 @@ pub fn ground_fields(
         match value {
             Some(value) if !value.is_null() => {
                 let mut saw_leaf = false;
-                collect(&field.spec, value, &field.name, index, &mut leaves, &mut saw_leaf);
+                collect(
+                    &field.spec,
+                    value,
+                    &field.name,
+                    index,
+                    &mut leaves,
+                    &mut saw_leaf,
+                );
                 exempt[index] = !saw_leaf;
             }
             _ => {}
@@ -182,7 +189,14 @@ fn collect(
                 _ => ValueSpec::new(Kind::Any),
             };
             for (index, item) in items.iter().enumerate() {
-                collect(&item_spec, item, &format!("{path}[{index}]"), field, out, saw_leaf);
+                collect(
+                    &item_spec,
+                    item,
+                    &format!("{path}[{index}]"),
+                    field,
+                    out,
+                    saw_leaf,
+                );
             }
             return;
         }
@@ -278,7 +292,10 @@ fn find_in<L: std::borrow::Borrow<PendingLeaf>>(
             order: AlignOrder::Any,
             ..AlignOptions::default()
         };
-        for (index, result) in indices.into_iter().zip(align_all(evidence.text, &texts, &options)) {
+        for (index, result) in indices
+            .into_iter()
+            .zip(align_all(evidence.text, &texts, &options))
+        {
             found[index] = match result {
                 Ok(alignment) => Some(Found {
                     span: Some(Span {
@@ -309,10 +326,16 @@ fn find_in<L: std::borrow::Borrow<PendingLeaf>>(
     for (index, leaf) in leaves.iter().enumerate() {
         let hit = match &leaf.borrow().leaf {
             Leaf::Text { .. } => continue,
-            Leaf::Number(value) => evidence.quantities.find_number(*value).map(|span| (span, 1.0)),
+            Leaf::Number(value) => evidence
+                .quantities
+                .find_number(*value)
+                .map(|span| (span, 1.0)),
             Leaf::Date { iso, has_time } => {
                 let strength = if *has_time { 0.8 } else { 1.0 };
-                evidence.quantities.find_date(iso).map(|span| (span, strength))
+                evidence
+                    .quantities
+                    .find_date(iso)
+                    .map(|span| (span, strength))
             }
         };
         found[index] = hit.map(|(span, strength)| Found {
@@ -393,8 +416,12 @@ fields:
     #[test]
     fn amount_in_words_grounds_the_normalised_number() {
         let text = "Acme Corp reported revenue of $1.2 million on 15 January 2024.";
-        let results = ground(SCHEMA, text, json!({"company": "Acme Corp", "revenue": 1200000,
-            "signed": "2024-01-15", "status": "open", "summary": "A good year", "people": []}));
+        let results = ground(
+            SCHEMA,
+            text,
+            json!({"company": "Acme Corp", "revenue": 1200000,
+            "signed": "2024-01-15", "status": "open", "summary": "A good year", "people": []}),
+        );
         let statuses: Vec<GroundingStatus> = results.iter().map(|r| r.status).collect();
         assert_eq!(
             statuses,
@@ -417,8 +444,12 @@ fields:
     #[test]
     fn hallucinated_values_name_their_path() {
         let text = "Acme Corp met Ann Lee; revenue 1,200.";
-        let results = ground(SCHEMA, text, json!({"company": "Globex", "revenue": 1500,
-            "people": ["Ann Lee", "Bob Stone"]}));
+        let results = ground(
+            SCHEMA,
+            text,
+            json!({"company": "Globex", "revenue": 1500,
+            "people": ["Ann Lee", "Bob Stone"]}),
+        );
         assert_eq!(results[0].status, GroundingStatus::NotFound);
         assert_eq!(results[1].status, GroundingStatus::NotFound);
         assert!(results[1].problems[0].message.starts_with(

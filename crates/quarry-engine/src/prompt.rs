@@ -148,7 +148,11 @@ pub(crate) fn feedback(checked: &Checked, tool: Option<&str>) -> String {
         .map(|field| field.name.as_str())
         .collect();
     if !passed.is_empty() {
-        let _ = writeln!(out, "These fields passed; keep them: {}.", passed.join(", "));
+        let _ = writeln!(
+            out,
+            "These fields passed; keep them: {}.",
+            passed.join(", ")
+        );
     }
     out.push_str(
         "Fix each field listed (use null where the document does not state a value) and call \
@@ -177,7 +181,10 @@ mod tests {
         assert!(!system.contains("IGNORE PREVIOUS"));
         let user = messages[1].content.as_deref().unwrap();
         // The document's fake end marker cannot close the real one.
-        assert!(user.ends_with(&format!("{document}\n<<<END DOCUMENT 1>>>")), "{user}");
+        assert!(
+            user.ends_with(&format!("{document}\n<<<END DOCUMENT 1>>>")),
+            "{user}"
+        );
         assert!(messages[2].content.as_deref().unwrap().contains("It is 5."));
     }
 }

@@ -244,7 +244,10 @@ mod tests {
     fn amounts_with_scale_words_and_separators() {
         let text = "Revenue was $1.2 million, up from 1,200 units; fee 3.5k and 25% off.";
         let q = Quantities::scan(text);
-        assert_eq!(slice(text, q.find_number(1_200_000.0).unwrap()), "1.2 million");
+        assert_eq!(
+            slice(text, q.find_number(1_200_000.0).unwrap()),
+            "1.2 million"
+        );
         assert_eq!(slice(text, q.find_number(1200.0).unwrap()), "1,200");
         assert_eq!(slice(text, q.find_number(3500.0).unwrap()), "3.5k");
         assert_eq!(slice(text, q.find_number(0.25).unwrap()), "25%");
@@ -256,9 +259,18 @@ mod tests {
         let text = "Signed 15 January 2024, due March 3rd, 2024; paid 2024-04-01; \
                     review 05/06/2024; period Feb 2024.";
         let q = Quantities::scan(text);
-        assert_eq!(slice(text, q.find_date("2024-01-15").unwrap()), "15 January 2024");
-        assert_eq!(slice(text, q.find_date("2024-03-03").unwrap()), "March 3rd, 2024");
-        assert_eq!(slice(text, q.find_date("2024-04-01").unwrap()), "2024-04-01");
+        assert_eq!(
+            slice(text, q.find_date("2024-01-15").unwrap()),
+            "15 January 2024"
+        );
+        assert_eq!(
+            slice(text, q.find_date("2024-03-03").unwrap()),
+            "March 3rd, 2024"
+        );
+        assert_eq!(
+            slice(text, q.find_date("2024-04-01").unwrap()),
+            "2024-04-01"
+        );
         assert!(q.find_date("2024-06-05").is_some());
         assert!(q.find_date("2024-05-06").is_some());
         assert_eq!(slice(text, q.find_date("2024-02").unwrap()), "Feb 2024");

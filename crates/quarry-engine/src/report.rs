@@ -224,7 +224,9 @@ pub(crate) fn question(unresolved: &[FieldIssue]) -> String {
     let mut reasons = Vec::with_capacity(unresolved.len());
     for issue in unresolved {
         let name = match &issue.description {
-            Some(description) => format!("'{}' ({})", issue.field, description.trim_end_matches('.')),
+            Some(description) => {
+                format!("'{}' ({})", issue.field, description.trim_end_matches('.'))
+            }
             None => format!("'{}'", issue.field),
         };
         let why: Vec<String> = issue
@@ -254,10 +256,13 @@ pub(crate) fn question(unresolved: &[FieldIssue]) -> String {
 fn reason(problem: &Problem, field: &str, rejected: &Value) -> String {
     match problem.kind {
         ProblemKind::Missing => "it is required, but I could not find it in the document".into(),
-        ProblemKind::NotGrounded if problem.path == field => format!(
-            "the value I extracted, {rejected}, does not appear in the document"
+        ProblemKind::NotGrounded if problem.path == field => {
+            format!("the value I extracted, {rejected}, does not appear in the document")
+        }
+        ProblemKind::NotGrounded => format!(
+            "part of it ({}) does not appear in the document",
+            problem.path
         ),
-        ProblemKind::NotGrounded => format!("part of it ({}) does not appear in the document", problem.path),
         ProblemKind::Invalid => {
             let prefix = format!("field '{}': ", problem.path);
             problem

@@ -126,41 +126,45 @@ fn validate_value(spec: &ValueSpec, value: &Value, path: &str, out: &mut Vec<Vio
         );
         return;
     }
-    if let Some(values) = &spec.enum_values {
-        if !values.contains(value) {
-            let allowed: Vec<String> = values.iter().map(Value::to_string).collect();
-            push(
-                ViolationKind::Enum,
-                format!("{value} is not one of {}", allowed.join(", ")),
-            );
-        }
+    if let Some(values) = spec
+        .enum_values
+        .as_ref()
+        .filter(|values| !values.contains(value))
+    {
+        let allowed: Vec<String> = values.iter().map(Value::to_string).collect();
+        push(
+            ViolationKind::Enum,
+            format!("{value} is not one of {}", allowed.join(", ")),
+        );
     }
     match value {
         Value::String(text) => {
-            if let Some(format) = spec.format {
-                if !format_ok(format, text) {
-                    push(ViolationKind::Format, format_hint(format, text));
-                }
+            if let Some(format) = spec.format.filter(|format| !format_ok(*format, text)) {
+                push(ViolationKind::Format, format_hint(format, text));
             }
-            if let Some(pattern) = &spec.pattern {
-                if !pattern.regex.is_match(text) {
-                    push(
-                        ViolationKind::Pattern,
-                        format!("{value} does not match the pattern {}", pattern.source),
-                    );
-                }
+            if let Some(pattern) = spec.pattern.as_ref().filter(|p| !p.regex.is_match(text)) {
+                push(
+                    ViolationKind::Pattern,
+                    format!("{value} does not match the pattern {}", pattern.source),
+                );
             }
             let length = text.chars().count() as u64;
             if spec.min_length.is_some_and(|min| length < min) {
                 push(
                     ViolationKind::Length,
-                    format!("{value} is shorter than {} characters", spec.min_length.unwrap_or(0)),
+                    format!(
+                        "{value} is shorter than {} characters",
+                        spec.min_length.unwrap_or(0)
+                    ),
                 );
             }
             if spec.max_length.is_some_and(|max| length > max) {
                 push(
                     ViolationKind::Length,
-                    format!("{value} is longer than {} characters", spec.max_length.unwrap_or(0)),
+                    format!(
+                        "{value} is longer than {} characters",
+                        spec.max_length.unwrap_or(0)
+                    ),
                 );
             }
         }
@@ -184,10 +188,16 @@ fn validate_value(spec: &ValueSpec, value: &Value, path: &str, out: &mut Vec<Vio
         Value::Array(items) => {
             let count = items.len() as u64;
             if let Some(min) = spec.min_items.filter(|min| count < *min) {
-                push(ViolationKind::Length, format!("needs at least {min} item(s), got {count}"));
+                push(
+                    ViolationKind::Length,
+                    format!("needs at least {min} item(s), got {count}"),
+                );
             }
             if let Some(max) = spec.max_items.filter(|max| count > *max) {
-                push(ViolationKind::Length, format!("allows at most {max} item(s), got {count}"));
+                push(
+                    ViolationKind::Length,
+                    format!("allows at most {max} item(s), got {count}"),
+                );
             }
             if let Kind::Array(item_spec) = &spec.kind {
                 for (index, item) in items.iter().enumerate() {
@@ -332,6 +342,9 @@ mod tests {
             violations[0].message,
             "field 'total': expected number, got the string \"ten\""
         );
-        assert_eq!(validate(&schema(), &json!([1]))[0].kind, ViolationKind::NotAnObject);
+        assert_eq!(
+            validate(&schema(), &json!([1]))[0].kind,
+            ViolationKind::NotAnObject
+        );
     }
 }

@@ -31,17 +31,23 @@ async fn long_documents_are_chunked_extracted_and_merged() {
         filler(6),
         filler(3)
     );
-    let client = Arc::new(RespondingClient::new(|request: &quarry_llm::ChatRequest| {
-        // Answer from the chunk this request carries, as a faithful model would.
-        let chunk = texts(request, Role::User)[0].clone();
-        let people: Vec<&str> = NAMES.iter().copied().filter(|n| chunk.contains(n)).collect();
-        let vendor = chunk.contains("Acme").then_some("Acme Supplies Ltd");
-        let total = chunk.contains("$1,500").then_some(1500);
-        tool_call(
-            "submit",
-            &json!({"vendor": vendor, "total": total, "people": people}).to_string(),
-        )
-    }));
+    let client = Arc::new(RespondingClient::new(
+        |request: &quarry_llm::ChatRequest| {
+            // Answer from the chunk this request carries, as a faithful model would.
+            let chunk = texts(request, Role::User)[0].clone();
+            let people: Vec<&str> = NAMES
+                .iter()
+                .copied()
+                .filter(|n| chunk.contains(n))
+                .collect();
+            let vendor = chunk.contains("Acme").then_some("Acme Supplies Ltd");
+            let total = chunk.contains("$1,500").then_some(1500);
+            tool_call(
+                "submit",
+                &json!({"vendor": vendor, "total": total, "people": people}).to_string(),
+            )
+        },
+    ));
     let config = ExtractorConfig {
         chunk_bytes: 400,
         chunk_overlap: 60,
@@ -66,7 +72,11 @@ async fn long_documents_are_chunked_extracted_and_merged() {
     assert_eq!(total.grounding, GroundingStatus::Normalized);
     let span = total.spans[0];
     assert_eq!(&document[span.byte_start..span.byte_end], "1,500");
-    let quoted: String = document.chars().skip(span.start).take(span.end - span.start).collect();
+    let quoted: String = document
+        .chars()
+        .skip(span.start)
+        .take(span.end - span.start)
+        .collect();
     assert_eq!(quoted, "1,500");
     for span in &extraction.fields[2].spans {
         assert!(NAMES.contains(&&document[span.byte_start..span.byte_end]));
@@ -76,11 +86,16 @@ async fn long_documents_are_chunked_extracted_and_merged() {
 #[tokio::test]
 async fn a_required_field_no_chunk_found_escalates_after_merging() {
     let document = format!("Contract with Acme Supplies Ltd.\n\n{}", filler(20));
-    let client = Arc::new(RespondingClient::new(|request: &quarry_llm::ChatRequest| {
-        let chunk = texts(request, Role::User)[0].clone();
-        let vendor = chunk.contains("Acme").then_some("Acme Supplies Ltd");
-        tool_call("submit", &json!({"vendor": vendor, "total": null}).to_string())
-    }));
+    let client = Arc::new(RespondingClient::new(
+        |request: &quarry_llm::ChatRequest| {
+            let chunk = texts(request, Role::User)[0].clone();
+            let vendor = chunk.contains("Acme").then_some("Acme Supplies Ltd");
+            tool_call(
+                "submit",
+                &json!({"vendor": vendor, "total": null}).to_string(),
+            )
+        },
+    ));
     let config = ExtractorConfig {
         chunk_bytes: 500,
         chunk_overlap: 50,

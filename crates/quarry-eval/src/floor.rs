@@ -18,15 +18,14 @@ pub fn load_floor() -> anyhow::Result<BTreeMap<String, f64>> {
 pub fn check_floor(metrics: &[Metric], floor: &BTreeMap<String, f64>) -> Vec<String> {
     floor
         .iter()
-        .filter_map(|(name, minimum)| {
-            match metrics.iter().find(|metric| &metric.name == name) {
+        .filter_map(
+            |(name, minimum)| match metrics.iter().find(|metric| &metric.name == name) {
                 None => Some(format!("{name}: no such metric was reported")),
-                Some(metric) if metric.value + 1e-9 < *minimum => Some(format!(
-                    "{name} = {:.4}, floor {minimum:.4}",
-                    metric.value
-                )),
+                Some(metric) if metric.value + 1e-9 < *minimum => {
+                    Some(format!("{name} = {:.4}, floor {minimum:.4}", metric.value))
+                }
                 Some(_) => None,
-            }
-        })
+            },
+        )
         .collect()
 }

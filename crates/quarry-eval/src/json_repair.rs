@@ -67,7 +67,9 @@ pub fn evaluate(dir: &Path) -> anyhow::Result<Vec<Metric>> {
             eprintln!(
                 "json_repair miss: input={:?} got={} expected={}",
                 record.input,
-                output.as_ref().map_or("<error>".to_string(), Value::to_string),
+                output
+                    .as_ref()
+                    .map_or("<error>".to_string(), Value::to_string),
                 record.expected
             );
         }
@@ -76,7 +78,10 @@ pub fn evaluate(dir: &Path) -> anyhow::Result<Vec<Metric>> {
             default_mode.add(correct);
         }
         let source = record.source.rsplit('/').next().unwrap_or(&record.source);
-        by_source.entry(source.to_string()).or_default().add(correct);
+        by_source
+            .entry(source.to_string())
+            .or_default()
+            .add(correct);
         if let Some(text) = &record.expected_text {
             let same = if text.is_empty() {
                 output.as_ref().is_none_or(is_nothing)
@@ -85,7 +90,10 @@ pub fn evaluate(dir: &Path) -> anyhow::Result<Vec<Metric>> {
                 output.as_ref().map(canonical_text) == theirs.as_ref().map(canonical_text)
             };
             if verbose && !same {
-                eprintln!("json_repair text miss: input={:?} expected_text={text:?}", record.input);
+                eprintln!(
+                    "json_repair text miss: input={:?} expected_text={text:?}",
+                    record.input
+                );
             }
             canonical.add(same);
         }
@@ -128,7 +136,8 @@ fn same_value(a: &Value, b: &Value) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
         }
         _ => a == b,
     }

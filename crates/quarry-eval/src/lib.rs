@@ -5,8 +5,8 @@
 //! crate's manifest lists the metrics CI holds to a minimum.
 
 pub mod corpus;
-pub mod floor;
 pub mod dates;
+pub mod floor;
 pub mod grounding;
 pub mod json_repair;
 pub mod links;

@@ -17,7 +17,10 @@ fn main() -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&metrics)?);
     } else {
         for metric in &metrics {
-            println!("{:<58} {:>7.4}  ({} records)", metric.name, metric.value, metric.records);
+            println!(
+                "{:<58} {:>7.4}  ({} records)",
+                metric.name, metric.value, metric.records
+            );
         }
     }
     if check {

@@ -46,7 +46,11 @@ impl SpanScore {
 
     pub fn f1(&self) -> f64 {
         let (p, r) = (self.precision(), self.recall());
-        if p + r == 0.0 { 0.0 } else { 2.0 * p * r / (p + r) }
+        if p + r == 0.0 {
+            0.0
+        } else {
+            2.0 * p * r / (p + r)
+        }
     }
 
     /// `name.precision`, `name.recall` and `name.f1` metrics over `records` records.
@@ -94,7 +98,14 @@ mod tests {
     fn counts_multiset_matches() {
         let mut score = SpanScore::default();
         score.add_record(&[(0, 3), (0, 3), (5, 7)], &[(0, 3), (8, 9)]);
-        assert_eq!(score, SpanScore { tp: 1, fp: 2, fn_: 1 });
+        assert_eq!(
+            score,
+            SpanScore {
+                tp: 1,
+                fp: 2,
+                fn_: 1
+            }
+        );
         assert!((score.precision() - 1.0 / 3.0).abs() < 1e-9);
         assert!((score.recall() - 0.5).abs() < 1e-9);
     }

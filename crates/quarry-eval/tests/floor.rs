@@ -8,5 +8,9 @@ use quarry_eval::{corpus, evaluate_all};
 fn detectors_and_aligner_reach_the_committed_floor() {
     let metrics = evaluate_all(&corpus::default_dir()).expect("the eval corpus is readable");
     let failures = check_floor(&metrics, &load_floor().expect("floor.json is valid"));
-    assert!(failures.is_empty(), "below the floor:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "below the floor:\n{}",
+        failures.join("\n")
+    );
 }

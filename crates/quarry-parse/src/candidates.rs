@@ -182,7 +182,10 @@ pub fn unwrap_tool_call(value: &Value) -> Option<Value> {
         Value::Object(_) => Some(arguments.clone()),
         Value::String(text) => {
             let chars: Vec<char> = text.chars().collect();
-            read_document(&chars).ok().map(|read| read.value).filter(Value::is_object)
+            read_document(&chars)
+                .ok()
+                .map(|read| read.value)
+                .filter(Value::is_object)
         }
         _ => None,
     }

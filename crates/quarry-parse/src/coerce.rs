@@ -288,7 +288,10 @@ impl Coercer {
                 iso
             }
             None => {
-                self.error(path, format!("{text:?} is not a date this parser understands"));
+                self.error(
+                    path,
+                    format!("{text:?} is not a date this parser understands"),
+                );
                 text.to_string()
             }
         }
@@ -378,7 +381,11 @@ fn allows_null(schema: &Value) -> bool {
     let Some(schema) = schema.as_object() else {
         return true;
     };
-    if let Some(branches) = schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array) {
+    if let Some(branches) = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+    {
         return branches.iter().any(allows_null);
     }
     declared_types(schema).contains(&"null")
@@ -459,7 +466,9 @@ pub(crate) fn number_from_text(text: &str) -> Option<f64> {
         negative = true;
         body = rest.trim_start();
     }
-    body = body.trim_start_matches(['$', '€', '£', '¥', '₹', '+']).trim();
+    body = body
+        .trim_start_matches(['$', '€', '£', '¥', '₹', '+'])
+        .trim();
     if let Some(rest) = body.strip_prefix('-') {
         negative = !negative;
         body = rest.trim_start();
@@ -489,13 +498,20 @@ pub(crate) fn number_from_text(text: &str) -> Option<f64> {
         && groups[0].len() <= 3
         && groups[1..].iter().enumerate().all(|(i, g)| {
             let last = i == groups.len() - 2;
-            let int_part = if last { g.split('.').next().unwrap_or(g) } else { g };
+            let int_part = if last {
+                g.split('.').next().unwrap_or(g)
+            } else {
+                g
+            };
             int_part.len() == 3 && int_part.chars().all(|c| c.is_ascii_digit())
         });
     if groups.len() > 1 && !thousands {
         return None;
     }
-    let cleaned: String = digits.chars().filter(|c| !matches!(c, ',' | '_' | ' ')).collect();
+    let cleaned: String = digits
+        .chars()
+        .filter(|c| !matches!(c, ',' | '_' | ' '))
+        .collect();
     let number: f64 = cleaned.parse().ok()?;
     let number = number * scale;
     Some(if negative { -number } else { number })

@@ -113,8 +113,21 @@ fn valid(year: u32, month: u32, day: u32) -> bool {
     if !(1..=12).contains(&month) || day == 0 || !(1000..=9999).contains(&year) {
         return false;
     }
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let leap = (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400);
+    let days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     day <= days[month as usize - 1]
 }
 
@@ -124,11 +137,17 @@ mod tests {
 
     #[test]
     fn normalizes_common_date_shapes() {
-        assert_eq!(normalize_date("January 15, 2024").as_deref(), Some("2024-01-15"));
+        assert_eq!(
+            normalize_date("January 15, 2024").as_deref(),
+            Some("2024-01-15")
+        );
         assert_eq!(normalize_date("15/01/2024").as_deref(), Some("2024-01-15"));
         assert_eq!(normalize_date("01/15/2024").as_deref(), Some("2024-01-15"));
         assert_eq!(normalize_date("15 Jan 2024").as_deref(), Some("2024-01-15"));
-        assert_eq!(normalize_date("Monday, March 4th 2024").as_deref(), Some("2024-03-04"));
+        assert_eq!(
+            normalize_date("Monday, March 4th 2024").as_deref(),
+            Some("2024-03-04")
+        );
         assert_eq!(normalize_date("2024/1/5").as_deref(), Some("2024-01-05"));
         assert_eq!(normalize_date("31.12.2023").as_deref(), Some("2023-12-31"));
         assert_eq!(normalize_date("February 30, 2024"), None);

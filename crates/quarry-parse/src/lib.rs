@@ -20,7 +20,9 @@ mod flags;
 mod repair;
 mod scan;
 
-pub use candidates::{Candidate, Fence, balanced_regions, fenced_blocks, parse_candidates, unwrap_tool_call};
+pub use candidates::{
+    Candidate, Fence, balanced_regions, fenced_blocks, parse_candidates, unwrap_tool_call,
+};
 pub use coerce::{CoercionError, Parsed, coerce};
 pub use dates::{normalize_date, normalize_date_time};
 pub use flags::{Flag, total_cost};
@@ -49,9 +51,9 @@ pub fn parse(raw: &str, schema: &Value) -> Option<Parsed> {
                 flags,
                 errors: coerced.errors,
             };
-            let better = best.as_ref().is_none_or(|b| {
-                (parsed.errors.len(), parsed.score) < (b.errors.len(), b.score)
-            });
+            let better = best
+                .as_ref()
+                .is_none_or(|b| (parsed.errors.len(), parsed.score) < (b.errors.len(), b.score));
             if better {
                 best = Some(parsed);
             }

@@ -37,6 +37,8 @@ pub enum ParseError {
     UnexpectedCharacter { found: char, at: usize },
     #[error("invalid unicode escape {escape:?} at char {at}: expected four hex digits after \\u")]
     InvalidUnicode { escape: String, at: usize },
+    #[error("nesting deeper than {MAX_DEPTH} levels at char {at}; flatten the structure")]
+    TooDeep { at: usize },
     #[error("strict mode refuses a repair ({flag:?}); parse without strict to accept it")]
     Refused { flag: Flag },
 }
@@ -78,10 +80,7 @@ fn starts_like_json(chars: &[char]) -> bool {
         .is_some_and(|c| matches!(c, '{' | '[' | '"' | '\'' | '-' | '0'..='9'))
 }
 
-fn read_fences(
-    raw: &str,
-    fences: &[crate::candidates::Fence],
-) -> Result<Repaired, ParseError> {
+fn read_fences(raw: &str, fences: &[crate::candidates::Fence]) -> Result<Repaired, ParseError> {
     let mut values = Vec::new();
     let mut flags = vec![Flag::ExtractedFromFence];
     for fence in fences {
@@ -175,6 +174,9 @@ enum QuoteDecision {
 /// Far enough to find the end of any sensible string, short enough that heavy quoting stays
 /// linear in practice.
 const LOOKAHEAD: usize = 4096;
+
+/// Deeper nesting is refused rather than risking the stack on adversarial input.
+pub const MAX_DEPTH: usize = 256;
 
 struct Reader<'a> {
     chars: &'a [char],
@@ -317,7 +319,10 @@ impl<'a> Reader<'a> {
                 if self.last_was_bare {
                     // `callback {}` / `foo [`: a bare word glued to a structure is prose, not a
                     // value (jsonrepair refuses; parse_candidates still extracts the structure).
-                    return Err(ParseError::UnexpectedCharacter { found: c, at: self.pos });
+                    return Err(ParseError::UnexpectedCharacter {
+                        found: c,
+                        at: self.pos,
+                    });
                 }
             }
             let before = self.pos;
@@ -358,6 +363,9 @@ impl<'a> Reader<'a> {
         let Some(c) = self.peek() else {
             return Ok(None);
         };
+        if self.closers.len() >= MAX_DEPTH {
+            return Err(ParseError::TooDeep { at: self.pos });
+        }
         let value = match c {
             '{' => Some(self.object()?),
             '[' => Some(self.array(']', Ctx::Array)?),
@@ -365,9 +373,7 @@ impl<'a> Reader<'a> {
                 self.flag(Flag::PythonLiteral);
                 Some(self.array(')', Ctx::Tuple)?)
             }
-            '\\' if self.at(self.pos + 1).is_some_and(is_quote) => {
-                Some(self.string_value(ctx)?)
-            }
+            '\\' if self.at(self.pos + 1).is_some_and(is_quote) => Some(self.string_value(ctx)?),
             c if is_quote(c) => Some(self.string_value(ctx)?),
             '/' if self.regex_end().is_some() => {
                 // `/[a-z]_/`: a regular expression literal, kept as its text.
@@ -597,11 +603,10 @@ impl<'a> Reader<'a> {
             // `"New York, "gender": …` / `["hello,"world"]`: the quote opens the next item and
             // this string's closing quote is missing before the comma.
             let (k, _) = self.next_significant(close + 1);
-            let next_item = match (ctx, self.at(k)) {
-                (Ctx::Value, Some(':')) => true,
-                (Ctx::Array, None | Some(',' | ']')) => true,
-                _ => false,
-            };
+            let next_item = matches!(
+                (ctx, self.at(k)),
+                (Ctx::Value, Some(':')) | (Ctx::Array, None | Some(',' | ']'))
+            );
             if next_item {
                 return QuoteDecision::CutAt(prev);
             }
@@ -621,6 +626,13 @@ impl<'a> Reader<'a> {
 
     /// After a quote and a comma inside an object value: does a member (or the end) follow?
     fn member_follows_comma(&self, comma: usize) -> bool {
+        self.member_follows_comma_within(comma, 8)
+    }
+
+    fn member_follows_comma_within(&self, comma: usize, budget: usize) -> bool {
+        if budget == 0 {
+            return true;
+        }
         let (j, _) = self.next_significant(comma + 1);
         match self.at(j) {
             None | Some('}' | ']') => return true,
@@ -638,7 +650,7 @@ impl<'a> Reader<'a> {
                 let (after, _) = self.next_significant(k + 1);
                 return match self.at(after) {
                     None | Some('}') => false,
-                    Some(',') => !self.member_follows_comma(after),
+                    Some(',') => !self.member_follows_comma_within(after, budget - 1),
                     Some(_) => true,
                 };
             }
@@ -846,7 +858,9 @@ impl<'a> Reader<'a> {
             self.flag(Flag::UnescapedQuote);
         }
         let unsigned = raw.strip_prefix('-').unwrap_or(&raw);
-        if unsigned.len() > 1 && unsigned.starts_with('0') && unsigned.as_bytes()[1].is_ascii_digit()
+        if unsigned.len() > 1
+            && unsigned.starts_with('0')
+            && unsigned.as_bytes()[1].is_ascii_digit()
         {
             // `007`, `002e3`: leading zeros carry meaning (codes, ids), so keep the text.
             self.flag(Flag::NumberRepaired);
@@ -933,7 +947,9 @@ impl<'a> Reader<'a> {
         } else {
             Flag::UnquotedString
         });
-        Ok(Some(Value::String(self.chars[start..trimmed].iter().collect())))
+        Ok(Some(Value::String(
+            self.chars[start..trimmed].iter().collect(),
+        )))
     }
 
     fn ends_bare_word(&self, ctx: Ctx, c: char, i: usize) -> bool {
@@ -988,7 +1004,11 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads `key: value` members until the object closes; `members` may already hold some.
-    fn object_members(&mut self, members: &mut Map<String, Value>, mut first: bool) -> Result<(), ParseError> {
+    fn object_members(
+        &mut self,
+        members: &mut Map<String, Value>,
+        mut first: bool,
+    ) -> Result<(), ParseError> {
         let mut comma = false;
         loop {
             self.skip_ws();
@@ -1224,12 +1244,19 @@ fn number_value(text: &str) -> Value {
 
 /// Several top-level values: drop empty ones, let a same-shaped value glued to the previous one
 /// replace it (a model re-emitting an updated object), and wrap the rest in an array.
-fn combine_top_level(values: Vec<(Value, bool)>, flags: &mut Vec<Flag>) -> Result<Value, ParseError> {
+fn combine_top_level(
+    values: Vec<(Value, bool)>,
+    flags: &mut Vec<Flag>,
+) -> Result<Value, ParseError> {
     if values.is_empty() {
         return Err(ParseError::Empty);
     }
     if values.len() == 1 {
-        return Ok(values.into_iter().next().map(|(v, _)| v).unwrap_or(Value::Null));
+        return Ok(values
+            .into_iter()
+            .next()
+            .map(|(v, _)| v)
+            .unwrap_or(Value::Null));
     }
     flags.push(Flag::MultipleValues);
     let mut kept: Vec<Value> = Vec::new();

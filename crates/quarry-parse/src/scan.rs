@@ -7,7 +7,10 @@ pub fn is_space(c: char) -> bool {
 
 /// Any character a model may use to open or close a string.
 pub fn is_quote(c: char) -> bool {
-    matches!(c, '"' | '\'' | '`' | '´' | '“' | '”' | '‘' | '’' | '„' | '«' | '»')
+    matches!(
+        c,
+        '"' | '\'' | '`' | '´' | '“' | '”' | '‘' | '’' | '„' | '«' | '»'
+    )
 }
 
 /// Whether `close` may end a string opened with `open`.
@@ -31,12 +34,7 @@ pub fn is_ident(c: char) -> bool {
 
 /// Whether `chars[i..]` starts with `pat`.
 pub fn starts_with(chars: &[char], i: usize, pat: &str) -> bool {
-    let mut j = i;
-    for p in pat.chars() {
-        if chars.get(j) != Some(&p) {
-            return false;
-        }
-        j += 1;
-    }
-    true
+    (i..)
+        .zip(pat.chars())
+        .all(|(j, p)| chars.get(j) == Some(&p))
 }

@@ -11,12 +11,16 @@ fn repaired(raw: &str) -> Value {
 
 #[test]
 fn fenced_json_in_prose_is_the_first_candidate() {
-    let raw = "Sure! Here is the data:\n```json\n{\"name\": \"Ada\", \"age\": 36}\n```\nAnything else?";
+    let raw =
+        "Sure! Here is the data:\n```json\n{\"name\": \"Ada\", \"age\": 36}\n```\nAnything else?";
     let candidates = parse_candidates(raw);
     let first = &candidates[0];
     assert_eq!(first.value, json!({"name": "Ada", "age": 36}));
     assert!(first.flags.contains(&Flag::ExtractedFromFence));
-    assert_eq!(&raw[first.span.clone()].trim(), &"{\"name\": \"Ada\", \"age\": 36}");
+    assert_eq!(
+        &raw[first.span.clone()].trim(),
+        &"{\"name\": \"Ada\", \"age\": 36}"
+    );
     assert_eq!(repaired(raw), json!({"name": "Ada", "age": 36}));
 }
 
@@ -42,8 +46,11 @@ fn trailing_comma_is_dropped_and_flagged() {
 
 #[test]
 fn truncated_object_is_closed() {
-    let read = repair("{\"name\": \"Ada\", \"tags\": [\"math\", \"comp", RepairOptions::default())
-        .unwrap();
+    let read = repair(
+        "{\"name\": \"Ada\", \"tags\": [\"math\", \"comp",
+        RepairOptions::default(),
+    )
+    .unwrap();
     assert_eq!(read.value, json!({"name": "Ada", "tags": ["math", "comp"]}));
     assert!(read.flags.contains(&Flag::Truncated));
     assert!(read.flags.contains(&Flag::UnclosedString));
@@ -51,9 +58,15 @@ fn truncated_object_is_closed() {
 
 #[test]
 fn python_literals_and_single_quotes() {
-    let read = repair("{'ok': True, 'missing': None, 'off': False}", RepairOptions::default())
-        .unwrap();
-    assert_eq!(read.value, json!({"ok": true, "missing": null, "off": false}));
+    let read = repair(
+        "{'ok': True, 'missing': None, 'off': False}",
+        RepairOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        read.value,
+        json!({"ok": true, "missing": null, "off": false})
+    );
     assert!(read.flags.contains(&Flag::PythonLiteral));
     assert!(read.flags.contains(&Flag::SingleQuotes));
 }
@@ -118,12 +131,18 @@ fn coerces_string_to_integer() {
     assert_eq!(parsed.value, json!(42));
     assert_eq!(parsed.flags, vec![Flag::StringToNumber]);
     assert!(parsed.score > 0);
-    assert_eq!(coerce(&json!("1,200"), &json!({"type": "number"})).value, json!(1200));
+    assert_eq!(
+        coerce(&json!("1,200"), &json!({"type": "number"})).value,
+        json!(1200)
+    );
     assert_eq!(
         coerce(&json!("$1.2 million"), &json!({"type": "number"})).value,
         json!(1_200_000)
     );
-    assert_eq!(coerce(&json!(42), &json!({"type": "string"})).value, json!("42"));
+    assert_eq!(
+        coerce(&json!(42), &json!({"type": "string"})).value,
+        json!("42")
+    );
 }
 
 #[test]
@@ -184,8 +203,14 @@ fn booleans_dates_and_nullable_any_of() {
             "ref": {"anyOf": [{"type": "integer"}, {"type": "null"}]}
         }
     });
-    let parsed = coerce(&json!({"paid": "yes", "due": "January 15, 2024", "ref": null}), &schema);
-    assert_eq!(parsed.value, json!({"paid": true, "due": "2024-01-15", "ref": null}));
+    let parsed = coerce(
+        &json!({"paid": "yes", "due": "January 15, 2024", "ref": null}),
+        &schema,
+    );
+    assert_eq!(
+        parsed.value,
+        json!({"paid": true, "due": "2024-01-15", "ref": null})
+    );
     assert!(parsed.flags.contains(&Flag::DateNormalized));
     assert!(parsed.errors.is_empty());
 }

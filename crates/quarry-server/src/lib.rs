@@ -3,11 +3,14 @@
 //! **Architecture Invariant:** this is the only crate that knows HTTP: request/response DTOs,
 //! status codes and the one error shape `{"error": "<Code>", "message": "..."}` live here.
 
+mod chat;
+mod conversations;
 mod error;
 mod health;
 mod skill;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -19,12 +22,16 @@ pub use error::ApiError;
 /// Request bodies over this many bytes are refused with 413 unless configured otherwise.
 pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024 + 64 * 1024;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerConfig {
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,
     /// Largest `text` the skill accepts, in bytes.
     pub max_input_bytes: usize,
+    /// The schema agent behind `POST /v1/chat`; `None` when the server runs without a model.
+    pub agent: Option<Arc<quarry_engine::Extractor>>,
+    /// Chat conversations kept in memory at once.
+    pub max_conversations: usize,
 }
 
 impl Default for ServerConfig {
@@ -32,20 +39,36 @@ impl Default for ServerConfig {
         ServerConfig {
             max_body_bytes: DEFAULT_BODY_LIMIT,
             max_input_bytes: quarry_detect::skill::DEFAULT_MAX_INPUT_BYTES,
+            agent: None,
+            max_conversations: 10_000,
         }
     }
 }
 
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub max_input_bytes: usize,
+    pub agent: Option<Arc<quarry_engine::Extractor>>,
+    pub conversations: Arc<conversations::Conversations>,
+}
+
 /// Every route of the server.
 pub fn router(config: ServerConfig) -> Router {
+    let state = AppState {
+        max_input_bytes: config.max_input_bytes,
+        agent: config.agent,
+        conversations: Arc::new(conversations::Conversations::new(config.max_conversations)),
+    };
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/skill/extract", post(skill::extract))
         .route("/skill/check", post(skill::check))
+        .route("/v1/chat", post(chat::chat))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
-        .with_state(config)
+        .with_state(state)
 }
 
 /// Binds `addr`, prints the bound address on stderr (`listening on http://…`, so port 0 is

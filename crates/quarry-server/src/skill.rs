@@ -11,11 +11,11 @@ use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::{self, SkillDefaults, SkillInput};
 use serde::{Deserialize, Serialize};
 
-use crate::ServerConfig;
+use crate::AppState;
 use crate::error::ApiError;
 
 pub async fn extract(
-    State(config): State<ServerConfig>,
+    State(config): State<AppState>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -48,7 +48,10 @@ fn internal() -> ApiError {
 }
 
 /// The body of a JSON request, or the error answer for a wrong content type or unreadable body.
-fn json_body(headers: &HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+pub(crate) fn json_body(
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Bytes, ApiError> {
     require_json(headers)?;
     body.map_err(|rejection| {
         let status = rejection.status();
@@ -75,7 +78,11 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
             "UnsupportedContentType",
             format!(
                 "expected Content-Type: application/json, got '{}'",
-                if content_type.is_empty() { "none" } else { content_type }
+                if content_type.is_empty() {
+                    "none"
+                } else {
+                    content_type
+                }
             ),
         ))
     }
@@ -92,7 +99,7 @@ pub struct CheckRequest {
 /// `POST /skill/check`: the guardrail's verdict on an output, 200 whether accepted or rejected
 /// (the request was fine; the verdict is the answer). Bad requests get the error shape.
 pub async fn check(
-    State(config): State<ServerConfig>,
+    State(config): State<AppState>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -108,7 +115,12 @@ pub async fn check(
     })?;
     let target = request.target.parse()?;
     let verdict = tokio::task::spawn_blocking(move || {
-        skill::check(&request.text, target, &request.output, config.max_input_bytes)
+        skill::check(
+            &request.text,
+            target,
+            &request.output,
+            config.max_input_bytes,
+        )
     })
     .await
     .map_err(|_| internal())??;

@@ -41,8 +41,15 @@ pub fn stderr(output: &Output) -> String {
 
 /// `quarry extract --target T --text TEXT --now NOW` → (exit code, stdout, stderr).
 pub fn extract(target: &str, text: &str) -> (i32, String, String) {
-    let output = run(&["extract", "--target", target, "--text", text, "--now", NOW], "");
-    (output.status.code().unwrap_or(-1), stdout(&output), stderr(&output))
+    let output = run(
+        &["extract", "--target", target, "--text", text, "--now", NOW],
+        "",
+    );
+    (
+        output.status.code().unwrap_or(-1),
+        stdout(&output),
+        stderr(&output),
+    )
 }
 
 /// A `quarry serve` process on a free loopback port, killed when dropped.
@@ -100,7 +107,9 @@ impl Server {
             head.push_str(&format!("Content-Type: {content_type}\r\n"));
         }
         head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).expect("the request head is sent");
+        stream
+            .write_all(head.as_bytes())
+            .expect("the request head is sent");
         // A server may answer (e.g. 413) before reading the whole body; ignore a reset here.
         let _ = stream.write_all(body);
         let mut raw = Vec::new();
@@ -122,13 +131,58 @@ impl Server {
                     .then(|| value.trim().to_owned())
             })
             .unwrap_or_default();
-        (status, content_type, body.to_owned())
+        let chunked = head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked");
+        let body = if chunked {
+            dechunk(body)
+        } else {
+            body.to_owned()
+        };
+        (status, content_type, body)
     }
 
     pub fn post_json(&self, path: &str, body: &str) -> (u16, String) {
-        let (status, _, body) = self.request("POST", path, Some("application/json"), body.as_bytes());
+        let (status, _, body) =
+            self.request("POST", path, Some("application/json"), body.as_bytes());
         (status, body)
     }
+}
+
+/// Decodes an HTTP/1.1 chunked body.
+fn dechunk(mut raw: &str) -> String {
+    let mut body = String::new();
+    while let Some((size_line, rest)) = raw.split_once("\r\n") {
+        let size = usize::from_str_radix(size_line.trim(), 16).expect("a chunk size");
+        if size == 0 {
+            break;
+        }
+        body.push_str(&rest[..size]);
+        raw = &rest[size + 2..];
+    }
+    body
+}
+
+/// The `(event, data)` pairs of a Server-Sent Events body.
+pub fn sse_events(body: &str) -> Vec<(String, serde_json::Value)> {
+    body.split("\n\n")
+        .filter_map(|block| {
+            let mut name = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(value) = line.strip_prefix("event:") {
+                    name = Some(value.trim().to_owned());
+                } else if let Some(value) = line.strip_prefix("data:") {
+                    data.push_str(value.trim_start());
+                }
+            }
+            let name = name?;
+            Some((
+                name,
+                serde_json::from_str(&data).expect("event data is JSON"),
+            ))
+        })
+        .collect()
 }
 
 impl Drop for Server {

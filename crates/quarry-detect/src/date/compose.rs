@@ -89,10 +89,7 @@ pub(crate) fn date_at(c: &Cursor, i: usize) -> Found {
     best = longer(best, part(named_date(c, i)));
     best = longer(best, part(year_month(c, i)));
     best = longer(best, quarter(c, i, today));
-    best = longer(
-        best,
-        holiday(c, i).map(|(end, date)| (end, Moment::day(date))),
-    );
+    best = longer(best, holiday(c, i));
     longer(best, relative(c, i))
 }
 

@@ -261,10 +261,8 @@ fn classify_ascii(w: &[u8]) -> Lex {
         b"cet" => Zone(60),
         b"cest" => Zone(120),
         b"bst" => Zone(60),
-        b"christmas" | b"xmas" | b"easter" | b"halloween" | b"thanksgiving" | b"valentine"
-        | b"valentines" | b"new" | b"black" | b"boxing" | b"labor" | b"labour" | b"memorial"
-        | b"independence" | b"mlk" | b"martin" | b"mother" | b"mothers" | b"father"
-        | b"fathers" | b"q" => Named,
+        b"q" => Named,
+        _ if super::holiday::lexicon::starts_name(w) => Named,
         _ => foreign_month_ascii(w),
     }
 }

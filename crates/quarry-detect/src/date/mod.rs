@@ -62,6 +62,7 @@ pub fn find(text: &str, now: DateTime<FixedOffset>) -> Vec<Detection> {
             now: now.naive_local(),
         };
         let mut i = skip;
+        let mut taken = skip;
         while i < parse_until {
             if !worth_trying(&c, i) {
                 i += 1;
@@ -70,8 +71,10 @@ pub fn find(text: &str, now: DateTime<FixedOffset>) -> Vec<Detection> {
             match longest_at(&c, i) {
                 Some((end, moment)) if end > i => {
                     let (kind, value) = resolve::render(moment);
+                    let first = lead_in(&c, i, taken, kind);
+                    taken = end;
                     out.push(Detection {
-                        range: tokens[i].start..tokens[end - 1].end,
+                        range: tokens[first].start..tokens[end - 1].end,
                         value,
                         kind,
                     });
@@ -87,6 +90,24 @@ pub fn find(text: &str, now: DateTime<FixedOffset>) -> Vec<Detection> {
         skip = i - restart;
         from = tokens[restart].start;
         gap = tokens[restart].gap;
+    }
+}
+
+/// Where the span starts when words before the expression at `i` belong to it (no earlier
+/// than `taken`), as Recognizers-Text marks them: "the" before a relative period ("the next
+/// decade", "the eod"), "at" before a clock time with a date ("at 8.30 pm today").
+fn lead_in(c: &Cursor, i: usize, taken: usize, kind: quarry_core::MatchKind) -> usize {
+    let after = |rel: Rel| i > taken && c.joined(i) && c.rel(i - 1, rel);
+    let period = matches!(c.lex(i), Lex::Rel(Rel::Eod | Rel::Eom | Rel::Eoy))
+        || (matches!(
+            c.lex(i),
+            Lex::Rel(Rel::Next | Rel::Last | Rel::Previous | Rel::Coming | Rel::Following)
+        ) && c.unit(i + 1).is_some());
+    let clock = kind == quarry_core::MatchKind::DateTime && c.num(i).is_some();
+    if (period && after(Rel::The)) || (clock && after(Rel::At)) {
+        i - 1
+    } else {
+        i
     }
 }
 
@@ -122,9 +143,13 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         );
     match c.lex(i) {
         Lex::Other | Lex::Meridiem(_) | Lex::Zone(_) => false,
+        // Holiday words are common ("new", "good", "all"): only a whole name starts a parse.
+        Lex::Named => c.is(i, "q") || holiday::name_at(c, i).is_some(),
         Lex::Rel(Rel::The) => {
-            matches!(next, Lex::Unit(Unit::Day | Unit::Weekend | Unit::Second))
-                || c.num(i + 1).is_some_and(|n| n.ordinal)
+            matches!(
+                next,
+                Lex::Unit(Unit::Day | Unit::Weekend | Unit::Second) | Lex::Named
+            ) || c.num(i + 1).is_some_and(|n| n.ordinal)
                 || matches!(next, Lex::Ordinal(_) | Lex::Tens(_))
         }
         Lex::Rel(Rel::A) => matches!(next, Lex::Unit(_) | Lex::Rel(Rel::Few | Rel::Couple)),
@@ -151,6 +176,8 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         Lex::Rel(Rel::From | Rel::Between | Rel::Since | Rel::After | Rel::Before | Rel::Till) => {
             !matches!(next, Lex::Other) || next_is_number
         }
+        // "night of power"
+        Lex::Rel(Rel::Night) => c.rel(i + 1, Rel::Of),
         Lex::Rel(Rel::End | Rel::Beginning | Rel::Middle) => {
             // "end of the month", "mid-November"
 
@@ -170,7 +197,6 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
             | Rel::Morning
             | Rel::Afternoon
             | Rel::Evening
-            | Rel::Night
             | Rel::Few
             | Rel::Couple,
         ) => false,

@@ -150,3 +150,21 @@ fn spans_never_cross_a_line_break() {
     let values: Vec<&str> = all.iter().map(|(_, _, v)| v.as_str()).collect();
     assert_eq!(values, ["2022-04-23T14:55:00", "2022-04-30T12:04:00"]);
 }
+
+#[test]
+fn span_conventions_and_holidays() {
+    let now = chrono::DateTime::parse_from_rfc3339("2019-12-26T00:00:00+00:00").unwrap();
+    let text = "I'll go back at 8.30 pm today";
+    let found = super::find(text, now);
+    assert_eq!(&text[found[0].range.clone()], "at 8.30 pm today");
+    assert_eq!(found[0].value, "2019-12-26T20:30:00");
+    let text = "The project should start in the next decade";
+    let found = super::find(text, now);
+    assert_eq!(&text[found[0].range.clone()], "the next decade");
+    let text = "Deepavali in 2019 and lent 2018";
+    let found = super::find(text, now);
+    assert_eq!(&text[found[0].range.clone()], "Deepavali in 2019");
+    assert_eq!(found[0].value, "2019-10-27");
+    assert_eq!(&text[found[1].range.clone()], "lent 2018");
+    assert_eq!(found[1].value, "2018-02-14/2018-03-31");
+}

@@ -121,7 +121,9 @@ impl Loader<'_> {
             Some(other) => {
                 return Err(SchemaError::at(
                     path,
-                    format!("unknown type '{other}'; expected string, integer, number, boolean, array or object"),
+                    format!(
+                        "unknown type '{other}'; expected string, integer, number, boolean, array or object"
+                    ),
                 ));
             }
             None => Kind::Any,
@@ -191,7 +193,12 @@ impl Loader<'_> {
                         .ok_or_else(|| SchemaError::at(path, "`required` must list field names"))
                 })
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err(SchemaError::at(path, "`required` must be an array of names")),
+            Some(_) => {
+                return Err(SchemaError::at(
+                    path,
+                    "`required` must be an array of names",
+                ));
+            }
         };
         let properties = match object.get("properties") {
             None => return Ok(Vec::new()),
@@ -230,10 +237,7 @@ pub(super) fn join(path: &str, name: &str) -> String {
 
 /// The non-null type and whether null is allowed. No `type` but `properties`/`items` implies
 /// object/array.
-fn type_of(
-    object: &Map<String, Value>,
-    path: &str,
-) -> Result<(Option<String>, bool), SchemaError> {
+fn type_of(object: &Map<String, Value>, path: &str) -> Result<(Option<String>, bool), SchemaError> {
     match object.get("type") {
         None if object.contains_key("properties") => Ok((Some("object".into()), false)),
         None if object.contains_key("items") => Ok((Some("array".into()), false)),
@@ -261,7 +265,10 @@ fn type_of(
                 )),
             }
         }
-        Some(_) => Err(SchemaError::at(path, "`type` must be a string or an array of strings")),
+        Some(_) => Err(SchemaError::at(
+            path,
+            "`type` must be a string or an array of strings",
+        )),
     }
 }
 
@@ -298,7 +305,10 @@ pub(super) fn constraints(
             .as_array()
             .ok_or_else(|| SchemaError::at(path, "`enum` must be an array of values"))?;
         if values.is_empty() {
-            return Err(SchemaError::at(path, "`enum` is empty; no value could pass"));
+            return Err(SchemaError::at(
+                path,
+                "`enum` is empty; no value could pass",
+            ));
         }
         spec.enum_values = Some(values.iter().filter(|v| !v.is_null()).cloned().collect());
         if values.iter().any(Value::is_null) {
@@ -319,7 +329,10 @@ pub(super) fn constraints(
             .as_str()
             .ok_or_else(|| SchemaError::at(path, "`pattern` must be a string"))?;
         let regex = regex::Regex::new(source).map_err(|error| {
-            SchemaError::at(path, format!("`pattern` is not a valid regular expression: {error}"))
+            SchemaError::at(
+                path,
+                format!("`pattern` is not a valid regular expression: {error}"),
+            )
         })?;
         spec.pattern = Some(Pattern {
             source: source.to_owned(),

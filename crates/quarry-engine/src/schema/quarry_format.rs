@@ -151,7 +151,10 @@ fn field(
                 if !FIELD_KEYS.contains(&key) {
                     return Err(SchemaError::at(
                         path,
-                        format!("unknown key '{key}'; expected one of {}", FIELD_KEYS.join(", ")),
+                        format!(
+                            "unknown key '{key}'; expected one of {}",
+                            FIELD_KEYS.join(", ")
+                        ),
                     ));
                 }
                 normalised.insert(key.to_owned(), value.clone());

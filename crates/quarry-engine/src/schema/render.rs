@@ -24,15 +24,15 @@ pub(crate) fn object_schema(fields: &[FieldSpec]) -> Value {
 fn value_schema(spec: &ValueSpec, nullable: bool) -> Value {
     let mut out = match &spec.kind {
         Kind::Object(fields) => object_schema(fields),
-        Kind::Array(items) => json!({"type": "array", "items": value_schema(items, items.nullable)}),
+        Kind::Array(items) => {
+            json!({"type": "array", "items": value_schema(items, items.nullable)})
+        }
         Kind::Any => json!({}),
         kind => json!({"type": kind.as_str()}),
     };
     let map = out.as_object_mut().expect("rendered schemas are objects");
-    if nullable {
-        if let Some(Value::String(type_name)) = map.get("type").cloned() {
-            map.insert("type".into(), json!([type_name, "null"]));
-        }
+    if let (true, Some(Value::String(type_name))) = (nullable, map.get("type").cloned()) {
+        map.insert("type".into(), json!([type_name, "null"]));
     }
     if let Some(description) = &spec.description {
         map.insert("description".into(), Value::String(description.clone()));
@@ -56,7 +56,11 @@ fn value_schema(spec: &ValueSpec, nullable: bool) -> Value {
     ];
     for (bound, inclusive, exclusive) in bounds {
         if let Some(bound) = bound {
-            let key = if bound.exclusive { exclusive } else { inclusive };
+            let key = if bound.exclusive {
+                exclusive
+            } else {
+                inclusive
+            };
             map.insert(key.into(), json!(bound.value));
         }
     }

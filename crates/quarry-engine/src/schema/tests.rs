@@ -30,7 +30,11 @@ fn json_schema_subset_loads_into_the_ir() {
     assert!(due.spec.nullable);
     // Sent to the model verbatim.
     assert_eq!(schema.json_schema()["$defs"]["money"]["minimum"], json!(0));
-    assert!(schema.prompt_block.contains("- id (string; required): Invoice number"));
+    assert!(
+        schema
+            .prompt_block
+            .contains("- id (string; required): Invoice number")
+    );
 }
 
 #[test]
@@ -44,9 +48,15 @@ fn quarry_yaml_form_loads_and_renders_json_schema() {
     let schema = schema.unwrap();
     let json = schema.json_schema();
     assert_eq!(json["required"], json!(["id"]));
-    assert_eq!(json["properties"]["issued"]["type"], json!(["string", "null"]));
+    assert_eq!(
+        json["properties"]["issued"]["type"],
+        json!(["string", "null"])
+    );
     assert_eq!(json["properties"]["issued"]["format"], json!("date"));
-    assert_eq!(json["properties"]["status"]["enum"], json!(["open", "closed", null]));
+    assert_eq!(
+        json["properties"]["status"]["enum"],
+        json!(["open", "closed", null])
+    );
     assert_eq!(json["properties"]["summary"]["x-grounding"], json!("none"));
     assert_eq!(
         json["properties"]["lines"]["items"]["properties"]["amount"]["type"],
@@ -57,15 +67,42 @@ fn quarry_yaml_form_loads_and_renders_json_schema() {
 #[test]
 fn bad_schemas_name_the_field() {
     let cases = [
-        (r#"{"properties": {"a": {"type": "strin"}}}"#, "schema field 'a': unknown type 'strin'"),
-        (r#"{"properties": {"a": {"type": "string", "pattern": "("}}}"#, "schema field 'a': `pattern` is not a valid"),
-        (r#"{"properties": {"a": {"oneOf": [{"type": "string"}, {"type": "number"}]}}}"#, "schema field 'a': `oneOf` with several"),
-        (r#"{"required": ["b"], "properties": {"a": {"type": "string"}}}"#, "schema field 'b': listed in `required`"),
-        (r##"{"properties": {"a": {"$ref": "#/$defs/nope"}}}"##, "schema field 'a': `$ref` '#/$defs/nope' points at nothing"),
-        ("fields:\n  total: {type: number, requird: true}\n", "schema field 'total': unknown key 'requird'"),
-        ("fields:\n  lines: {type: list}\n", "schema field 'lines': a list needs `items`"),
-        ("fields:\n  x: {type: string, x-grounding: maybe}\n", "schema field 'x': x-grounding 'maybe' is unknown"),
-        ("fields: {}\n", "invalid schema: the schema declares no fields"),
+        (
+            r#"{"properties": {"a": {"type": "strin"}}}"#,
+            "schema field 'a': unknown type 'strin'",
+        ),
+        (
+            r#"{"properties": {"a": {"type": "string", "pattern": "("}}}"#,
+            "schema field 'a': `pattern` is not a valid",
+        ),
+        (
+            r#"{"properties": {"a": {"oneOf": [{"type": "string"}, {"type": "number"}]}}}"#,
+            "schema field 'a': `oneOf` with several",
+        ),
+        (
+            r#"{"required": ["b"], "properties": {"a": {"type": "string"}}}"#,
+            "schema field 'b': listed in `required`",
+        ),
+        (
+            r##"{"properties": {"a": {"$ref": "#/$defs/nope"}}}"##,
+            "schema field 'a': `$ref` '#/$defs/nope' points at nothing",
+        ),
+        (
+            "fields:\n  total: {type: number, requird: true}\n",
+            "schema field 'total': unknown key 'requird'",
+        ),
+        (
+            "fields:\n  lines: {type: list}\n",
+            "schema field 'lines': a list needs `items`",
+        ),
+        (
+            "fields:\n  x: {type: string, x-grounding: maybe}\n",
+            "schema field 'x': x-grounding 'maybe' is unknown",
+        ),
+        (
+            "fields: {}\n",
+            "invalid schema: the schema declares no fields",
+        ),
         ("{not json", "invalid schema: not valid JSON"),
     ];
     for (text, expected) in cases {

@@ -1,0 +1,57 @@
+//! Choosing and building the model client from flags and the environment. This is the one place
+//! that reads QUARRY_MODEL, QUARRY_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY and OLLAMA_HOST.
+
+use std::sync::Arc;
+
+use quarry_engine::ExtractorConfig;
+use quarry_llm::{LlmClient, ModelSpec, ProviderSettings, TransportConfig, build_client};
+
+use crate::args::ModelArgs;
+use crate::failure::Failure;
+
+/// The client and model string for `args`, with keys and hosts from the environment.
+pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), Failure> {
+    let raw = args
+        .model
+        .clone()
+        .or_else(|| env("QUARRY_MODEL"))
+        .ok_or_else(|| {
+            Failure::coded(
+                "MissingModel",
+                "no model: pass --model provider:model (e.g. ollama:qwen2.5:3b) or set QUARRY_MODEL",
+            )
+        })?;
+    let spec = ModelSpec::parse(&raw).map_err(|error| Failure::coded("InvalidModel", error))?;
+    let settings = ProviderSettings {
+        base_url: args.base_url.clone(),
+        api_key: env("QUARRY_API_KEY").or_else(|| env(spec.provider.key_variable())),
+        ollama_host: env("OLLAMA_HOST"),
+        concurrency: args.concurrency,
+        ..ProviderSettings::default()
+    };
+    let settings = ProviderSettings {
+        transport: TransportConfig {
+            max_attempts: args.retries + 1,
+            ..settings.transport
+        },
+        ..settings
+    };
+    let client =
+        build_client(&spec, settings).map_err(|error| Failure::coded("ModelError", error))?;
+    Ok((client, spec))
+}
+
+/// The agent's settings from the model flags.
+pub fn extractor_config(args: &ModelArgs) -> ExtractorConfig {
+    ExtractorConfig {
+        max_attempts: args.max_attempts.max(1),
+        max_tokens_budget: args.max_tokens_budget,
+        ..ExtractorConfig::default()
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}

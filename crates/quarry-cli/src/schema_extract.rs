@@ -1,0 +1,154 @@
+//! `quarry extract --schema SCHEMA`: the schema agent from the command line.
+//!
+//! stdout gets one JSON object with every schema property (null where the text has no value).
+//! When fields stay unresolved after the attempt budget, the partial object still goes to stdout,
+//! the question to stderr, and the exit status is 3; with `--interactive` the question is asked
+//! and the answer fed back until the extraction completes or the person answers nothing.
+
+use std::io::{self, BufRead, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use quarry_core::json::to_spaced_string;
+use quarry_detect::skill::check_text;
+use quarry_engine::{EngineError, Extraction, Extractor, Schema};
+
+use crate::args::ExtractArgs;
+use crate::extract::{read_file, read_text};
+use crate::failure::Failure;
+use crate::model::{client_from, extractor_config};
+
+/// Exit status when a person must answer a question before the extraction can complete.
+const NEEDS_CLARIFICATION: u8 = 3;
+
+pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
+    let schema_path = args
+        .schema
+        .as_deref()
+        .expect("dispatched only with --schema");
+    let schema_text = read_file(schema_path, args.input.max_bytes)?;
+    let schema = Schema::parse(&schema_text).map_err(|error| {
+        Failure::coded(
+            "InvalidSchema",
+            format!("{}: {error}", schema_path.display()),
+        )
+    })?;
+    if args.model.interactive && args.input.text.is_none() && args.input.file.is_none() {
+        return Err(Failure::coded(
+            "InvalidArguments",
+            "--interactive reads answers from stdin, so pass the document with --text or --file",
+        ));
+    }
+    let text = read_text(&args.input)?;
+    check_text(&text, args.input.max_bytes)?;
+    let (client, spec) = client_from(&args.model)?;
+    let extractor = Extractor::new(client, spec.model.clone(), extractor_config(&args.model));
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+
+    let mut clarifications = Vec::new();
+    let extraction = loop {
+        let extraction = runtime
+            .block_on(extractor.extract(&schema, &text, &clarifications))
+            .map_err(engine_failure)?;
+        let Some(question) = extraction.question() else {
+            break extraction;
+        };
+        if !args.model.interactive {
+            break extraction;
+        }
+        match ask(question)? {
+            Some(answer) => clarifications.push(answer),
+            None => break extraction,
+        }
+    };
+
+    writeln!(
+        io::stdout().lock(),
+        "{}",
+        to_spaced_string(&extraction.value)
+    )
+    .context("writing the result to stdout")?;
+    if args.model.explain {
+        eprint!("{}", explain(&extraction));
+    }
+    match extraction.question() {
+        None => Ok(ExitCode::SUCCESS),
+        Some(question) => {
+            eprintln!("{question}");
+            Ok(ExitCode::from(NEEDS_CLARIFICATION))
+        }
+    }
+}
+
+/// Asks `question` on stderr and reads one line of answer from stdin; `None` for no answer.
+fn ask(question: &str) -> Result<Option<String>, Failure> {
+    eprintln!("{question}");
+    eprint!("> ");
+    let mut answer = String::new();
+    io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .context("reading the answer from stdin")?;
+    let answer = answer.trim();
+    Ok((!answer.is_empty()).then(|| answer.to_owned()))
+}
+
+fn engine_failure(error: EngineError) -> Failure {
+    let code = match &error {
+        EngineError::Llm(_) => "ModelError",
+        EngineError::BudgetExceeded { .. } => "BudgetExceeded",
+        EngineError::EmptyDocument => "EmptyInput",
+        EngineError::Schema(_) => "InvalidSchema",
+    };
+    Failure::coded(code, error)
+}
+
+/// A table of every field: value, spans, grounding, confidence, attempts; then the run's tokens.
+fn explain(extraction: &Extraction) -> String {
+    let mut out = format!(
+        "{:<20} {:<28} {:<16} {:<12} {:<10} {}\n",
+        "field", "value", "spans", "grounding", "confidence", "attempts"
+    );
+    for field in &extraction.fields {
+        let spans = field
+            .spans
+            .iter()
+            .map(|span| format!("{}..{}", span.start, span.end))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut value = field.value.to_string();
+        if value.chars().count() > 28 {
+            value = value.chars().take(27).collect::<String>() + "…";
+        }
+        out.push_str(&format!(
+            "{:<20} {:<28} {:<16} {:<12} {:<10} {}\n",
+            field.name,
+            value,
+            if spans.is_empty() {
+                "-".to_owned()
+            } else {
+                spans
+            },
+            label(&field.grounding),
+            label(&field.confidence),
+            field.attempts
+        ));
+    }
+    out.push_str(&format!(
+        "tokens: {} prompt + {} completion = {} over {} model call(s), {} chunk(s)\n",
+        extraction.usage.prompt_tokens,
+        extraction.usage.completion_tokens,
+        extraction.usage.total(),
+        extraction.model_calls,
+        extraction.chunks
+    ));
+    out
+}
+
+/// The snake_case name a serialisable enum goes by in JSON.
+fn label<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
