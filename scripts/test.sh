@@ -37,19 +37,25 @@ step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "dependency directions"
-# Pure crates never pull in IO stacks; only quarry-server knows HTTP.
-for crate in quarry-core quarry-detect; do
-    if cargo tree -p "$crate" -e normal --prefix none --locked | grep -E '^(tokio|axum|hyper|reqwest|sqlx|clap) ' ; then
+# Pure crates never pull in IO stacks; only quarry-server serves HTTP; only quarry-cli uses clap.
+forbid() {
+    local crate=$1 pattern=$2
+    if cargo tree -p "$crate" -e normal --prefix none --locked | grep -E "^($pattern) "; then
         echo "$crate must not depend on the crates listed above" >&2
         exit 1
     fi
+}
+for crate in quarry-core quarry-detect quarry-parse; do
+    forbid "$crate" 'tokio|axum|hyper|reqwest|sqlx|clap'
 done
+forbid quarry-llm 'axum|sqlx|clap'
+forbid quarry-engine 'axum|sqlx|clap'
 step "wasm32 build of the pure crates"
 if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
     timeout 120 rustup target add wasm32-unknown-unknown || true
 fi
 if rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
-    cargo check --locked --target wasm32-unknown-unknown -p quarry-core -p quarry-detect
+    cargo check --locked --target wasm32-unknown-unknown -p quarry-core -p quarry-detect -p quarry-parse
 else
     echo "SKIPPED: the wasm32-unknown-unknown target could not be installed on this machine"
 fi
