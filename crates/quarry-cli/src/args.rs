@@ -127,6 +127,9 @@ pub struct BenchArgs {
     /// Size of the generated corpus in MiB.
     #[arg(long, default_value_t = 8)]
     pub size_mib: usize,
+    /// Share of sentences (0.0–1.0) that carry a value; the rest is filler prose.
+    #[arg(long, default_value_t = 0.25)]
+    pub value_share: f64,
     /// Passes over the corpus per target (the best pass is reported).
     #[arg(long, default_value_t = 3)]
     pub passes: usize,

@@ -31,7 +31,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     let streamed_large = stream_jsonl(4 * small * MIB, now)?;
     let peak_large = peak_rss_kib();
 
-    let text = corpus::generate(args.size_mib.max(1) * MIB, 42);
+    let text = corpus::generate(args.size_mib.max(1) * MIB, 42, args.value_share);
     let options = DetectOptions::new(now);
     let mut rows = Vec::new();
     for target in Target::ALL {
@@ -56,6 +56,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     if args.json {
         let report = json!({
             "corpus_bytes": text.len(),
+            "value_share": args.value_share,
             "throughput_mb_per_s": rows.iter().map(|(name, mbs, found)| json!({"target": name, "mb_per_s": mbs, "matches": found})).collect::<Vec<_>>(),
             "jsonl_stream": {
                 "small_bytes": streamed_small, "small_peak_rss_kib": peak_small,
@@ -65,8 +66,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         println!("{}", to_spaced_string(&report));
     } else {
         println!(
-            "corpus: {:.1} MB of generated mixed text, best of {} passes, one thread",
+            "corpus: {:.1} MB of generated mixed text, {:.0} % of sentences with values, best of {} passes, one thread",
             text.len() as f64 / 1e6,
+            args.value_share * 100.0,
             args.passes
         );
         println!("{:<16} {:>10} {:>10}", "target", "MB/s", "matches");
@@ -137,7 +139,7 @@ impl Read for GeneratedLines {
                 return Ok(0);
             }
             let mut text = String::new();
-            corpus::paragraph(&mut self.rng, &mut text);
+            corpus::paragraph(&mut self.rng, &mut text, 0.25);
             let target = Target::ALL[self.rng.below(Target::ALL.len())];
             let mut line = serde_json::to_vec(&json!({"text": text, "target": target.as_str()}))
                 .map_err(io::Error::other)?;

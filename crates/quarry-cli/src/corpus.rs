@@ -1,6 +1,7 @@
-//! A deterministic generator of realistic mixed text for benchmarks: business prose with the
-//! occasional email, URL, date, phone number, IP address, person and organisation, at roughly the
-//! density of real correspondence (a value every couple of hundred bytes).
+//! A deterministic generator of mixed text for benchmarks: business prose in which a chosen share
+//! of sentences carries emails, URLs, dates, phone numbers, IP addresses, people and
+//! organisations (the rest is filler with numbers, amounts and versions that must not match).
+//! A share of 0.25 gives about one value per 100 bytes, denser than most correspondence.
 
 /// A small, fast, seeded PRNG (xorshift64*); benchmarks need repeatability, not cryptography.
 pub struct Rng(u64);
@@ -94,19 +95,20 @@ const FILLER: &[&str] = &[
     "Version 2.4.1 fixes the memory leak and adds retries for the payment gateway.",
 ];
 
-/// Roughly `bytes` bytes of mixed text in lines (one paragraph per line).
-pub fn generate(bytes: usize, seed: u64) -> String {
+/// Roughly `bytes` bytes of mixed text in lines (one paragraph per line), in which
+/// `value_share` (0.0–1.0) of the sentences carry values.
+pub fn generate(bytes: usize, seed: u64, value_share: f64) -> String {
     let mut rng = Rng::new(seed);
     let mut text = String::with_capacity(bytes + 512);
     while text.len() < bytes {
-        paragraph(&mut rng, &mut text);
+        paragraph(&mut rng, &mut text, value_share);
         text.push('\n');
     }
     text
 }
 
 /// Appends one paragraph of three to six sentences.
-pub fn paragraph(rng: &mut Rng, out: &mut String) {
+pub fn paragraph(rng: &mut Rng, out: &mut String, value_share: f64) {
     for sentence in 0..3 + rng.below(4) {
         if sentence > 0 {
             out.push(' ');
@@ -118,7 +120,9 @@ pub fn paragraph(rng: &mut Rng, out: &mut String) {
         let month = rng.pick(MONTHS);
         let day = 1 + rng.below(28);
         let year = 2015 + rng.below(12);
-        let line = match rng.below(9) {
+        let carries_value = (rng.below(10_000) as f64) < value_share * 10_000.0;
+        let kind = if carries_value { rng.below(5) } else { 5 };
+        let line = match kind {
             0 => format!(
                 "{first} {last} from {org} can be reached at {}.{}@example.com or on +1 415 555 {:04}.",
                 first.to_lowercase(),
@@ -157,8 +161,8 @@ mod tests {
 
     #[test]
     fn is_deterministic_and_roughly_the_requested_size() {
-        let a = generate(10_000, 7);
-        assert_eq!(a, generate(10_000, 7));
+        let a = generate(10_000, 7, 0.25);
+        assert_eq!(a, generate(10_000, 7, 0.25));
         assert!(a.len() >= 10_000 && a.len() < 12_000, "len {}", a.len());
         assert!(a.contains('@') && a.contains("https://"));
     }
