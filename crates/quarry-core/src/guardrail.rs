@@ -22,6 +22,7 @@
 //! Structural failures (1–3 for the whole output) stop the check; per-value failures are all
 //! collected, one reason per value. The guardrail never panics, whatever the input.
 
+use crate::json::type_phrase;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
@@ -158,7 +159,7 @@ pub fn check_output(raw: &str, target: Target, source: &str) -> Verdict {
             None,
             format!(
                 "output must be a JSON object with a '{key}' field, got {}",
-                json_type(&parsed)
+                type_phrase(&parsed)
             ),
         ));
     };
@@ -211,17 +212,6 @@ pub fn check_output(raw: &str, target: Target, source: &str) -> Verdict {
     }
 }
 
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// The `(field, value)` pairs of the target field, or `None` (with reasons) when its shape is
 /// wrong as a whole. Wrongly typed list items are reported and skipped.
 fn collect_values(
@@ -238,7 +228,7 @@ fn collect_values(
                 format!(
                     "'entity' must be an object with people, organizations and locations lists, \
                      got {}",
-                    json_type(value)
+                    type_phrase(value)
                 ),
             ));
             return None;
@@ -269,7 +259,7 @@ fn collect_values(
                     None,
                     format!(
                         "'{field}' must be a list of strings, got {}",
-                        json_type(other)
+                        type_phrase(other)
                     ),
                 )),
             }
@@ -291,7 +281,7 @@ fn collect_values(
                 None,
                 format!(
                     "'{key}' must be a string or a list of strings, got {}{hint}",
-                    json_type(other)
+                    type_phrase(other)
                 ),
             ));
             return None;
@@ -314,7 +304,7 @@ fn string_items(
                 None,
                 format!(
                     "'{field}' item {position} must be a string, got {}",
-                    json_type(other)
+                    type_phrase(other)
                 ),
             )),
         }

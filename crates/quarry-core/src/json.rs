@@ -16,6 +16,20 @@ pub fn to_spaced_string<T: Serialize + ?Sized>(value: &T) -> String {
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
+/// The kind of a JSON value as a phrase for messages: `null`, `a boolean`, `a number`,
+/// `a string`, `an array`, `an object`.
+pub fn type_phrase(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 struct SpacedFormatter;
 
 impl Formatter for SpacedFormatter {

@@ -45,10 +45,7 @@ mod tests {
     use super::*;
 
     fn found(text: &str) -> Vec<(&str, String)> {
-        find(text)
-            .into_iter()
-            .map(|d| (&text[d.range], d.value))
-            .collect()
+        crate::slices_and_values(text, find(text))
     }
 
     #[test]

@@ -93,3 +93,12 @@ pub fn to_matches(text: &str, mut detections: Vec<Detection>) -> Vec<Match> {
         })
         .collect()
 }
+
+/// For detector unit tests: each detection as (text slice, value).
+#[cfg(test)]
+pub(crate) fn slices_and_values(text: &str, detections: Vec<Detection>) -> Vec<(&str, String)> {
+    detections
+        .into_iter()
+        .map(|d| (&text[d.range], d.value))
+        .collect()
+}

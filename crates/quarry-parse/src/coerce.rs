@@ -2,6 +2,7 @@
 //! `required`, `items`, `enum`, `format: date | date-time`, nullable type arrays, `anyOf` /
 //! `oneOf` of simple types), recording each conversion as a flag and each misfit as an error.
 
+use quarry_core::json::type_phrase;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -100,7 +101,11 @@ impl Coercer {
         }
         self.error(
             path,
-            format!("expected {}, found {}", types.join(" or "), kind(value)),
+            format!(
+                "expected {}, found {}",
+                types.join(" or "),
+                type_phrase(value)
+            ),
         );
         value.clone()
     }
@@ -402,17 +407,6 @@ fn has_type(value: &Value, ty: &str) -> bool {
         "boolean" => value.is_boolean(),
         "null" => value.is_null(),
         _ => false,
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
