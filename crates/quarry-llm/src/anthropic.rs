@@ -12,10 +12,11 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
 use crate::LlmError;
-use crate::client::{BoxFuture, LlmClient, TokenSink};
-use crate::sse::{SseEvent, SseParser};
-use crate::transport::{Delivered, Endpoint, Transport, TransportConfig};
-use crate::types::{ChatRequest, ChatResponse, Message, Role, ToolCall, ToolChoice, Usage};
+use crate::client::TokenSink;
+use crate::protocol::{Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header};
+use crate::sse::SseEvent;
+use crate::transport::Endpoint;
+use crate::types::{ChatRequest, Message, Role, ToolCall, ToolChoice, Usage};
 
 /// The API version header Quarry speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -23,52 +24,36 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Sent when a request sets no `max_tokens` (the API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
-pub struct AnthropicClient {
-    provider: String,
-    model: String,
-    url: String,
-    headers: HeaderMap,
-    transport: Transport,
-}
+/// Anthropic's messages wire protocol.
+pub struct Anthropic;
 
-impl AnthropicClient {
-    /// `endpoint.base_url` is the host without `/v1`, e.g. `https://api.anthropic.com`;
-    /// `endpoint.api_key` goes into `x-api-key`.
-    pub fn new(
-        endpoint: Endpoint,
-        transport: TransportConfig,
-        concurrency: usize,
-    ) -> Result<AnthropicClient, LlmError> {
-        let url = format!("{}/v1/messages", endpoint.base_url.trim_end_matches('/'));
+/// A client for Anthropic's messages API. `AnthropicClient::new(endpoint, transport,
+/// concurrency)`: `endpoint.base_url` is the host without `/v1`, e.g.
+/// `https://api.anthropic.com`; `endpoint.api_key` goes into `x-api-key`.
+pub type AnthropicClient = ProtocolClient<Anthropic>;
+
+impl WireProtocol for Anthropic {
+    type Assembler = StreamAssembler;
+
+    const TRUNCATED: &'static str = "the stream ended before `message_stop`";
+
+    fn url(base_url: &str) -> String {
+        format!("{base_url}/v1/messages")
+    }
+
+    fn headers(endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
-        if let Some(key) = endpoint.api_key.as_deref().filter(|key| !key.is_empty()) {
-            let value = HeaderValue::from_str(key).map_err(|_| LlmError::Misconfigured {
-                provider: endpoint.provider.clone(),
-                reason: "the API key contains characters not allowed in an HTTP header".into(),
-            })?;
+        if let Some(value) = api_key_header(endpoint, "")? {
             headers.insert(HeaderName::from_static("x-api-key"), value);
         }
-        let transport = Transport::new(&endpoint.provider, transport, concurrency, read_usage)?;
-        Ok(AnthropicClient {
-            provider: endpoint.provider,
-            model: endpoint.model,
-            url,
-            headers,
-            transport,
-        })
+        Ok(headers)
     }
 
-    /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Value {
-        let model = if request.model.is_empty() {
-            &self.model
-        } else {
-            &request.model
-        };
+    fn request_body(model: &str, request: &ChatRequest, stream: bool) -> Map<String, Value> {
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
         body.insert(
@@ -114,98 +99,15 @@ impl AnthropicClient {
         if stream {
             body.insert("stream".into(), Value::Bool(true));
         }
-        for (key, value) in &request.extra {
-            body.insert(key.clone(), value.clone());
-        }
-        Value::Object(body)
+        body
     }
 
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let body = self.request_body(request, false);
-        let delivered = self.transport.post(&self.url, &self.headers, &body).await?;
-        let json: Value = serde_json::from_slice(&delivered.body)
-            .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
-        let parsed = parse_message(&json).map_err(|reason| self.bad_reply(reason))?;
-        Ok(parsed.into_response(&delivered))
+    fn parse_reply(json: &Value) -> Result<Parsed, String> {
+        parse_message(json)
     }
 
-    async fn complete_streaming(
-        &self,
-        request: &ChatRequest,
-        on_token: TokenSink<'_>,
-    ) -> Result<ChatResponse, LlmError> {
-        let body = self.request_body(request, true);
-        let mut delivered = self
-            .transport
-            .post_streaming(&self.url, &self.headers, &body)
-            .await?;
-        let stream = &mut delivered.body;
-        if !stream.is_event_stream() {
-            let mut bytes = Vec::new();
-            while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
-                bytes.extend_from_slice(&chunk);
-            }
-            let json: Value = serde_json::from_slice(&bytes)
-                .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
-            let parsed = parse_message(&json).map_err(|reason| self.bad_reply(reason))?;
-            if let Some(content) = &parsed.content {
-                on_token(content);
-            }
-            return Ok(parsed.into_response(&delivered));
-        }
-
-        let mut parser = SseParser::new();
-        let mut assembler = StreamAssembler::default();
-        let mut complete = false;
-        'read: while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
-            for event in parser.feed(&chunk) {
-                complete = assembler
-                    .apply(&event, on_token)
-                    .map_err(|reason| self.bad_reply(reason))?;
-                if complete {
-                    break 'read;
-                }
-            }
-        }
-        if let Some(event) = parser.finish().filter(|_| !complete) {
-            complete = assembler
-                .apply(&event, on_token)
-                .map_err(|reason| self.bad_reply(reason))?;
-        }
-        // A stream cut off early would pass for a short answer; say so instead.
-        if !complete && assembler.finish_reason.is_none() {
-            return Err(self.bad_reply("the stream ended before `message_stop`".into()));
-        }
-        Ok(assembler.finish().into_response(&delivered))
-    }
-
-    fn bad_reply(&self, reason: String) -> LlmError {
-        LlmError::BadReply {
-            provider: self.provider.clone(),
-            url: self.url.clone(),
-            reason,
-        }
-    }
-}
-
-impl LlmClient for AnthropicClient {
-    fn chat<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.complete(request))
-    }
-
-    fn chat_stream<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        on_token: TokenSink<'a>,
-    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.complete_streaming(request, on_token))
-    }
-
-    fn describe(&self) -> String {
-        format!("{}:{}", self.provider, self.model)
+    fn read_usage(json: &Value) -> Option<Usage> {
+        read_usage(json)
     }
 }
 
@@ -279,29 +181,6 @@ fn read_usage(json: &Value) -> Option<Usage> {
     })
 }
 
-#[derive(Debug, Default)]
-struct Parsed {
-    content: Option<String>,
-    tool_calls: Vec<ToolCall>,
-    finish_reason: Option<String>,
-    usage: Usage,
-}
-
-impl Parsed {
-    fn into_response<B>(self, delivered: &Delivered<B>) -> ChatResponse {
-        let mut usage = delivered.failed_usage;
-        usage.add(self.usage);
-        ChatResponse {
-            content: self.content.filter(|content| !content.is_empty()),
-            tool_calls: self.tool_calls,
-            finish_reason: self.finish_reason,
-            usage,
-            latency: delivered.started.elapsed(),
-            attempts: delivered.attempts,
-        }
-    }
-}
-
 fn parse_message(json: &Value) -> Result<Parsed, String> {
     if json["type"] == "error" {
         return Err(format!("the reply is an error: {}", json["error"]));
@@ -334,18 +213,17 @@ fn parse_message(json: &Value) -> Result<Parsed, String> {
 /// block, `content_block_delta` extends it (`text_delta` / `input_json_delta`), `message_delta`
 /// carries the stop reason and the output token count.
 #[derive(Debug, Default)]
-struct StreamAssembler {
+pub struct StreamAssembler {
     content: String,
     calls: BTreeMap<u64, ToolCall>,
     finish_reason: Option<String>,
     usage: Usage,
 }
 
-impl StreamAssembler {
-    /// Applies one event; `Ok(true)` once the message is complete.
+impl Assembler for StreamAssembler {
+    /// `message_stop` ends the stream.
     fn apply(&mut self, event: &SseEvent, on_token: TokenSink<'_>) -> Result<bool, String> {
-        let data: Value = serde_json::from_str(&event.data)
-            .map_err(|err| format!("a stream event is not JSON ({err}): {}", event.data))?;
+        let data = event.json()?;
         let kind = event
             .event
             .as_deref()
@@ -413,6 +291,10 @@ impl StreamAssembler {
             _ => {} // ping, content_block_stop
         }
         Ok(false)
+    }
+
+    fn has_finish_reason(&self) -> bool {
+        self.finish_reason.is_some()
     }
 
     fn finish(self) -> Parsed {

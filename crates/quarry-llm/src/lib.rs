@@ -14,6 +14,7 @@ pub mod client;
 pub mod error;
 pub mod model_spec;
 pub mod openai;
+mod protocol;
 pub mod sse;
 pub mod transport;
 pub mod types;

@@ -7,63 +7,42 @@
 
 use std::collections::BTreeMap;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
 use crate::LlmError;
-use crate::client::{BoxFuture, LlmClient, TokenSink};
-use crate::sse::{SseEvent, SseParser};
-use crate::transport::{Delivered, Endpoint, Transport, TransportConfig};
-use crate::types::{
-    ChatRequest, ChatResponse, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage,
-};
+use crate::client::TokenSink;
+use crate::protocol::{Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header};
+use crate::sse::SseEvent;
+use crate::transport::Endpoint;
+use crate::types::{ChatRequest, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage};
 
-pub struct OpenAiClient {
-    provider: String,
-    model: String,
-    url: String,
-    headers: HeaderMap,
-    transport: Transport,
-}
+/// The OpenAI-compatible chat wire protocol.
+pub struct OpenAi;
 
-impl OpenAiClient {
-    /// `endpoint.api_key` is sent as a bearer token when present; local servers need none.
-    pub fn new(
-        endpoint: Endpoint,
-        transport: TransportConfig,
-        concurrency: usize,
-    ) -> Result<OpenAiClient, LlmError> {
-        let url = format!(
-            "{}/chat/completions",
-            endpoint.base_url.trim_end_matches('/')
-        );
-        let mut headers = HeaderMap::new();
-        if let Some(key) = endpoint.api_key.as_deref().filter(|key| !key.is_empty()) {
-            let value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                LlmError::Misconfigured {
-                    provider: endpoint.provider.clone(),
-                    reason: "the API key contains characters not allowed in an HTTP header".into(),
-                }
-            })?;
-            headers.insert(AUTHORIZATION, value);
-        }
-        let transport = Transport::new(&endpoint.provider, transport, concurrency, read_usage)?;
-        Ok(OpenAiClient {
-            provider: endpoint.provider,
-            model: endpoint.model,
-            url,
-            headers,
-            transport,
-        })
+/// A client for the OpenAI-compatible chat API. `OpenAiClient::new(endpoint, transport,
+/// concurrency)`: `endpoint.api_key` is sent as a bearer token when present; local servers need
+/// none.
+pub type OpenAiClient = ProtocolClient<OpenAi>;
+
+impl WireProtocol for OpenAi {
+    type Assembler = StreamAssembler;
+
+    const TRUNCATED: &'static str = "the stream ended before a `finish_reason` or `[DONE]`";
+
+    fn url(base_url: &str) -> String {
+        format!("{base_url}/chat/completions")
     }
 
-    /// The JSON body sent for `request`.
-    pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Value {
-        let model = if request.model.is_empty() {
-            &self.model
-        } else {
-            &request.model
-        };
+    fn headers(endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = api_key_header(endpoint, "Bearer ")? {
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(headers)
+    }
+
+    fn request_body(model: &str, request: &ChatRequest, stream: bool) -> Map<String, Value> {
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
         body.insert(
@@ -119,107 +98,15 @@ impl OpenAiClient {
             body.insert("stream".into(), Value::Bool(true));
             body.insert("stream_options".into(), json!({"include_usage": true}));
         }
-        // Vendor fields last, so a caller can override anything above.
-        for (key, value) in &request.extra {
-            body.insert(key.clone(), value.clone());
-        }
-        Value::Object(body)
+        body
     }
 
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let body = self.request_body(request, false);
-        let delivered = self.transport.post(&self.url, &self.headers, &body).await?;
-        let json: Value = serde_json::from_slice(&delivered.body)
-            .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
-        let parsed = parse_completion(&json).map_err(|reason| self.bad_reply(reason))?;
-        Ok(parsed.into_response(&delivered))
+    fn parse_reply(json: &Value) -> Result<Parsed, String> {
+        parse_completion(json)
     }
 
-    async fn complete_streaming(
-        &self,
-        request: &ChatRequest,
-        on_token: TokenSink<'_>,
-    ) -> Result<ChatResponse, LlmError> {
-        let body = self.request_body(request, true);
-        let mut delivered = self
-            .transport
-            .post_streaming(&self.url, &self.headers, &body)
-            .await?;
-        let stream = &mut delivered.body;
-        if !stream.is_event_stream() {
-            let mut bytes = Vec::new();
-            while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
-                bytes.extend_from_slice(&chunk);
-            }
-            let json: Value = serde_json::from_slice(&bytes)
-                .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
-            let parsed = parse_completion(&json).map_err(|reason| self.bad_reply(reason))?;
-            if let Some(content) = &parsed.content {
-                on_token(content);
-            }
-            return Ok(parsed.into_response(&delivered));
-        }
-
-        let mut parser = SseParser::new();
-        let mut assembler = StreamAssembler::default();
-        let mut done = false;
-        'read: while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
-            for event in parser.feed(&chunk) {
-                if event.is_done() {
-                    done = true;
-                    break 'read;
-                }
-                assembler
-                    .apply(&event, on_token)
-                    .map_err(|reason| self.bad_reply(reason))?;
-            }
-        }
-        if let Some(event) = parser.finish().filter(|_| !done) {
-            if event.is_done() {
-                done = true;
-            } else {
-                assembler
-                    .apply(&event, on_token)
-                    .map_err(|reason| self.bad_reply(reason))?;
-            }
-        }
-        // A stream cut off early would pass for a short answer; say so instead. Servers that
-        // omit `[DONE]` still send a `finish_reason`.
-        if !done && assembler.finish_reason.is_none() {
-            return Err(
-                self.bad_reply("the stream ended before a `finish_reason` or `[DONE]`".into())
-            );
-        }
-        Ok(assembler.finish().into_response(&delivered))
-    }
-
-    fn bad_reply(&self, reason: String) -> LlmError {
-        LlmError::BadReply {
-            provider: self.provider.clone(),
-            url: self.url.clone(),
-            reason,
-        }
-    }
-}
-
-impl LlmClient for OpenAiClient {
-    fn chat<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.complete(request))
-    }
-
-    fn chat_stream<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        on_token: TokenSink<'a>,
-    ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.complete_streaming(request, on_token))
-    }
-
-    fn describe(&self) -> String {
-        format!("{}:{}", self.provider, self.model)
+    fn read_usage(json: &Value) -> Option<Usage> {
+        read_usage(json)
     }
 }
 
@@ -271,30 +158,6 @@ fn read_usage(json: &Value) -> Option<Usage> {
         prompt_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
         completion_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
     })
-}
-
-/// What one reply said, before transport facts (attempts, latency) are added.
-#[derive(Debug, Default)]
-struct Parsed {
-    content: Option<String>,
-    tool_calls: Vec<ToolCall>,
-    finish_reason: Option<String>,
-    usage: Usage,
-}
-
-impl Parsed {
-    fn into_response<B>(self, delivered: &Delivered<B>) -> ChatResponse {
-        let mut usage = delivered.failed_usage;
-        usage.add(self.usage);
-        ChatResponse {
-            content: self.content.filter(|content| !content.is_empty()),
-            tool_calls: self.tool_calls,
-            finish_reason: self.finish_reason,
-            usage,
-            latency: delivered.started.elapsed(),
-            attempts: delivered.attempts,
-        }
-    }
 }
 
 fn parse_completion(json: &Value) -> Result<Parsed, String> {
@@ -359,17 +222,20 @@ fn arguments_text(arguments: &Value) -> String {
 /// Builds a response from `chat.completion.chunk` events: text deltas in order, tool calls
 /// assembled from fragments keyed by their `index`.
 #[derive(Debug, Default)]
-struct StreamAssembler {
+pub struct StreamAssembler {
     content: String,
     calls: BTreeMap<u64, ToolCall>,
     finish_reason: Option<String>,
     usage: Usage,
 }
 
-impl StreamAssembler {
-    fn apply(&mut self, event: &SseEvent, on_token: TokenSink<'_>) -> Result<(), String> {
-        let chunk: Value = serde_json::from_str(&event.data)
-            .map_err(|err| format!("a stream event is not JSON ({err}): {}", event.data))?;
+impl Assembler for StreamAssembler {
+    /// `[DONE]` ends the stream.
+    fn apply(&mut self, event: &SseEvent, on_token: TokenSink<'_>) -> Result<bool, String> {
+        if event.is_done() {
+            return Ok(true);
+        }
+        let chunk = event.json()?;
         if let Some(error) = chunk.get("error").filter(|error| !error.is_null()) {
             return Err(format!("the stream reported an error: {error}"));
         }
@@ -377,7 +243,7 @@ impl StreamAssembler {
             self.usage = usage;
         }
         let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
-            return Ok(());
+            return Ok(false);
         };
         for choice in choices {
             let delta = &choice["delta"];
@@ -407,7 +273,11 @@ impl StreamAssembler {
                 self.finish_reason = Some(reason.to_string());
             }
         }
-        Ok(())
+        Ok(false)
+    }
+
+    fn has_finish_reason(&self) -> bool {
+        self.finish_reason.is_some()
     }
 
     fn finish(self) -> Parsed {

@@ -16,6 +16,12 @@ impl SseEvent {
     pub fn is_done(&self) -> bool {
         self.data.trim() == "[DONE]"
     }
+
+    /// The `data:` payload as JSON; the error quotes it.
+    pub(crate) fn json(&self) -> Result<serde_json::Value, String> {
+        serde_json::from_str(&self.data)
+            .map_err(|err| format!("a stream event is not JSON ({err}): {}", self.data))
+    }
 }
 
 #[derive(Debug, Default)]

@@ -77,6 +77,18 @@ pub(crate) struct Delivered<B> {
     pub started: Instant,
 }
 
+impl<B> Delivered<B> {
+    /// The same exchange with its body converted.
+    fn map<C>(self, convert: impl FnOnce(B) -> C) -> Delivered<C> {
+        Delivered {
+            body: convert(self.body),
+            attempts: self.attempts,
+            failed_usage: self.failed_usage,
+            started: self.started,
+        }
+    }
+}
+
 /// Where a provider is and who is calling: what every client constructor takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
@@ -171,15 +183,10 @@ impl Transport {
         body: &Value,
     ) -> Result<Delivered<Vec<u8>>, LlmError> {
         let delivered = self.exchange(url, headers, body, false).await?;
-        match delivered.body {
-            Reply::Full(bytes) => Ok(Delivered {
-                body: bytes,
-                attempts: delivered.attempts,
-                failed_usage: delivered.failed_usage,
-                started: delivered.started,
-            }),
+        Ok(delivered.map(|reply| match reply {
+            Reply::Full(bytes) => bytes,
             Reply::Stream(_) => unreachable!("exchange(streaming = false) reads the body"),
-        }
+        }))
     }
 
     /// POSTs `body` and hands back the open reply once the status is 2xx. Retries happen only
@@ -191,15 +198,10 @@ impl Transport {
         body: &Value,
     ) -> Result<Delivered<Streaming>, LlmError> {
         let delivered = self.exchange(url, headers, body, true).await?;
-        match delivered.body {
-            Reply::Stream(streaming) => Ok(Delivered {
-                body: streaming,
-                attempts: delivered.attempts,
-                failed_usage: delivered.failed_usage,
-                started: delivered.started,
-            }),
+        Ok(delivered.map(|reply| match reply {
+            Reply::Stream(streaming) => streaming,
             Reply::Full(_) => unreachable!("exchange(streaming = true) leaves the body open"),
-        }
+        }))
     }
 
     async fn exchange(
