@@ -97,14 +97,17 @@ pub(crate) enum Lex {
     Other,
 }
 
+/// Words longer than this many bytes are never known words.
+pub(crate) const MAX_WORD: usize = 24;
+
 /// Classifies one word (letters only, any case).
 pub(crate) fn classify(word: &str) -> Lex {
     let bytes = word.as_bytes();
-    if bytes.len() > 24 {
+    if bytes.len() > MAX_WORD {
         return Lex::Other;
     }
     if bytes.is_ascii() {
-        let mut buf = [0u8; 24];
+        let mut buf = [0u8; MAX_WORD];
         let lower = &mut buf[..bytes.len()];
         lower.copy_from_slice(bytes);
         lower.make_ascii_lowercase();
@@ -123,7 +126,8 @@ pub(crate) fn classify(word: &str) -> Lex {
     std::str::from_utf8(&buf[..len]).map_or(Lex::Other, classify_foreign)
 }
 
-fn classify_ascii(w: &[u8]) -> Lex {
+/// Classifies one lower-case ASCII word.
+pub(crate) fn classify_ascii(w: &[u8]) -> Lex {
     use Lex::*;
     match w {
         b"january" | b"jan" => Month(1),

@@ -3,7 +3,7 @@
 //! Whitespace is not a token; each token records the kind of gap before it instead, so the
 //! grammar can tell `3pm` from `3 pm` and never joins expressions across a line break.
 
-use super::lexicon::{Lex, classify};
+use super::lexicon::{Lex, MAX_WORD, classify, classify_ascii};
 
 /// The whitespace between a token and the one before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,13 +83,30 @@ pub(crate) fn tokenize_window(
             });
             gap = Gap::None;
         } else if b.is_ascii_alphabetic() {
+            // Lower-case ASCII words while scanning them, so they are classified without
+            // another pass (words longer than the buffer are never known words).
+            let mut lower = [0u8; MAX_WORD];
             while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+                if let Some(slot) = lower.get_mut(i - start) {
+                    *slot = bytes[i] | 0x20;
+                }
                 i += 1;
             }
             if i < bytes.len() && bytes[i] >= 0x80 {
                 i = end_of_word(text, i);
+                push_word(text, start, i, gap, out);
+            } else {
+                let lex = lower.get(..i - start).map_or(Lex::Other, classify_ascii);
+                out.push(Token {
+                    start,
+                    end: i,
+                    gap,
+                    kind: Kind::Word {
+                        lex,
+                        capital: b.is_ascii_uppercase(),
+                    },
+                });
             }
-            push_word(text, start, i, gap, out);
             gap = Gap::None;
         } else if b < 0x80 {
             i += 1;

@@ -18,6 +18,8 @@ mod hijri;
 pub(crate) mod lexicon;
 mod lunar;
 
+use std::sync::LazyLock;
+
 use chrono::{Datelike, Days, NaiveDate, Weekday};
 
 use super::cursor::Cursor;
@@ -26,20 +28,55 @@ use super::model::Moment;
 use super::resolve::nth_weekday;
 use lexicon::{HOLIDAYS, Rule};
 
+/// One alias split into its first word and the rest, for lookup by first word.
+struct Alias {
+    first: &'static str,
+    rest: Vec<&'static str>,
+    rule: Rule,
+    days: u8,
+}
+
+/// [`HOLIDAYS`] sorted by first word (stably, so aliases sharing a first word keep their
+/// table order).
+static BY_FIRST: LazyLock<Vec<Alias>> = LazyLock::new(|| {
+    let mut all: Vec<Alias> = HOLIDAYS
+        .iter()
+        .map(|&(alias, rule, days)| {
+            let mut words = alias.split(' ');
+            let first = words.next().unwrap_or_default();
+            Alias {
+                first,
+                rest: words.collect(),
+                rule,
+                days,
+            }
+        })
+        .collect();
+    all.sort_by_key(|a| a.first);
+    all
+});
+
 /// The longest holiday alias at `i`: its end and (rule, length in days).
 pub(crate) fn name_at(c: &Cursor, i: usize) -> Option<(usize, Rule, u8)> {
-    let first = c.word(i);
+    let first = c.word(i).as_bytes();
+    // Aliases are lower-case ASCII, compared ASCII-case-insensitively.
+    let mut buf = [0u8; 32];
+    let key = buf.get_mut(..first.len())?;
+    key.copy_from_slice(first);
+    key.make_ascii_lowercase();
+    let key: &[u8] = key;
+    let table: &[Alias] = &BY_FIRST;
+    let from = table.partition_point(|a| a.first.as_bytes() < key);
     let mut best: Option<(usize, Rule, u8)> = None;
-    for &(alias, rule, days) in HOLIDAYS {
-        let mut words = alias.split(' ');
-        if !words.next().is_some_and(|w| w.eq_ignore_ascii_case(first)) {
-            continue;
-        }
-        let Some(end) = rest_matches(c, i + 1, words) else {
+    for a in table[from..]
+        .iter()
+        .take_while(|a| a.first.as_bytes() == key)
+    {
+        let Some(end) = rest_matches(c, i + 1, a.rest.iter().copied()) else {
             continue;
         };
         if best.is_none_or(|b| end > b.0) {
-            best = Some((end, rule, days));
+            best = Some((end, a.rule, a.days));
         }
     }
     best
