@@ -8,7 +8,9 @@ pub mod grounding;
 pub mod guardrail;
 pub mod json;
 pub mod matches;
+pub mod model;
 pub mod offsets;
+pub mod store;
 pub mod target;
 
 pub use error::SkillError;

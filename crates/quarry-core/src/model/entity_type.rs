@@ -1,0 +1,137 @@
+//! Entity types: a slug, a title field and field specs with the extraction config of the
+//! field-extraction reference (instructions, agent, sources, depends_on, required,
+//! requires_approval, validation, max_steps, consensus, human_input, connection with cascade).
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// A typed record's schema, as loaded from `quarry.yaml` or `PUT /v1/entity-types/{slug}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntityType {
+    pub slug: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The agent (model string) used by fields that name none.
+    #[serde(default)]
+    pub default_agent: Option<String>,
+    pub fields: Vec<FieldSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldSpec {
+    pub name: String,
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(rename = "type", default)]
+    pub field_type: FieldType,
+    /// What the agent is told to find.
+    #[serde(default)]
+    pub instructions: String,
+    /// Overrides the entity type's default agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub sources: Vec<Source>,
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub requires_approval: bool,
+    /// Human-readable validation criteria given to the agent and reviewers.
+    #[serde(default)]
+    pub validation: Option<String>,
+    #[serde(default = "default_max_steps")]
+    pub max_steps: u32,
+    #[serde(default)]
+    pub consensus: Option<Consensus>,
+    /// A person supplies this value; dependents wait for it.
+    #[serde(default)]
+    pub human_input: bool,
+    #[serde(default)]
+    pub connection: Option<Connection>,
+}
+
+fn default_max_steps() -> u32 {
+    5
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldType {
+    #[default]
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Date,
+    List,
+    Object,
+}
+
+/// Where a field's agent may look; each enables tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    LinkedDocuments,
+    AllDocuments,
+    ConnectedEntities,
+    AllEntities,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Consensus {
+    /// Agents (model strings) run in parallel on the field, in tie-break order.
+    pub agents: Vec<String>,
+    pub strategy: ConsensusStrategy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConsensusStrategy {
+    Majority,
+    Unanimous,
+    BestConfidence,
+}
+
+/// A field whose values are other entities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Connection {
+    /// Slug of the target entity type.
+    pub entity_type: String,
+    #[serde(default)]
+    pub cascade: Option<Cascade>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cascade {
+    pub enabled: bool,
+    /// For object items: the property that becomes the created entity's title.
+    #[serde(default)]
+    pub title_field: Option<String>,
+    /// Run extraction on created entities too.
+    #[serde(default)]
+    pub auto_extract: bool,
+}
+
+/// Why an entity type cannot be loaded; each names the fields involved.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EntityTypeError {
+    #[error("entity type '{slug}': {message}")]
+    Invalid { slug: String, message: String },
+    #[error("entity type '{slug}': field '{field}' depends on unknown field '{missing}'")]
+    UnknownDependency {
+        slug: String,
+        field: String,
+        missing: String,
+    },
+    #[error("entity type '{slug}': dependency cycle between fields {}", fields.join(" → "))]
+    DependencyCycle { slug: String, fields: Vec<String> },
+}

@@ -1,0 +1,17 @@
+//! Quarry's one data model for teams: entity types (schemas with per-field extraction config),
+//! entities, relations, documents, extraction runs and results with provenance, review events
+//! and API keys. Every row belongs to a project. Plain data: loading rules live in
+//! `entity_type.rs`, persistence behind [`crate::store::Store`].
+
+pub mod entity_type;
+pub mod records;
+
+pub use entity_type::{
+    Cascade, Connection, Consensus, ConsensusStrategy, EntityType, EntityTypeError, FieldSpec,
+    FieldType, Source,
+};
+pub use records::{
+    ApiKey, Confidence, Document, Entity, ExtractionResult, ExtractionRun, FeedbackSummary,
+    NewEntity, NewResult, Relation, ResultStatus, ReviewDecision, ReviewEvent, RunScope, RunStatus,
+    SourceRef,
+};

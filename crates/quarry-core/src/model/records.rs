@@ -1,0 +1,238 @@
+//! Stored records. Ids are opaque strings (UUIDs made by the store); times are RFC 3339 UTC
+//! strings so every backend stores and compares them alike.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    pub id: String,
+    pub project_id: String,
+    pub entity_type: String,
+    pub title: String,
+    pub parent_id: Option<String>,
+    /// Approved (promoted) field values.
+    pub fields: Map<String, Value>,
+    /// `locked_fields` (never extracted) and anything else callers keep.
+    pub metadata: Map<String, Value>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Entity {
+    /// Field names listed in `metadata.locked_fields`.
+    pub fn locked_fields(&self) -> Vec<String> {
+        self.metadata
+            .get("locked_fields")
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(|name| name.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NewEntity {
+    pub entity_type: String,
+    pub title: String,
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    #[serde(default)]
+    pub fields: Map<String, Value>,
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relation {
+    pub id: String,
+    pub project_id: String,
+    pub from_id: String,
+    pub to_id: String,
+    pub label: String,
+    pub mention_count: i64,
+    pub notes: Option<String>,
+    pub first_seen_at: String,
+    pub last_seen_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub id: String,
+    pub project_id: String,
+    pub title: String,
+    pub text: String,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunScope {
+    Full,
+    Field,
+    Consensus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    /// Parked until a person answers a `human_input` field or approves a gated one.
+    WaitingHuman,
+    Completed,
+    Partial,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtractionRun {
+    pub id: String,
+    pub project_id: String,
+    pub entity_id: String,
+    pub scope: RunScope,
+    pub triggered_by: String,
+    /// `None` for a full run.
+    pub fields_requested: Option<Vec<String>>,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultStatus {
+    Pending,
+    Approved,
+    Rejected,
+    Superseded,
+}
+
+/// Where a value came from: a document span (code points), an entity or one of its fields, or a
+/// URL given by an external agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SourceRef {
+    Document {
+        document_id: String,
+        start: usize,
+        end: usize,
+        #[serde(default)]
+        snippet: Option<String>,
+    },
+    Entity {
+        entity_id: String,
+        #[serde(default)]
+        field: Option<String>,
+    },
+    Url {
+        url: String,
+    },
+    /// A person's answer (human_input fields).
+    Person {
+        reviewer: String,
+    },
+}
+
+/// Every column of the reference's `ExtractionResult`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtractionResult {
+    pub id: String,
+    pub run_id: Option<String>,
+    pub project_id: String,
+    pub entity_id: String,
+    pub field_name: String,
+    pub value: Value,
+    pub sources: Vec<SourceRef>,
+    pub confidence: Confidence,
+    pub agent_id: String,
+    pub status: ResultStatus,
+    pub rejection_reason: Option<String>,
+    pub reviewed_by: Option<String>,
+    pub reviewed_at: Option<String>,
+    pub created_entity_ids: Vec<String>,
+    pub duration_ms: i64,
+    pub tokens_used: i64,
+    /// E.g. consensus `agreement` ratio, the rerun's feedback.
+    pub metadata: Map<String, Value>,
+    pub created_at: String,
+}
+
+/// A result about to be stored; the store assigns id, project, status and time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewResult {
+    pub run_id: Option<String>,
+    pub entity_id: String,
+    pub field_name: String,
+    pub value: Value,
+    pub sources: Vec<SourceRef>,
+    pub confidence: Confidence,
+    pub agent_id: String,
+    /// `Pending` for a candidate, `Superseded` for a consensus loser.
+    pub status: ResultStatus,
+    pub created_entity_ids: Vec<String>,
+    pub duration_ms: i64,
+    pub tokens_used: i64,
+    pub metadata: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum ReviewDecision {
+    Approve,
+    Reject { reason: Option<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewEvent {
+    pub id: String,
+    pub result_id: String,
+    pub decision: ReviewDecision,
+    pub reviewer: String,
+    pub at: String,
+}
+
+/// Per entity type and field, across entities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedbackSummary {
+    pub entity_type: String,
+    pub field_name: String,
+    /// Reviewed or pending results counted.
+    pub total: i64,
+    pub approved: i64,
+    pub rejected: i64,
+    /// approved / (approved + rejected); `None` before any review.
+    pub approval_rate: Option<f64>,
+    /// Most frequent rejection reasons, most common first, with counts.
+    pub common_rejection_reasons: Vec<(String, i64)>,
+    /// Approval rate per confidence level (`high`, `medium`, `low`).
+    pub approval_rate_by_confidence: Map<String, Value>,
+}
+
+/// A stored API key: only a hash of the secret is kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApiKey {
+    pub id: String,
+    pub project_id: String,
+    pub name: String,
+    /// The public, non-secret start of the key, used to find it (`qk_abcd1234`).
+    pub prefix: String,
+    /// Hex SHA-256 of the whole key.
+    pub secret_hash: String,
+    pub scopes: Vec<String>,
+    pub created_at: String,
+    pub revoked: bool,
+}
