@@ -60,5 +60,12 @@ else
     echo "SKIPPED: the wasm32-unknown-unknown target could not be installed on this machine"
 fi
 
+step "local PostgreSQL for the store conformance suite"
+if [ -z "${QUARRY_TEST_POSTGRES_URL:-}" ]; then
+    QUARRY_TEST_POSTGRES_URL=$(scripts/postgres.sh)
+fi
+export QUARRY_TEST_POSTGRES_URL
+echo "$QUARRY_TEST_POSTGRES_URL"
+
 step "tests"
 cargo test --workspace --locked

@@ -24,6 +24,158 @@ pub enum Command {
     Serve(ServeArgs),
     /// Measure detector throughput (MB/s) and peak memory on a generated corpus.
     Bench(BenchArgs),
+    /// Entity types: load them from quarry.yaml (or JSON), list them.
+    #[command(subcommand)]
+    Type(TypeCommand),
+    /// Entities: add, show, list.
+    #[command(subcommand)]
+    Entity(EntityCommand),
+    /// Documents the field agents search: add text or Markdown files.
+    #[command(subcommand)]
+    Doc(DocCommand),
+    /// Run the extraction pipeline for an entity (all fields, or --fields a,b).
+    Run(RunArgs),
+    /// The latest result per field of an entity.
+    Results(EntityArg),
+    /// Approve a pending result: its value is promoted into the entity.
+    Approve(ReviewArgs),
+    /// Reject a result; with --reason the field is extracted again with that feedback.
+    Reject(ReviewArgs),
+    /// Every result of one field of an entity, superseded ones included.
+    History(HistoryArgs),
+    /// API keys for the REST API.
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+/// The database and project every team command acts on.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// SQLite path or postgres:// URL (default: $QUARRY_DB, else quarry.db).
+    #[arg(long)]
+    pub db: Option<String>,
+    /// Project name (default: $QUARRY_PROJECT, else "default").
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TypeCommand {
+    /// Load entity types from a YAML or JSON file (`entity_types: [...]` or one type).
+    Load {
+        file: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EntityCommand {
+    Add {
+        /// Entity type slug.
+        #[arg(long = "type")]
+        entity_type: String,
+        #[arg(long)]
+        title: String,
+        #[arg(long)]
+        parent: Option<String>,
+        /// Initial field values as a JSON object.
+        #[arg(long)]
+        fields: Option<String>,
+        /// Fields extraction must never overwrite, comma-separated.
+        #[arg(long)]
+        lock: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    Show {
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    List {
+        #[arg(long = "type")]
+        entity_type: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DocCommand {
+    Add {
+        /// Text or Markdown files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Link the documents to this entity.
+        #[arg(long)]
+        entity: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    pub entity: String,
+    /// Only these fields, comma-separated.
+    #[arg(long)]
+    pub fields: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct EntityArg {
+    pub entity: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    pub result: String,
+    /// Why the value is wrong (reject only); the field is re-extracted with it.
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Who reviews (default: $USER).
+    #[arg(long)]
+    pub reviewer: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    pub entity: String,
+    pub field: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Create a key; it is printed once and only its hash is stored.
+    Create {
+        /// Comma-separated, e.g. extraction:submit,extraction:trigger,entities:read
+        #[arg(long)]
+        scopes: String,
+        #[arg(long, default_value = "cli")]
+        name: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -117,9 +269,12 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = quarry_server::DEFAULT_BODY_LIMIT)]
     pub max_body_bytes: usize,
-    /// The model behind POST /v1/chat (optional: the skill endpoints need none).
+    /// The model behind POST /v1/chat and the default pipeline agent (optional).
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Database for the /v1 REST API (SQLite path or postgres:// URL; default: $QUARRY_DB).
+    #[arg(long)]
+    pub db: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,5 +1,6 @@
 //! The `quarry` binary: parses arguments and hands off; every command lives in its own module.
 
+mod agents;
 mod args;
 mod bench;
 mod check;
@@ -10,6 +11,9 @@ mod jsonl;
 mod model;
 mod schema_extract;
 mod serve;
+mod table;
+mod team;
+mod workspace;
 
 use std::process::ExitCode;
 
@@ -24,6 +28,15 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Type(command) => team::types(command),
+        Command::Entity(command) => team::entities(command),
+        Command::Doc(command) => team::documents(command),
+        Command::Run(args) => team::run(args),
+        Command::Results(args) => team::results(args),
+        Command::Approve(args) => team::review(args, true),
+        Command::Reject(args) => team::review(args, false),
+        Command::History(args) => team::history(args),
+        Command::Key(command) => team::keys(command),
     };
     match outcome {
         Ok(code) => code,

@@ -22,23 +22,30 @@ pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), 
             )
         })?;
     let spec = ModelSpec::parse(&raw).map_err(|error| Failure::coded("InvalidModel", error))?;
-    let settings = ProviderSettings {
-        base_url: args.base_url.clone(),
-        api_key: env("QUARRY_API_KEY").or_else(|| env(spec.provider.key_variable())),
-        ollama_host: env("OLLAMA_HOST"),
-        concurrency: args.concurrency,
-        ..ProviderSettings::default()
-    };
-    let settings = ProviderSettings {
-        transport: TransportConfig {
-            max_attempts: args.retries + 1,
-            ..settings.transport
-        },
-        ..settings
-    };
+    let settings = provider_settings(&spec, args.base_url.clone(), args.retries, args.concurrency);
     let client =
         build_client(&spec, settings).map_err(|error| Failure::coded("ModelError", error))?;
     Ok((client, spec))
+}
+
+/// Provider settings for `spec`, with keys and hosts from the environment.
+pub fn provider_settings(
+    spec: &ModelSpec,
+    base_url: Option<String>,
+    retries: u32,
+    concurrency: usize,
+) -> ProviderSettings {
+    let defaults = ProviderSettings::default();
+    ProviderSettings {
+        base_url,
+        api_key: env("QUARRY_API_KEY").or_else(|| env(spec.provider.key_variable())),
+        ollama_host: env("OLLAMA_HOST"),
+        concurrency,
+        transport: TransportConfig {
+            max_attempts: retries + 1,
+            ..defaults.transport
+        },
+    }
 }
 
 /// The agent's settings from the model flags.

@@ -24,6 +24,7 @@ mod config;
 mod error;
 mod extractor;
 pub mod ground;
+pub mod pipeline;
 mod prompt;
 pub mod quantities;
 mod repair;

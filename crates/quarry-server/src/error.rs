@@ -33,6 +33,19 @@ impl From<SkillError> for ApiError {
     }
 }
 
+impl From<quarry_core::store::StoreError> for ApiError {
+    fn from(error: quarry_core::store::StoreError) -> Self {
+        use quarry_core::store::StoreError;
+        let (status, code) = match &error {
+            StoreError::NotFound { .. } => (StatusCode::NOT_FOUND, "NotFound"),
+            StoreError::Conflict(_) => (StatusCode::CONFLICT, "Conflict"),
+            StoreError::InvalidState(_) => (StatusCode::CONFLICT, "InvalidState"),
+            StoreError::Backend(_) => (StatusCode::INTERNAL_SERVER_ERROR, "StorageError"),
+        };
+        ApiError::new(status, code, error.to_string())
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({"error": self.code, "message": self.message});

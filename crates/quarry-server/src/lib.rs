@@ -3,10 +3,14 @@
 //! **Architecture Invariant:** this is the only crate that knows HTTP: request/response DTOs,
 //! status codes and the one error shape `{"error": "<Code>", "message": "..."}` live here.
 
+mod api;
+mod auth;
 mod chat;
 mod conversations;
 mod error;
 mod health;
+mod json;
+pub mod keys;
 mod skill;
 
 use std::net::SocketAddr;
@@ -32,6 +36,10 @@ pub struct ServerConfig {
     pub agent: Option<Arc<quarry_engine::Extractor>>,
     /// Chat conversations kept in memory at once.
     pub max_conversations: usize,
+    /// The database behind the `/v1` REST API; `None` serves the skill endpoints only.
+    pub store: Option<Arc<dyn quarry_core::store::Store>>,
+    /// The entity pipeline over `store`; `None` when the server cannot run extractions.
+    pub pipeline: Option<Arc<quarry_engine::pipeline::Pipeline>>,
 }
 
 impl Default for ServerConfig {
@@ -41,6 +49,8 @@ impl Default for ServerConfig {
             max_input_bytes: quarry_detect::skill::DEFAULT_MAX_INPUT_BYTES,
             agent: None,
             max_conversations: 10_000,
+            store: None,
+            pipeline: None,
         }
     }
 }
@@ -51,6 +61,8 @@ pub struct AppState {
     pub max_input_bytes: usize,
     pub agent: Option<Arc<quarry_engine::Extractor>>,
     pub conversations: Arc<conversations::Conversations>,
+    pub store: Option<Arc<dyn quarry_core::store::Store>>,
+    pub pipeline: Option<Arc<quarry_engine::pipeline::Pipeline>>,
 }
 
 /// Every route of the server.
@@ -59,12 +71,15 @@ pub fn router(config: ServerConfig) -> Router {
         max_input_bytes: config.max_input_bytes,
         agent: config.agent,
         conversations: Arc::new(conversations::Conversations::new(config.max_conversations)),
+        store: config.store,
+        pipeline: config.pipeline,
     };
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/skill/extract", post(skill::extract))
         .route("/skill/check", post(skill::check))
         .route("/v1/chat", post(chat::chat))
+        .merge(api::routes())
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))

@@ -94,6 +94,18 @@ impl Server {
         content_type: Option<&str>,
         body: &[u8],
     ) -> (u16, String, String) {
+        self.request_as(None, method, path, content_type, body)
+    }
+
+    /// Like `request`, with `Authorization: Bearer <key>` when a key is given.
+    pub fn request_as(
+        &self,
+        key: Option<&str>,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> (u16, String, String) {
         let mut stream = TcpStream::connect(self.addr).expect("the server accepts connections");
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
@@ -105,6 +117,9 @@ impl Server {
         );
         if let Some(content_type) = content_type {
             head.push_str(&format!("Content-Type: {content_type}\r\n"));
+        }
+        if let Some(key) = key {
+            head.push_str(&format!("Authorization: Bearer {key}\r\n"));
         }
         head.push_str("\r\n");
         stream

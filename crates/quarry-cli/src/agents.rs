@@ -1,0 +1,67 @@
+//! Agent names in entity types are model strings (`openai:gpt-4o-mini`, `ollama:qwen2.5:3b`,
+//! `openai-compatible:my-model` with `--base-url`); this registry builds one client per name on
+//! first use, with keys and hosts from the environment like `--model` does.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use quarry_engine::pipeline::{AgentRegistry, ResolvedAgent};
+use quarry_llm::{ModelSpec, build_client};
+
+use crate::args::ModelArgs;
+use crate::model::provider_settings;
+
+pub struct ModelRegistry {
+    base_url: Option<String>,
+    retries: u32,
+    concurrency: usize,
+    built: Mutex<HashMap<String, Option<ResolvedAgent>>>,
+}
+
+impl ModelRegistry {
+    pub fn new(args: &ModelArgs) -> Self {
+        ModelRegistry {
+            base_url: args.base_url.clone(),
+            retries: args.retries,
+            concurrency: args.concurrency,
+            built: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn build(&self, agent: &str) -> Option<ResolvedAgent> {
+        let spec = ModelSpec::parse(agent).ok()?;
+        let settings =
+            provider_settings(&spec, self.base_url.clone(), self.retries, self.concurrency);
+        let client = build_client(&spec, settings).ok()?;
+        Some(ResolvedAgent {
+            client,
+            model: spec.model,
+        })
+    }
+}
+
+impl AgentRegistry for ModelRegistry {
+    fn resolve(&self, agent: &str) -> Option<ResolvedAgent> {
+        let mut built = self
+            .built
+            .lock()
+            .expect("the registry lock is never poisoned");
+        built
+            .entry(agent.to_owned())
+            .or_insert_with(|| self.build(agent))
+            .clone()
+    }
+}
+
+/// The default agent: `--model`, else `QUARRY_MODEL`.
+pub fn default_agent(args: &ModelArgs) -> Option<String> {
+    args.model.clone().or_else(|| {
+        std::env::var("QUARRY_MODEL")
+            .ok()
+            .filter(|m| !m.trim().is_empty())
+    })
+}
+
+pub fn registry(args: &ModelArgs) -> Arc<ModelRegistry> {
+    Arc::new(ModelRegistry::new(args))
+}

@@ -1,0 +1,410 @@
+//! The team commands: entity types, entities, documents, keys, pipeline runs and review.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision};
+use quarry_engine::pipeline::{Pipeline, PipelineConfig, PipelineError, load_entity_types};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::agents::{default_agent, registry};
+use crate::args::{
+    DocCommand, EntityArg, EntityCommand, HistoryArgs, KeyCommand, ModelArgs, ReviewArgs, RunArgs,
+    TypeCommand,
+};
+use crate::extract::read_file;
+use crate::failure::Failure;
+use crate::table::{print_results, print_table};
+use crate::workspace::Workspace;
+
+const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+
+fn storage(error: impl ToString) -> Failure {
+    Failure::coded("StorageError", error)
+}
+
+fn pipeline_failure(error: PipelineError) -> Failure {
+    let code = match &error {
+        PipelineError::Store(_) => "StorageError",
+        PipelineError::EntityType(_) => "InvalidEntityType",
+        PipelineError::EntityNotFound(_) | PipelineError::ResultNotFound(_) => "NotFound",
+        PipelineError::EntityTypeNotFound(_) => "UnknownEntityType",
+        PipelineError::UnknownField { .. } => "UnknownField",
+        PipelineError::InvalidValue { .. } => "InvalidValue",
+    };
+    Failure::coded(code, error)
+}
+
+fn print_json<T: Serialize>(value: &T) -> Result<ExitCode, Failure> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).map_err(|e| Failure::Other(e.into()))?
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn types(command: TypeCommand) -> Result<ExitCode, Failure> {
+    match command {
+        TypeCommand::Load { file, store } => {
+            let text = read_file(&file, MAX_DOCUMENT_BYTES)?;
+            let loaded = load_entity_types(&text).map_err(|error| {
+                Failure::coded("InvalidEntityType", format!("{}: {error}", file.display()))
+            })?;
+            let ws = Workspace::open(&store)?;
+            for entity_type in &loaded {
+                ws.runtime
+                    .block_on(ws.store.put_entity_type(&ws.project, entity_type))
+                    .map_err(storage)?;
+            }
+            if ws.json {
+                return print_json(&loaded);
+            }
+            for entity_type in &loaded {
+                println!(
+                    "loaded entity type '{}' ({} fields)",
+                    entity_type.slug,
+                    entity_type.fields.len()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TypeCommand::List { store } => {
+            let ws = Workspace::open(&store)?;
+            let listed = ws
+                .runtime
+                .block_on(ws.store.list_entity_types(&ws.project))
+                .map_err(storage)?;
+            if ws.json {
+                return print_json(&listed);
+            }
+            let rows = listed
+                .iter()
+                .map(|t| {
+                    let fields: Vec<&str> = t.fields.iter().map(|f| f.name.as_str()).collect();
+                    vec![t.slug.clone(), fields.join(", ")]
+                })
+                .collect();
+            print_table(&["type", "fields"], rows);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
+    match command {
+        EntityCommand::Add {
+            entity_type,
+            title,
+            parent,
+            fields,
+            lock,
+            store,
+        } => {
+            let fields: Map<String, Value> = match fields {
+                Some(raw) => serde_json::from_str(&raw).map_err(|error| {
+                    Failure::coded(
+                        "InvalidArguments",
+                        format!("--fields must be a JSON object: {error}"),
+                    )
+                })?,
+                None => Map::new(),
+            };
+            let mut metadata = Map::new();
+            if let Some(lock) = lock {
+                let locked: Vec<Value> = lock
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(Value::from)
+                    .collect();
+                metadata.insert("locked_fields".to_owned(), Value::Array(locked));
+            }
+            let ws = Workspace::open(&store)?;
+            let known = ws
+                .runtime
+                .block_on(ws.store.get_entity_type(&ws.project, &entity_type))
+                .map_err(storage)?;
+            if known.is_none() {
+                return Err(Failure::coded(
+                    "UnknownEntityType",
+                    format!(
+                        "no entity type '{entity_type}'; load it first with quarry type load quarry.yaml"
+                    ),
+                ));
+            }
+            let entity = NewEntity {
+                entity_type,
+                title,
+                parent_id: parent,
+                fields,
+                metadata,
+            };
+            let created = ws
+                .runtime
+                .block_on(ws.store.create_entity(&ws.project, &entity))
+                .map_err(storage)?;
+            if ws.json {
+                return print_json(&created);
+            }
+            println!("{}", created.id);
+            Ok(ExitCode::SUCCESS)
+        }
+        EntityCommand::Show { id, store } => {
+            let ws = Workspace::open(&store)?;
+            let entity = ws
+                .runtime
+                .block_on(ws.store.get_entity(&ws.project, &id))
+                .map_err(storage)?
+                .ok_or_else(|| {
+                    Failure::coded("NotFound", format!("no entity '{id}' in this project"))
+                })?;
+            print_json(&entity)
+        }
+        EntityCommand::List { entity_type, store } => {
+            let ws = Workspace::open(&store)?;
+            let listed = ws
+                .runtime
+                .block_on(
+                    ws.store
+                        .list_entities(&ws.project, entity_type.as_deref(), 1000),
+                )
+                .map_err(storage)?;
+            if ws.json {
+                return print_json(&listed);
+            }
+            let rows = listed
+                .iter()
+                .map(|e| vec![e.id.clone(), e.entity_type.clone(), e.title.clone()])
+                .collect();
+            print_table(&["id", "type", "title"], rows);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
+    let DocCommand::Add {
+        files,
+        entity,
+        store,
+    } = command;
+    // Read every file first: a bad one adds nothing.
+    let mut texts = Vec::new();
+    for file in &files {
+        let text = read_file(file, MAX_DOCUMENT_BYTES)?;
+        if text.trim().is_empty() {
+            return Err(Failure::coded(
+                "EmptyInput",
+                format!("{} is empty", file.display()),
+            ));
+        }
+        let title = file.file_name().map_or_else(
+            || file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        texts.push((title, text));
+    }
+    let ws = Workspace::open(&store)?;
+    if let Some(entity) = &entity {
+        let found = ws
+            .runtime
+            .block_on(ws.store.get_entity(&ws.project, entity))
+            .map_err(storage)?;
+        if found.is_none() {
+            return Err(Failure::coded(
+                "NotFound",
+                format!("no entity '{entity}' in this project"),
+            ));
+        }
+    }
+    let mut added = Vec::new();
+    for (title, text) in &texts {
+        let document = ws
+            .runtime
+            .block_on(ws.store.add_document(&ws.project, title, text))
+            .map_err(storage)?;
+        if let Some(entity) = &entity {
+            ws.runtime
+                .block_on(ws.store.link_document(&ws.project, &document.id, entity))
+                .map_err(storage)?;
+        }
+        added.push(document);
+    }
+    if ws.json {
+        return print_json(&added);
+    }
+    for document in &added {
+        println!("{}  {}", document.id, document.title);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn keys(command: KeyCommand) -> Result<ExitCode, Failure> {
+    let KeyCommand::Create {
+        scopes,
+        name,
+        store,
+    } = command;
+    let scopes = quarry_server::keys::parse_scopes(&scopes)
+        .map_err(|error| Failure::coded("InvalidScopes", error))?;
+    let made =
+        quarry_server::keys::generate().map_err(|error| Failure::coded("KeyError", error))?;
+    let ws = Workspace::open(&store)?;
+    let key = ApiKey {
+        // The prefix is random and unique (the store refuses a duplicate), so it names the key.
+        id: made.prefix.clone(),
+        project_id: ws.project.clone(),
+        name,
+        prefix: made.prefix.clone(),
+        secret_hash: made.hash,
+        scopes,
+        created_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+        revoked: false,
+    };
+    ws.runtime
+        .block_on(ws.store.create_api_key(&key))
+        .map_err(storage)?;
+    println!("{}", made.secret);
+    if std::io::stderr().is_terminal() {
+        eprintln!("Store this key now: it is shown once and only its hash is kept.");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pipeline(ws: &Workspace, model: &ModelArgs) -> Arc<Pipeline> {
+    let config = PipelineConfig {
+        default_agent: default_agent(model),
+        max_concurrency: model.concurrency.max(1),
+        ..PipelineConfig::default()
+    };
+    Arc::new(Pipeline::new(ws.store.clone(), registry(model), config))
+}
+
+fn spinner(message: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("the template is valid"),
+    );
+    bar.set_message(message.to_owned());
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+    let ws = Workspace::open(&args.store)?;
+    let pipeline = pipeline(&ws, &args.model);
+    let fields = args.fields.map(|raw| {
+        raw.split(',')
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(str::to_owned)
+            .collect()
+    });
+    let who = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
+    let progress = spinner(&format!("extracting {}", args.entity));
+    let report = ws
+        .runtime
+        .block_on(pipeline.run(&ws.project, &args.entity, fields, &format!("cli:{who}")))
+        .map_err(pipeline_failure)?;
+    progress.finish_and_clear();
+    if ws.json {
+        return print_json(&report);
+    }
+    println!("run {}: {:?}", report.run.id, report.run.status);
+    let rows = report
+        .fields
+        .iter()
+        .map(|field| {
+            let outcome = serde_json::to_value(&field.outcome).unwrap_or(Value::Null);
+            let status = outcome["status"].as_str().unwrap_or("?").to_owned();
+            let detail = outcome
+                .get("value")
+                .or_else(|| outcome.get("reason"))
+                .or_else(|| outcome.get("waiting_on"))
+                .map(Value::to_string)
+                .unwrap_or_default();
+            vec![field.field.clone(), status, detail]
+        })
+        .collect();
+    print_table(&["field", "outcome", "value / reason"], rows);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn results(args: EntityArg) -> Result<ExitCode, Failure> {
+    let ws = Workspace::open(&args.store)?;
+    let results: Vec<ExtractionResult> = ws
+        .runtime
+        .block_on(ws.store.latest_results(&ws.project, &args.entity))
+        .map_err(storage)?;
+    if ws.json {
+        return print_json(&results);
+    }
+    print_results(&results);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
+    let ws = Workspace::open(&args.store)?;
+    let results = ws
+        .runtime
+        .block_on(
+            ws.store
+                .field_history(&ws.project, &args.entity, &args.field),
+        )
+        .map_err(storage)?;
+    if ws.json {
+        return print_json(&results);
+    }
+    print_results(&results);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn review(args: ReviewArgs, approve: bool) -> Result<ExitCode, Failure> {
+    if approve && args.reason.is_some() {
+        return Err(Failure::coded(
+            "InvalidArguments",
+            "--reason belongs to quarry reject; approve takes none",
+        ));
+    }
+    let ws = Workspace::open(&args.store)?;
+    let pipeline = pipeline(&ws, &args.model);
+    let decision = if approve {
+        ReviewDecision::Approve
+    } else {
+        ReviewDecision::Reject {
+            reason: args.reason.clone().filter(|r| !r.trim().is_empty()),
+        }
+    };
+    let reviewer = args
+        .reviewer
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "cli".to_owned());
+    let progress = spinner("reviewing");
+    let outcome = ws
+        .runtime
+        .block_on(pipeline.review(&ws.project, &args.result, decision, &reviewer))
+        .map_err(pipeline_failure)?;
+    progress.finish_and_clear();
+    if ws.json {
+        return print_json(&outcome);
+    }
+    println!(
+        "{} {} ({} = {})",
+        if approve { "approved" } else { "rejected" },
+        outcome.result.id,
+        outcome.result.field_name,
+        outcome.result.value
+    );
+    if let Some(rerun) = &outcome.rerun {
+        println!("re-extracted with the feedback in run {}", rerun.run.id);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,413 @@
+//! The entity pipeline through the real binary: entity types, entities, documents, runs with
+//! per-field agents against a scripted model server, review with a feedback rerun, history; and
+//! the authenticated REST API of `quarry serve --db`.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use common::{Server, quarry, stderr, stdout};
+use quarry_testkit::{Reply, ScriptedServer};
+use serde_json::{Value, json};
+
+const TYPES: &str = r#"
+entity_types:
+  - slug: company
+    fields:
+      - {name: ceo, instructions: "The chief executive's full name", agent: "openai-compatible:m-ceo", sources: [linked-documents]}
+      - {name: revenue, type: number, agent: "openai-compatible:m-rev", sources: [linked-documents]}
+      - {name: leader, depends_on: [ceo], agent: "openai-compatible:m-lead"}
+"#;
+
+const DOC: &str = "Acme Corp reported revenue of $1.2 million in 2023. Its CEO is Jane Doe; \
+                   John Roe chairs the board.";
+
+struct Team {
+    dir: PathBuf,
+    model: ScriptedServer,
+}
+
+impl Team {
+    fn new(name: &str) -> Team {
+        let dir = std::env::temp_dir().join(format!("quarry-team-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("quarry.yaml"), TYPES).unwrap();
+        std::fs::write(dir.join("acme.md"), DOC).unwrap();
+        Team {
+            dir,
+            model: ScriptedServer::start(),
+        }
+    }
+
+    fn db(&self) -> String {
+        self.dir.join("quarry.db").display().to_string()
+    }
+
+    fn quarry(&self, args: &[&str]) -> Output {
+        quarry()
+            .args(args)
+            .args(["--db", &self.db()])
+            .env_remove("QUARRY_MODEL")
+            .env_remove("QUARRY_DB")
+            .env_remove("QUARRY_PROJECT")
+            .output()
+            .unwrap()
+    }
+
+    fn quarry_ok(&self, args: &[&str]) -> String {
+        let output = self.quarry(args);
+        assert!(
+            output.status.success(),
+            "quarry {args:?}: {}",
+            stderr(&output)
+        );
+        stdout(&output)
+    }
+
+    fn with_model(&self, args: &[&str]) -> String {
+        let url = self.model.base_url();
+        let mut all = args.to_vec();
+        all.extend(["--base-url", url.as_str(), "--retries", "0"]);
+        self.quarry_ok(&all)
+    }
+
+    /// Scripts one field agent: search the documents, then submit `value`.
+    fn script_field(&self, model: &str, value: Value) {
+        self.model.push_for_model(
+            model,
+            Reply::tool_call("search_documents", r#"{"query": "Acme"}"#),
+        );
+        self.model.push_for_model(
+            model,
+            Reply::tool_call(
+                "submit_value",
+                json!({"value": value, "confidence": "high"}).to_string(),
+            ),
+        );
+    }
+
+    fn set_up_company(&self) -> String {
+        self.quarry_ok(&[
+            "type",
+            "load",
+            self.dir.join("quarry.yaml").to_str().unwrap(),
+        ]);
+        let id = self.quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme Corp"]);
+        let id = id.trim().to_owned();
+        self.quarry_ok(&[
+            "doc",
+            "add",
+            self.dir.join("acme.md").to_str().unwrap(),
+            "--entity",
+            &id,
+        ]);
+        id
+    }
+}
+
+impl Drop for Team {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn results(team: &Team, entity: &str) -> Vec<Value> {
+    serde_json::from_str(&team.quarry_ok(&["results", entity, "--json"])).unwrap()
+}
+
+fn result_for<'a>(results: &'a [Value], field: &str) -> &'a Value {
+    results
+        .iter()
+        .find(|r| r["field_name"] == field)
+        .unwrap_or_else(|| panic!("no result for {field}: {results:?}"))
+}
+
+#[test]
+fn run_review_rerun_and_history_through_the_cli() {
+    let team = Team::new("cli");
+    let entity = team.set_up_company();
+    team.script_field("m-ceo", json!("John Roe"));
+    team.script_field("m-rev", json!(1_200_000));
+    team.model.push_for_model(
+        "m-lead",
+        Reply::tool_call(
+            "submit_value",
+            r#"{"value": "John Roe", "confidence": "medium"}"#,
+        ),
+    );
+    let report: Value =
+        serde_json::from_str(&team.with_model(&["run", &entity, "--json"])).unwrap();
+    assert_eq!(report["run"]["status"], "completed", "{report:#}");
+
+    let latest = results(&team, &entity);
+    assert_eq!(latest.len(), 3);
+    let ceo = result_for(&latest, "ceo");
+    assert_eq!(ceo["value"], "John Roe");
+    assert_eq!(ceo["status"], "pending");
+    let document_source = &ceo["sources"][0];
+    assert_eq!(document_source["type"], "document");
+    assert_eq!(result_for(&latest, "revenue")["value"], 1_200_000);
+    // The dependent field saw its dependency's value.
+    let lead_prompt = team
+        .model
+        .requests()
+        .into_iter()
+        .find(|r| r["model"] == "m-lead")
+        .unwrap();
+    assert!(lead_prompt.to_string().contains("John Roe"));
+
+    // Reject with a reason: the field is extracted again with the feedback sentence.
+    team.script_field("m-ceo", json!("Jane Doe"));
+    let ceo_id = ceo["id"].as_str().unwrap().to_owned();
+    team.with_model(&[
+        "reject",
+        &ceo_id,
+        "--reason",
+        "John Roe chairs the board; he is not the CEO",
+    ]);
+    let rerun_prompt = team
+        .model
+        .requests()
+        .into_iter()
+        .rfind(|r| r["model"] == "m-ceo")
+        .unwrap()
+        .to_string();
+    assert!(
+        rerun_prompt.contains("The previous value John Roe was rejected because: John Roe chairs the board; he is not the CEO. Please try again with this feedback."),
+        "{rerun_prompt}"
+    );
+    let latest = results(&team, &entity);
+    let new_ceo = result_for(&latest, "ceo");
+    assert_eq!(new_ceo["value"], "Jane Doe");
+
+    // Approve promotes the value into the entity.
+    team.with_model(&["approve", new_ceo["id"].as_str().unwrap()]);
+    let shown: Value = serde_json::from_str(&team.quarry_ok(&["entity", "show", &entity])).unwrap();
+    assert_eq!(shown["fields"]["ceo"], "Jane Doe");
+
+    let history: Vec<Value> =
+        serde_json::from_str(&team.quarry_ok(&["history", &entity, "ceo", "--json"])).unwrap();
+    let statuses: Vec<&str> = history
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["rejected", "approved"]);
+    assert_eq!(
+        history[0]["rejection_reason"],
+        "John Roe chairs the board; he is not the CEO"
+    );
+
+    // The readable table names each field.
+    let table = team.quarry_ok(&["results", &entity]);
+    assert!(table.starts_with("result"), "{table}");
+    assert!(
+        table.contains("revenue") && table.contains("approved"),
+        "{table}"
+    );
+}
+
+#[test]
+fn load_errors_name_the_fields_and_lose_nothing() {
+    let team = Team::new("errors");
+    let cyclic = team.dir.join("cyclic.yaml");
+    std::fs::write(
+        &cyclic,
+        "slug: loop\nfields:\n  - {name: a, depends_on: [b]}\n  - {name: b, depends_on: [a]}\n",
+    )
+    .unwrap();
+    let output = team.quarry(&["type", "load", cyclic.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.starts_with("Error: InvalidEntityType - "),
+        "{message}"
+    );
+    assert!(
+        message.contains('a') && message.contains("cycle"),
+        "{message}"
+    );
+
+    let unknown = team.dir.join("unknown.yaml");
+    std::fs::write(
+        &unknown,
+        "slug: x\nfields:\n  - {name: total, depends_on: [subtotal]}\n",
+    )
+    .unwrap();
+    let message = stderr(&team.quarry(&["type", "load", unknown.to_str().unwrap()]));
+    assert!(
+        message.contains("total") && message.contains("subtotal"),
+        "{message}"
+    );
+
+    let listed: Vec<Value> =
+        serde_json::from_str(&team.quarry_ok(&["type", "list", "--json"])).unwrap();
+    assert!(listed.is_empty(), "nothing was half-loaded: {listed:?}");
+
+    let output = team.quarry(&["entity", "add", "--type", "nope", "--title", "X"]);
+    assert!(
+        stderr(&output).starts_with("Error: UnknownEntityType - "),
+        "{}",
+        stderr(&output)
+    );
+    let output = team.quarry(&["run", "no-such-entity", "--model", "openai-compatible:m"]);
+    assert!(
+        stderr(&output).starts_with("Error: NotFound - "),
+        "{}",
+        stderr(&output)
+    );
+}
+
+fn key(team: &Team, project: &str, scopes: &str) -> String {
+    team.quarry_ok(&["key", "create", "--scopes", scopes, "--project", project])
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn rest_api_authenticates_scopes_and_isolates_projects() {
+    let team = Team::new("api");
+    let all = key(
+        &team,
+        "default",
+        "entities:read,entities:write,documents:write,extraction:trigger,extraction:review,extraction:submit",
+    );
+    let reader = key(&team, "default", "entities:read");
+    let outsider = key(&team, "other", "entities:read");
+    let url = team.model.base_url();
+    let server = Server::start(&["--db", &team.db(), "--base-url", &url, "--retries", "0"]);
+    let call = |key: Option<&str>, method: &str, path: &str, body: Option<Value>| {
+        let bytes = body.map(|b| b.to_string()).unwrap_or_default();
+        let (status, _, response) = server.request_as(
+            key,
+            method,
+            path,
+            Some("application/json"),
+            bytes.as_bytes(),
+        );
+        let json = serde_json::from_str::<Value>(&response).unwrap_or(Value::Null);
+        (status, json)
+    };
+
+    let (status, error) = call(None, "GET", "/v1/entities", None);
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (401, Some("Unauthorized"))
+    );
+    let (status, error) = call(Some("qk_00000000_forged"), "GET", "/v1/entities", None);
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (401, Some("Unauthorized"))
+    );
+
+    let company = json!({"fields": [
+        {"name": "ceo", "agent": "openai-compatible:m-ceo", "sources": ["linked-documents"]}]});
+    let (status, error) = call(
+        Some(&reader),
+        "PUT",
+        "/v1/entity-types/company",
+        Some(company.clone()),
+    );
+    assert_eq!((status, error["error"].as_str()), (403, Some("Forbidden")));
+    let bad = json!({"fields": [{"name": "a", "depends_on": ["zzz"]}]});
+    let (status, error) = call(Some(&all), "PUT", "/v1/entity-types/bad", Some(bad));
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (400, Some("InvalidEntityType"))
+    );
+    assert!(error["message"].as_str().unwrap().contains("zzz"));
+    let (status, _) = call(Some(&all), "PUT", "/v1/entity-types/company", Some(company));
+    assert_eq!(status, 200);
+
+    let (status, entity) = call(
+        Some(&all),
+        "POST",
+        "/v1/entities",
+        Some(json!({"entity_type": "company", "title": "Acme Corp"})),
+    );
+    assert_eq!(status, 201, "{entity}");
+    let id = entity["id"].as_str().unwrap().to_owned();
+    let (status, _) = call(
+        Some(&all),
+        "POST",
+        "/v1/documents",
+        Some(json!({"title": "acme", "text": DOC, "entity_ids": [id]})),
+    );
+    assert_eq!(status, 201);
+
+    team.script_field("m-ceo", json!("Jane Doe"));
+    let (status, report) = call(Some(&all), "POST", &format!("/v1/workflows/{id}"), None);
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["run"]["status"], "completed", "{report:#}");
+
+    let (status, latest) = call(Some(&reader), "GET", &format!("/v1/extraction/{id}"), None);
+    assert_eq!(status, 200);
+    let result_id = latest[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(latest[0]["value"], "Jane Doe");
+
+    let approve = json!({"action": "approve"});
+    let (status, _) = call(
+        Some(&reader),
+        "PATCH",
+        &format!("/v1/extraction/results/{result_id}"),
+        Some(approve.clone()),
+    );
+    assert_eq!(status, 403);
+    let (status, outcome) = call(
+        Some(&all),
+        "PATCH",
+        &format!("/v1/extraction/results/{result_id}"),
+        Some(approve.clone()),
+    );
+    assert_eq!(status, 200, "{outcome}");
+    let (_, entity) = call(Some(&reader), "GET", &format!("/v1/entities/{id}"), None);
+    assert_eq!(entity["fields"]["ceo"], "Jane Doe");
+    let (status, error) = call(
+        Some(&all),
+        "PATCH",
+        &format!("/v1/extraction/results/{result_id}"),
+        Some(approve),
+    );
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (409, Some("InvalidState"))
+    );
+
+    let submission = json!({"field_name": "ceo", "value": "J. Doe", "confidence": "medium",
+        "agent_id": "external-researcher", "sources": [{"type": "url", "url": "https://acme.example/about"}]});
+    let (status, submitted) = call(
+        Some(&all),
+        "POST",
+        &format!("/v1/extraction/{id}/submit"),
+        Some(submission),
+    );
+    assert_eq!(status, 201, "{submitted}");
+    assert_eq!(submitted["status"], "pending");
+    assert_eq!(submitted["agent_id"], "external-researcher");
+
+    let (status, history) = call(
+        Some(&reader),
+        "GET",
+        &format!("/v1/workflows/{id}/history"),
+        None,
+    );
+    assert_eq!(status, 200);
+    assert_eq!(history.as_array().unwrap().len(), 1);
+
+    // A key of another project sees nothing of this one.
+    let (status, error) = call(Some(&outsider), "GET", &format!("/v1/entities/{id}"), None);
+    assert_eq!((status, error["error"].as_str()), (404, Some("NotFound")));
+    let (_, listed) = call(Some(&outsider), "GET", "/v1/entities", None);
+    assert_eq!(listed, json!([]));
+
+    let (status, spec) = call(None, "GET", "/openapi.json", None);
+    assert_eq!(status, 200);
+    for path in [
+        "/v1/workflows/{entity_id}",
+        "/v1/extraction/results/{id}",
+        "/skill/extract",
+    ] {
+        assert!(spec["paths"].get(path).is_some(), "{path} is documented");
+    }
+}

@@ -1,0 +1,129 @@
+//! Cascade creation: a list value of a connection field with cascade enabled becomes entities of
+//! the target type, deduplicated against existing titles (case-insensitive) and linked to the
+//! extracting entity by a relation labelled with the field name and by `parent_id`.
+
+use quarry_core::model::{Entity, FieldSpec, NewEntity};
+use quarry_core::store::{Store, StoreError};
+use serde_json::{Map, Value, json};
+
+/// One list item: the title of the entity it names and, for object items, its other properties.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CascadeItem {
+    pub title: String,
+    pub properties: Map<String, Value>,
+}
+
+/// What a cascade did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Cascaded {
+    /// Entities created, in list order.
+    pub created: Vec<String>,
+    /// Existing entities the items matched, linked but not created.
+    pub linked: Vec<String>,
+}
+
+/// The items of a list value: strings, or objects whose `title_field` (else `title` or `name`)
+/// is the title. Items without a title and repeats (ignoring case) are dropped.
+pub(crate) fn cascade_items(value: &Value, title_field: Option<&str>) -> Vec<CascadeItem> {
+    let Some(items) = value.as_array() else {
+        return Vec::new();
+    };
+    let mut out: Vec<CascadeItem> = Vec::new();
+    for item in items {
+        let parsed = match item {
+            Value::String(title) => CascadeItem {
+                title: title.trim().to_owned(),
+                properties: Map::new(),
+            },
+            Value::Object(object) => {
+                let key = [title_field.unwrap_or("title"), "title", "name"]
+                    .into_iter()
+                    .find(|key| object.get(*key).is_some_and(Value::is_string));
+                let Some(key) = key else { continue };
+                let mut properties = object.clone();
+                let title = properties
+                    .remove(key)
+                    .and_then(|v| v.as_str().map(|s| s.trim().to_owned()))
+                    .unwrap_or_default();
+                CascadeItem { title, properties }
+            }
+            _ => continue,
+        };
+        let repeated = out
+            .iter()
+            .any(|seen| seen.title.to_lowercase() == parsed.title.to_lowercase());
+        if !parsed.title.is_empty() && !repeated {
+            out.push(parsed);
+        }
+    }
+    out
+}
+
+/// Creates (or finds) and links the entities a connection field's value names.
+pub(crate) async fn create_cascade(
+    store: &dyn Store,
+    project: &str,
+    parent: &Entity,
+    field: &FieldSpec,
+    value: &Value,
+) -> Result<Cascaded, StoreError> {
+    let Some(connection) = &field.connection else {
+        return Ok(Cascaded::default());
+    };
+    let Some(cascade) = connection.cascade.as_ref().filter(|c| c.enabled) else {
+        return Ok(Cascaded::default());
+    };
+    let mut cascaded = Cascaded::default();
+    for item in cascade_items(value, cascade.title_field.as_deref()) {
+        let existing = store
+            .find_entity_by_title(project, &connection.entity_type, &item.title)
+            .await?;
+        let id = match existing {
+            Some(entity) => {
+                cascaded.linked.push(entity.id.clone());
+                entity.id
+            }
+            None => {
+                let mut metadata = Map::new();
+                metadata.insert(
+                    "cascade".to_owned(),
+                    json!({"from_entity": parent.id, "field": field.name,
+                        "item": Value::Object(item.properties.clone())}),
+                );
+                let created = store
+                    .create_entity(
+                        project,
+                        &NewEntity {
+                            entity_type: connection.entity_type.clone(),
+                            title: item.title.clone(),
+                            parent_id: Some(parent.id.clone()),
+                            fields: Map::new(),
+                            metadata,
+                        },
+                    )
+                    .await?;
+                cascaded.created.push(created.id.clone());
+                created.id
+            }
+        };
+        store
+            .upsert_relation(project, &parent.id, &id, &field.name)
+            .await?;
+    }
+    Ok(cascaded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_from_strings_and_objects_deduplicated_by_case() {
+        let value = json!(["Write tests", {"name": "Ship", "owner": "Ann"}, "write TESTS", 3,
+            {"other": "x"}]);
+        let items = cascade_items(&value, Some("name"));
+        let titles: Vec<&str> = items.iter().map(|i| i.title.as_str()).collect();
+        assert_eq!(titles, ["Write tests", "Ship"]);
+        assert_eq!(items[1].properties["owner"], "Ann");
+    }
+}

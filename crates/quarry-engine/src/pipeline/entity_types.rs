@@ -1,0 +1,208 @@
+//! Loading entity types from YAML or JSON (`quarry.yaml` with `entity_types: [...]`, or one type)
+//! and the load-time rules: every `depends_on` names a field, no dependency cycles, known
+//! sources, unique field names, consensus with agents. Each error names the fields involved.
+
+use std::collections::HashSet;
+
+use quarry_core::model::{EntityType, EntityTypeError};
+use serde_json::Value;
+
+use super::layers::DependencyLayers;
+
+/// The source names a field may list, as written in YAML.
+const SOURCES: [&str; 4] = [
+    "linked-documents",
+    "all-documents",
+    "connected-entities",
+    "all-entities",
+];
+
+/// Loads and validates entity types from JSON or YAML text: either a document with
+/// `entity_types: [...]` or a single entity type.
+pub fn load_entity_types(text: &str) -> Result<Vec<EntityType>, EntityTypeError> {
+    let document: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(_) => serde_yaml_ng::from_str(text).map_err(|error| invalid("?", error))?,
+    };
+    let items = match document {
+        Value::Object(mut object) if object.contains_key("entity_types") => {
+            match object.remove("entity_types") {
+                Some(Value::Array(items)) => items,
+                _ => {
+                    return Err(invalid(
+                        "?",
+                        "`entity_types` must be a list of entity types",
+                    ));
+                }
+            }
+        }
+        single @ Value::Object(_) => vec![single],
+        _ => {
+            return Err(invalid(
+                "?",
+                "expected an entity type or `entity_types: [...]`",
+            ));
+        }
+    };
+    let mut types = Vec::with_capacity(items.len());
+    let mut slugs = HashSet::new();
+    for item in items {
+        let entity_type = entity_type_from_value(item)?;
+        if !slugs.insert(entity_type.slug.clone()) {
+            return Err(invalid(&entity_type.slug, "the slug is defined twice"));
+        }
+        types.push(entity_type);
+    }
+    Ok(types)
+}
+
+/// Reads one entity type from parsed JSON and validates it.
+pub fn entity_type_from_value(value: Value) -> Result<EntityType, EntityTypeError> {
+    let slug = value
+        .get("slug")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_owned();
+    check_sources(&slug, &value)?;
+    let entity_type: EntityType =
+        serde_json::from_value(value).map_err(|error| invalid(&slug, error))?;
+    validate_entity_type(&entity_type)?;
+    Ok(entity_type)
+}
+
+/// The load-time rules for an entity type built in code or deserialised elsewhere.
+pub fn validate_entity_type(entity_type: &EntityType) -> Result<(), EntityTypeError> {
+    let slug = &entity_type.slug;
+    if slug.trim().is_empty() {
+        return Err(invalid("?", "the slug is empty"));
+    }
+    let mut names = HashSet::new();
+    for field in &entity_type.fields {
+        if field.name.trim().is_empty() {
+            return Err(invalid(slug, "a field has an empty name"));
+        }
+        if !names.insert(field.name.as_str()) {
+            return Err(invalid(
+                slug,
+                format!("field '{}' is defined twice", field.name),
+            ));
+        }
+        if let Some(consensus) = &field.consensus
+            && consensus.agents.is_empty()
+        {
+            return Err(invalid(
+                slug,
+                format!("field '{}': consensus needs at least one agent", field.name),
+            ));
+        }
+        if field.max_steps == 0 {
+            return Err(invalid(
+                slug,
+                format!("field '{}': max_steps must be at least 1", field.name),
+            ));
+        }
+    }
+    DependencyLayers::of(entity_type).map(|_| ())
+}
+
+/// Serde would only say "unknown variant"; this names the field and the known sources.
+fn check_sources(slug: &str, value: &Value) -> Result<(), EntityTypeError> {
+    let Some(fields) = value.get("fields").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    for field in fields {
+        let name = field.get("name").and_then(Value::as_str).unwrap_or("?");
+        let Some(sources) = field.get("sources").and_then(Value::as_array) else {
+            continue;
+        };
+        for source in sources {
+            let known = source.as_str().is_some_and(|s| SOURCES.contains(&s));
+            if !known {
+                return Err(invalid(
+                    slug,
+                    format!(
+                        "field '{name}': unknown source {source}; expected one of {}",
+                        SOURCES.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn invalid(slug: &str, message: impl ToString) -> EntityTypeError {
+    EntityTypeError::Invalid {
+        slug: slug.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(yaml: &str) -> Result<Vec<EntityType>, EntityTypeError> {
+        load_entity_types(yaml)
+    }
+
+    #[test]
+    fn loads_a_project_file_with_defaults() {
+        let types = load(
+            "entity_types:\n  - slug: company\n    fields:\n      - {name: revenue, type: number, \
+             sources: [linked-documents]}\n      - {name: tier, depends_on: [revenue]}\n",
+        )
+        .unwrap();
+        assert_eq!(types[0].fields[0].max_steps, 5);
+        assert_eq!(types[0].fields[1].depends_on, ["revenue"]);
+    }
+
+    #[test]
+    fn unknown_dependency_names_both_fields() {
+        let error =
+            load("slug: c\nfields:\n  - {name: total, depends_on: [subtotal]}\n").unwrap_err();
+        assert_eq!(
+            error,
+            EntityTypeError::UnknownDependency {
+                slug: "c".into(),
+                field: "total".into(),
+                missing: "subtotal".into()
+            }
+        );
+    }
+
+    #[test]
+    fn cycle_names_the_fields() {
+        let error = load(
+            "slug: c\nfields:\n  - {name: a, depends_on: [c]}\n  - {name: b, depends_on: [a]}\n  \
+             - {name: c, depends_on: [b]}\n  - {name: d}\n",
+        )
+        .unwrap_err();
+        let EntityTypeError::DependencyCycle { fields, .. } = error else {
+            panic!("{error:?}")
+        };
+        assert_eq!(fields.len(), 4, "{fields:?}");
+        assert_eq!(fields.first(), fields.last());
+        for name in ["a", "b", "c"] {
+            assert!(fields.iter().any(|f| f == name));
+        }
+    }
+
+    #[test]
+    fn unknown_source_names_the_field() {
+        let error = load("slug: c\nfields:\n  - {name: revenue, sources: [web]}\n").unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("field 'revenue'"), "{message}");
+        assert!(message.contains("\"web\""), "{message}");
+    }
+
+    #[test]
+    fn duplicate_fields_and_empty_consensus_are_invalid() {
+        let duplicate = load("slug: c\nfields:\n  - {name: a}\n  - {name: a}\n").unwrap_err();
+        assert!(duplicate.to_string().contains("field 'a' is defined twice"));
+        let consensus =
+            load("slug: c\nfields:\n  - {name: a, consensus: {agents: [], strategy: majority}}\n")
+                .unwrap_err();
+        assert!(consensus.to_string().contains("field 'a': consensus"));
+    }
+}

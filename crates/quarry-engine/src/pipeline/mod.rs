@@ -1,0 +1,26 @@
+//! The entity pipeline: entity types with per-field extraction config, one agent loop per field,
+//! dependency layers, consensus, review with feedback reruns, human input and cascades.
+//!
+//! **Architecture Invariant:** IO only through [`quarry_core::store::Store`] and
+//! [`quarry_llm::LlmClient`]; no SQL, HTTP or files here.
+//!
+//! Code map: `entity_types` loads and validates types; `layers` orders fields; `tools` are what a
+//! field agent may call (and the BM25 search); `field_agent` is one field's loop; `consensus`
+//! picks among agents; `cascade` creates connected entities; `run` is the [`Pipeline`].
+
+mod cascade;
+mod consensus;
+mod entity_types;
+mod field_agent;
+mod layers;
+mod run;
+mod tools;
+
+pub use consensus::{ConsensusDecision, decide, values_agree};
+pub use entity_types::{entity_type_from_value, load_entity_types, validate_entity_type};
+pub use field_agent::feedback_sentence;
+pub use layers::DependencyLayers;
+pub use run::{
+    AgentRegistry, FieldOutcome, FieldReport, Pipeline, PipelineConfig, PipelineError,
+    ResolvedAgent, ReviewOutcome, RunReport,
+};

@@ -1,0 +1,493 @@
+//! The entity pipeline end to end: the real SQLite store in a temp dir and the real
+//! OpenAI-compatible client against a scripted model server (one script per agent model).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use quarry_core::model::{NewEntity, ResultStatus, ReviewDecision, RunStatus};
+use quarry_core::store::Store;
+use quarry_engine::pipeline::{
+    AgentRegistry, FieldOutcome, Pipeline, PipelineConfig, ResolvedAgent, feedback_sentence,
+    load_entity_types,
+};
+use quarry_llm::{Endpoint, OpenAiClient, TransportConfig};
+use quarry_testkit::{Reply, ScriptedServer};
+use serde_json::{Map, Value, json};
+
+const DOC: &str = "Acme Corp reported revenue of $1.2 million in 2023. Its CEO is Jane Doe; \
+                   John Roe chairs the board.\n\nTasks: write docs, write tests and ship it.";
+
+const TYPES: &str = r#"
+entity_types:
+  - slug: company
+    fields:
+      - {name: name, agent: m-name, sources: [linked-documents]}
+      - {name: revenue, type: number, agent: m-rev, sources: [linked-documents]}
+      - {name: summary, agent: m-sum, depends_on: [name, revenue]}
+      - {name: ceo, sources: [linked-documents],
+         consensus: {agents: [a1, a2, a3], strategy: majority}}
+      - {name: chair, sources: [linked-documents],
+         consensus: {agents: [u1, u2], strategy: unanimous}}
+      - {name: lead, sources: [linked-documents],
+         consensus: {agents: [b1, b2, b3], strategy: best-confidence}}
+      - {name: owner, human_input: true}
+      - {name: plan, agent: m-plan, depends_on: [owner]}
+      - {name: tasks, type: list, agent: m-tasks, sources: [linked-documents],
+         connection: {entity_type: task, cascade: {enabled: true, title_field: name}}}
+  - slug: task
+    fields: []
+"#;
+
+struct Agents {
+    server_url: String,
+}
+
+impl AgentRegistry for Agents {
+    fn resolve(&self, agent: &str) -> Option<ResolvedAgent> {
+        let endpoint = Endpoint {
+            provider: "openai".to_owned(),
+            base_url: self.server_url.clone(),
+            model: agent.to_owned(),
+            api_key: Some("sk-test".to_owned()),
+        };
+        let transport = TransportConfig {
+            max_attempts: 1,
+            ..TransportConfig::default()
+        };
+        let client = OpenAiClient::new(endpoint, transport, 8).ok()?;
+        Some(ResolvedAgent {
+            client: Arc::new(client),
+            model: agent.to_owned(),
+        })
+    }
+}
+
+struct World {
+    server: ScriptedServer,
+    store: Arc<dyn Store>,
+    pipeline: Pipeline,
+    project: String,
+    entity: String,
+}
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+async fn world() -> World {
+    let dir = std::env::temp_dir().join(format!(
+        "quarry-pipeline-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = quarry_store::open(dir.join("quarry.db").to_str().unwrap())
+        .await
+        .unwrap();
+    let project = store.ensure_project("test").await.unwrap();
+    for entity_type in load_entity_types(TYPES).unwrap() {
+        store.put_entity_type(&project, &entity_type).await.unwrap();
+    }
+    let entity = store
+        .create_entity(
+            &project,
+            &NewEntity {
+                entity_type: "company".into(),
+                title: "Acme".into(),
+                ..NewEntity::default()
+            },
+        )
+        .await
+        .unwrap();
+    let document = store.add_document(&project, "report", DOC).await.unwrap();
+    store
+        .link_document(&project, &document.id, &entity.id)
+        .await
+        .unwrap();
+    let server = ScriptedServer::start();
+    let agents = Arc::new(Agents {
+        server_url: server.base_url(),
+    });
+    let pipeline = Pipeline::new(store.clone(), agents, PipelineConfig::default());
+    World {
+        server,
+        store,
+        pipeline,
+        project,
+        entity: entity.id,
+    }
+}
+
+fn search(query: &str) -> Reply {
+    Reply::tool_call("search_documents", json!({"query": query}).to_string())
+}
+
+fn submit(value: Value, confidence: &str) -> Reply {
+    Reply::tool_call(
+        "submit_value",
+        json!({"value": value, "sources": [], "confidence": confidence}).to_string(),
+    )
+}
+
+/// Requests per model, in arrival order.
+fn by_model(server: &ScriptedServer) -> HashMap<String, Vec<Value>> {
+    let mut out: HashMap<String, Vec<Value>> = HashMap::new();
+    for body in server.requests() {
+        let model = body["model"].as_str().unwrap_or("").to_owned();
+        out.entry(model).or_default().push(body);
+    }
+    out
+}
+
+fn all_text(body: &Value) -> String {
+    body["messages"].to_string()
+}
+
+fn system(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn fields(names: &[&str]) -> Option<Vec<String>> {
+    Some(names.iter().map(|n| (*n).to_owned()).collect())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn layers_run_in_order_with_parallel_fields_and_dependents_see_values() {
+    let w = world().await;
+    let slow = Duration::from_millis(80);
+    w.server
+        .push_for_model("m-name", search("Acme company").after(slow))
+        .push_for_model("m-name", submit(json!("Acme Corp"), "high"))
+        .push_for_model("m-rev", search("revenue").after(slow))
+        .push_for_model("m-rev", submit(json!(1200000), "high"))
+        .push_for_model("m-sum", submit(json!("Acme Corp"), "medium"));
+    let report = w
+        .pipeline
+        .run(
+            &w.project,
+            &w.entity,
+            fields(&["summary", "name", "revenue"]),
+            "test",
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.run.status, RunStatus::Completed, "{report:#?}");
+    let order: Vec<&str> = report.fields.iter().map(|f| f.field.as_str()).collect();
+    assert_eq!(order, ["name", "revenue", "summary"]);
+    // name and revenue ran concurrently.
+    assert!(w.server.max_concurrent() >= 2);
+    let requests = by_model(&w.server);
+    let summary_system = system(&requests["m-sum"][0]);
+    assert!(
+        summary_system.contains("\"revenue\":1200000"),
+        "{summary_system}"
+    );
+    assert!(summary_system.contains("\"name\":\"Acme Corp\""));
+    // Document text stays out of system prompts; it arrives in tool results.
+    assert!(!system(&requests["m-name"][1]).contains("chairs the board"));
+    assert!(all_text(&requests["m-name"][1]).contains("chairs the board"));
+
+    let results = w.store.latest_results(&w.project, &w.entity).await.unwrap();
+    let name = results.iter().find(|r| r.field_name == "name").unwrap();
+    assert_eq!(name.status, ResultStatus::Pending);
+    assert!(
+        name.sources.iter().any(|s| matches!(
+            s,
+            quarry_core::model::SourceRef::Document {
+                start: 0,
+                end: 9,
+                ..
+            }
+        )),
+        "{:?}",
+        name.sources
+    );
+
+    // Re-extraction supersedes the previous result.
+    w.server
+        .push_for_model("m-name", search("Acme company"))
+        .push_for_model("m-name", submit(json!("Acme Corp"), "high"));
+    w.pipeline
+        .run(&w.project, &w.entity, fields(&["name"]), "test")
+        .await
+        .unwrap();
+    let history = w
+        .store
+        .field_history(&w.project, &w.entity, "name")
+        .await
+        .unwrap();
+    let statuses: Vec<ResultStatus> = history.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [ResultStatus::Superseded, ResultStatus::Pending]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn locked_field_is_skipped() {
+    let w = world().await;
+    let mut metadata = Map::new();
+    metadata.insert("locked_fields".into(), json!(["revenue"]));
+    w.store
+        .set_entity_metadata(&w.project, &w.entity, &metadata)
+        .await
+        .unwrap();
+    w.server
+        .push_for_model("m-name", search("Acme name"))
+        .push_for_model("m-name", submit(json!("Acme Corp"), "high"));
+    let report = w
+        .pipeline
+        .run(&w.project, &w.entity, fields(&["name", "revenue"]), "test")
+        .await
+        .unwrap();
+    assert_eq!(report.outcome("revenue"), Some(&FieldOutcome::Locked));
+    assert!(!by_model(&w.server).contains_key("m-rev"));
+    assert_eq!(report.run.status, RunStatus::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn consensus_strategies() {
+    let w = world().await;
+    for (agent, value, confidence) in [
+        ("a1", "Jane Doe", "high"),
+        ("a2", "jane  doe", "low"),
+        ("a3", "John Roe", "high"),
+        ("u1", "John Roe", "high"),
+        ("u2", "Jane Doe", "high"),
+        ("b1", "Jane Doe", "low"),
+        ("b2", "John Roe", "high"),
+        ("b3", "Jane Doe", "high"),
+    ] {
+        w.server
+            .push_for_model(agent, search("ceo chair"))
+            .push_for_model(agent, submit(json!(value), confidence));
+    }
+    let report = w
+        .pipeline
+        .run(
+            &w.project,
+            &w.entity,
+            fields(&["ceo", "chair", "lead"]),
+            "test",
+        )
+        .await
+        .unwrap();
+    assert_eq!(report.run.status, RunStatus::Partial, "{report:#?}");
+    let Some(FieldOutcome::Extracted {
+        value, agreement, ..
+    }) = report.outcome("ceo")
+    else {
+        panic!("{report:#?}")
+    };
+    assert_eq!(value, "Jane Doe");
+    assert!((agreement.unwrap() - 2.0 / 3.0).abs() < 1e-9);
+    let ceo = w
+        .store
+        .field_history(&w.project, &w.entity, "ceo")
+        .await
+        .unwrap();
+    assert_eq!(ceo.len(), 3);
+    let winner = ceo
+        .iter()
+        .find(|r| r.status == ResultStatus::Pending)
+        .unwrap();
+    assert_eq!(winner.agent_id, "a1");
+    assert_eq!(winner.metadata["agreement"], json!(2.0 / 3.0));
+
+    let Some(FieldOutcome::Failed { result_ids, .. }) = report.outcome("chair") else {
+        panic!("{report:#?}")
+    };
+    assert_eq!(result_ids.len(), 2);
+    let chair = w
+        .store
+        .field_history(&w.project, &w.entity, "chair")
+        .await
+        .unwrap();
+    assert!(chair.iter().all(|r| r.status == ResultStatus::Superseded));
+
+    let lead = w
+        .store
+        .field_history(&w.project, &w.entity, "lead")
+        .await
+        .unwrap();
+    let winner = lead
+        .iter()
+        .find(|r| r.status == ResultStatus::Pending)
+        .unwrap();
+    assert_eq!(winner.agent_id, "b2");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rejection_with_reason_reruns_with_the_feedback_sentence() {
+    let w = world().await;
+    w.server
+        .push_for_model("m-name", search("Acme name"))
+        .push_for_model("m-name", submit(json!("Acme"), "high"))
+        .push_for_model("m-name", search("Acme legal name"))
+        .push_for_model("m-name", submit(json!("Acme Corp"), "high"));
+    let report = w
+        .pipeline
+        .run(&w.project, &w.entity, fields(&["name"]), "test")
+        .await
+        .unwrap();
+    let Some(FieldOutcome::Extracted { result_id, .. }) = report.outcome("name") else {
+        panic!("{report:#?}")
+    };
+    let outcome = w
+        .pipeline
+        .review(
+            &w.project,
+            result_id,
+            ReviewDecision::Reject {
+                reason: Some("use the legal name".into()),
+            },
+            "ann",
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.result.status, ResultStatus::Rejected);
+    let rerun = outcome.rerun.expect("a feedback rerun");
+    assert!(matches!(
+        rerun.outcome("name"),
+        Some(FieldOutcome::Extracted { value, .. }) if value == "Acme Corp"
+    ));
+    let sentence = feedback_sentence(&json!("Acme"), "use the legal name");
+    assert_eq!(
+        sentence,
+        "The previous value Acme was rejected because: use the legal name. Please try again \
+         with this feedback."
+    );
+    let requests = by_model(&w.server);
+    let rerun_request = &requests["m-name"][2];
+    assert!(all_text(rerun_request).contains(&sentence));
+    assert!(!system(rerun_request).contains(&sentence));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn human_input_parks_the_run_and_blocks_dependents_until_answered() {
+    let w = world().await;
+    let report = w
+        .pipeline
+        .run(&w.project, &w.entity, fields(&["owner", "plan"]), "test")
+        .await
+        .unwrap();
+    assert_eq!(report.run.status, RunStatus::WaitingHuman);
+    assert_eq!(report.outcome("owner"), Some(&FieldOutcome::WaitingHuman));
+    assert_eq!(
+        report.outcome("plan"),
+        Some(&FieldOutcome::Blocked {
+            waiting_on: vec!["owner".into()]
+        })
+    );
+    assert_eq!(w.server.request_count(), 0);
+
+    w.server
+        .push_for_model("m-plan", submit(json!("Ann Lee"), "high"));
+    let answered = w
+        .pipeline
+        .answer_human_input(&w.project, &w.entity, "owner", json!("Ann Lee"), "ann")
+        .await
+        .unwrap();
+    assert_eq!(answered.result.status, ResultStatus::Approved);
+    assert_eq!(answered.entity.unwrap().fields["owner"], "Ann Lee");
+    let resumed = answered.rerun.expect("dependents resumed");
+    assert!(matches!(
+        resumed.outcome("plan"),
+        Some(FieldOutcome::Extracted { .. })
+    ));
+    assert_eq!(resumed.run.status, RunStatus::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cascade_creates_deduplicates_and_links() {
+    let w = world().await;
+    let existing = w
+        .store
+        .create_entity(
+            &w.project,
+            &NewEntity {
+                entity_type: "task".into(),
+                title: "Write Docs".into(),
+                ..NewEntity::default()
+            },
+        )
+        .await
+        .unwrap();
+    w.server
+        .push_for_model("m-tasks", search("tasks"))
+        .push_for_model(
+            "m-tasks",
+            submit(
+                json!(["write docs", "write tests", "ship it", "Write tests"]),
+                "high",
+            ),
+        );
+    let report = w
+        .pipeline
+        .run(&w.project, &w.entity, fields(&["tasks"]), "test")
+        .await
+        .unwrap();
+    let Some(FieldOutcome::Extracted {
+        created_entity_ids, ..
+    }) = report.outcome("tasks")
+    else {
+        panic!("{report:#?}")
+    };
+    assert_eq!(created_entity_ids.len(), 2);
+    let created = w
+        .store
+        .get_entity(&w.project, &created_entity_ids[0])
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(created.title, "write tests");
+    assert_eq!(created.entity_type, "task");
+    assert_eq!(created.parent_id.as_deref(), Some(w.entity.as_str()));
+    let connected = w
+        .store
+        .connected_entities(&w.project, &w.entity, 10)
+        .await
+        .unwrap();
+    assert_eq!(connected.len(), 3);
+    assert!(connected.iter().any(|e| e.id == existing.id));
+    let result = w
+        .store
+        .get_result(&w.project, &report_result_id(&report, "tasks"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&result.created_entity_ids, created_entity_ids);
+}
+
+fn report_result_id(report: &quarry_engine::pipeline::RunReport, field: &str) -> String {
+    match report.outcome(field) {
+        Some(FieldOutcome::Extracted { result_id, .. }) => result_id.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hallucinated_value_is_rejected_by_grounding() {
+    let w = world().await;
+    w.server
+        .push_for_model("m-rev", search("revenue"))
+        .push_for_model("m-rev", submit(json!(1500000), "high"))
+        .push_for_model("m-rev", submit(json!(1200000), "high"));
+    let report = w
+        .pipeline
+        .run(&w.project, &w.entity, fields(&["revenue"]), "test")
+        .await
+        .unwrap();
+    assert!(matches!(
+        report.outcome("revenue"),
+        Some(FieldOutcome::Extracted { value, .. }) if value == &json!(1200000)
+    ));
+    let requests = by_model(&w.server);
+    let feedback = &requests["m-rev"][2]["messages"];
+    let last = feedback.as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "tool");
+    let text = last["content"].as_str().unwrap();
+    assert!(text.starts_with("REJECTED"), "{text}");
+    assert!(text.contains("1500000 does not appear"), "{text}");
+}

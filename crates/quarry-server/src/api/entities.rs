@@ -1,0 +1,137 @@
+//! Entity types and entities.
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use quarry_core::model::{Entity, EntityType, NewEntity};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::AppState;
+use crate::auth::{Caller, store};
+use crate::error::ApiError;
+use crate::json::JsonBody;
+
+/// `PUT /v1/entity-types/{slug}`: creates or replaces a type; invalid ones (unknown dependency,
+/// cycle, bad source) answer 400 naming the fields.
+pub async fn put_type(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(slug): Path<String>,
+    JsonBody(mut body): JsonBody<Value>,
+) -> Result<Json<EntityType>, ApiError> {
+    caller.require("entities:write")?;
+    let invalid =
+        |message: String| ApiError::new(StatusCode::BAD_REQUEST, "InvalidEntityType", message);
+    let Some(object) = body.as_object_mut() else {
+        return Err(invalid(
+            "the body must be an entity type object like {\"fields\": [...]}".to_owned(),
+        ));
+    };
+    // The path names the type; a slug in the body, if any, is overridden.
+    object.insert("slug".to_owned(), Value::String(slug));
+    let entity_type = quarry_engine::pipeline::entity_type_from_value(body)
+        .map_err(|error| invalid(error.to_string()))?;
+    store(&state)?
+        .put_entity_type(&caller.project_id, &entity_type)
+        .await?;
+    Ok(Json(entity_type))
+}
+
+pub async fn get_type(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(slug): Path<String>,
+) -> Result<Json<EntityType>, ApiError> {
+    caller.require("entities:read")?;
+    store(&state)?
+        .get_entity_type(&caller.project_id, &slug)
+        .await?
+        .map(Json)
+        .ok_or_else(|| not_found("entity type", &slug))
+}
+
+pub async fn list_types(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<EntityType>>, ApiError> {
+    caller.require("entities:read")?;
+    Ok(Json(
+        store(&state)?.list_entity_types(&caller.project_id).await?,
+    ))
+}
+
+/// `POST /v1/entities`: `{"entity_type", "title", "parent_id"?, "fields"?, "metadata"?}`.
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(entity): JsonBody<NewEntity>,
+) -> Result<(StatusCode, Json<Entity>), ApiError> {
+    caller.require("entities:write")?;
+    let store = store(&state)?;
+    if store
+        .get_entity_type(&caller.project_id, &entity.entity_type)
+        .await?
+        .is_none()
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "UnknownEntityType",
+            format!(
+                "no entity type '{}'; define it with PUT /v1/entity-types/{}",
+                entity.entity_type, entity.entity_type
+            ),
+        ));
+    }
+    if entity.title.trim().is_empty() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidEntity",
+            "title is empty; give the entity a title",
+        ));
+    }
+    let created = store.create_entity(&caller.project_id, &entity).await?;
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    #[serde(rename = "type")]
+    entity_type: Option<String>,
+    limit: Option<usize>,
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Vec<Entity>>, ApiError> {
+    caller.require("entities:read")?;
+    let limit = query.limit.unwrap_or(100).min(1000);
+    Ok(Json(
+        store(&state)?
+            .list_entities(&caller.project_id, query.entity_type.as_deref(), limit)
+            .await?,
+    ))
+}
+
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Entity>, ApiError> {
+    caller.require("entities:read")?;
+    store(&state)?
+        .get_entity(&caller.project_id, &id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| not_found("entity", &id))
+}
+
+pub fn not_found(what: &str, id: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        format!("no {what} '{id}' in this project"),
+    )
+}

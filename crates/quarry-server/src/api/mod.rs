@@ -1,0 +1,46 @@
+//! The `/v1` REST API for teams: entity types, entities, documents, extraction results and their
+//! review, workflows, feedback. Every route authenticates with an API key and acts inside the
+//! key's project only.
+
+mod documents;
+mod entities;
+mod extraction;
+mod openapi;
+mod workflows;
+
+use axum::Router;
+use axum::routing::{get, patch, post, put};
+
+use crate::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/openapi.json", get(openapi::document))
+        .route("/v1/entity-types", get(entities::list_types))
+        .route(
+            "/v1/entity-types/{slug}",
+            put(entities::put_type).get(entities::get_type),
+        )
+        .route("/v1/entities", post(entities::create).get(entities::list))
+        .route("/v1/entities/{id}", get(entities::get))
+        .route("/v1/documents", post(documents::add))
+        .route("/v1/extraction/{entity_id}", get(extraction::latest))
+        .route(
+            "/v1/extraction/{entity_id}/history/{field}",
+            get(extraction::history),
+        )
+        .route(
+            "/v1/feedback/{entity_type}/{field}",
+            get(extraction::feedback),
+        )
+        .route("/v1/extraction/results/{id}", patch(extraction::review))
+        .route(
+            "/v1/extraction/{entity_id}/submit",
+            post(extraction::submit),
+        )
+        .route(
+            "/v1/workflows/{entity_id}",
+            post(workflows::trigger).get(workflows::status),
+        )
+        .route("/v1/workflows/{entity_id}/history", get(workflows::history))
+}

@@ -1,0 +1,148 @@
+//! `GET /openapi.json`: the API described for clients and tools (OpenAPI 3.1). Kept beside the
+//! routes; a test checks every route is documented.
+
+use axum::Json;
+use serde_json::{Value, json};
+
+/// (method, path, scope, summary) for every authenticated route.
+pub const OPERATIONS: &[(&str, &str, &str, &str)] = &[
+    (
+        "get",
+        "/v1/entity-types",
+        "entities:read",
+        "List entity types",
+    ),
+    (
+        "get",
+        "/v1/entity-types/{slug}",
+        "entities:read",
+        "Get an entity type",
+    ),
+    (
+        "put",
+        "/v1/entity-types/{slug}",
+        "entities:write",
+        "Create or replace an entity type",
+    ),
+    ("post", "/v1/entities", "entities:write", "Create an entity"),
+    (
+        "get",
+        "/v1/entities",
+        "entities:read",
+        "List entities (?type=&limit=)",
+    ),
+    ("get", "/v1/entities/{id}", "entities:read", "Get an entity"),
+    (
+        "post",
+        "/v1/documents",
+        "documents:write",
+        "Add a document, optionally linked to entities",
+    ),
+    (
+        "post",
+        "/v1/workflows/{entity_id}",
+        "extraction:trigger",
+        "Run extraction for an entity (all or some fields)",
+    ),
+    (
+        "get",
+        "/v1/workflows/{entity_id}",
+        "entities:read",
+        "Latest run and results of an entity",
+    ),
+    (
+        "get",
+        "/v1/workflows/{entity_id}/history",
+        "entities:read",
+        "Run history of an entity",
+    ),
+    (
+        "get",
+        "/v1/extraction/{entity_id}",
+        "entities:read",
+        "Latest result per field",
+    ),
+    (
+        "get",
+        "/v1/extraction/{entity_id}/history/{field}",
+        "entities:read",
+        "Every result of one field",
+    ),
+    (
+        "patch",
+        "/v1/extraction/results/{id}",
+        "extraction:review",
+        "Approve or reject a result",
+    ),
+    (
+        "post",
+        "/v1/extraction/{entity_id}/submit",
+        "extraction:submit",
+        "Submit a value as an external agent",
+    ),
+    (
+        "get",
+        "/v1/feedback/{entity_type}/{field}",
+        "entities:read",
+        "Cross-entity feedback summary",
+    ),
+];
+
+pub async fn document() -> Json<Value> {
+    let mut paths = serde_json::Map::new();
+    for (method, path, scope, summary) in OPERATIONS {
+        let parameters: Vec<Value> = path
+            .split('/')
+            .filter_map(|part| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        let entry = paths.entry(path.to_string()).or_insert_with(|| json!({}));
+        entry[*method] = json!({
+            "summary": summary,
+            "parameters": parameters,
+            "security": [{"apiKey": []}],
+            "x-required-scope": scope,
+            "responses": {
+                "200": {"description": "OK"},
+                "400": {"$ref": "#/components/responses/Error"},
+                "401": {"$ref": "#/components/responses/Error"},
+                "403": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"},
+            },
+        });
+    }
+    for (path, summary) in [
+        (
+            "/skill/extract",
+            "Extract emails, URLs, dates, phones, IPs, names or entities without a model",
+        ),
+        (
+            "/skill/check",
+            "Check an extraction output against the guardrails",
+        ),
+        (
+            "/v1/chat",
+            "Schema extraction as a conversation (Server-Sent Events)",
+        ),
+    ] {
+        paths.insert(
+            path.to_owned(),
+            json!({"post": {"summary": summary, "responses": {"200": {"description": "OK"}, "400": {"$ref": "#/components/responses/Error"}}}}),
+        );
+    }
+    paths.insert(
+        "/healthz".to_owned(),
+        json!({"get": {"summary": "Health check", "responses": {"200": {"description": "OK"}}}}),
+    );
+    Json(json!({
+        "openapi": "3.1.0",
+        "info": {"title": "Quarry", "version": env!("CARGO_PKG_VERSION")},
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer", "description": "qk_… key from quarry key create"}},
+            "schemas": {"Error": {"type": "object", "required": ["error", "message"], "properties": {
+                "error": {"type": "string"}, "message": {"type": "string"}}}},
+            "responses": {"Error": {"description": "The one error shape", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}},
+        },
+    }))
+}

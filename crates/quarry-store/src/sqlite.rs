@@ -1,0 +1,62 @@
+//! The embedded SQLite backend: one file (WAL journal, foreign keys on, a busy timeout so
+//! concurrent writers wait instead of failing), or `:memory:` for throwaway use.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use quarry_core::store::StoreError;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+use crate::error::{backend, migration};
+use crate::store_impl::impl_store;
+
+/// How long a writer waits for another connection's write lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+const MAX_CONNECTIONS: u32 = 8;
+
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) `sqlite://path`, a plain path, or `:memory:`, and applies the
+    /// migrations.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let in_memory = matches!(url, ":memory:" | "sqlite::memory:" | "sqlite://:memory:");
+        let options = if in_memory {
+            SqliteConnectOptions::from_str("sqlite::memory:").map_err(backend)?
+        } else if url.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(url).map_err(backend)?
+        } else {
+            SqliteConnectOptions::new().filename(url)
+        };
+        let options = options
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        // Every connection to `:memory:` is its own database: keep exactly one, forever.
+        let pool = if in_memory {
+            SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+        } else {
+            SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS)
+        }
+        .connect_with(options)
+        .await
+        .map_err(backend)?;
+        sqlx::migrate!("./migrations/sqlite")
+            .run(&pool)
+            .await
+            .map_err(migration)?;
+        Ok(SqliteStore { pool })
+    }
+}
+
+impl_store!(SqliteStore);

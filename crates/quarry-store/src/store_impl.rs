@@ -1,0 +1,851 @@
+//! The one implementation of `Store`, expanded for each backend's pool type. Both backends run
+//! the same statements (`sql.rs`) and row mapping (`rows.rs`); sqlx's executor and transaction
+//! types differ per database, and a macro keeps that difference out of the logic without the
+//! wall of trait bounds a generic function would need.
+//!
+//! SQLite note: a transaction that reads before it writes can fail with `SQLITE_BUSY` when
+//! another connection commits in between (the busy timeout cannot help an upgrade). So every
+//! transaction here *writes first*, taking the write lock (waiting on the busy timeout), and
+//! reads afterwards. The first write locks the entity concerned (`sql::LOCK_ENTITY`), which on
+//! PostgreSQL serialises writers of one entity's results under READ COMMITTED.
+
+/// `impl Store for $store` over `self.pool`.
+macro_rules! impl_store {
+    ($store:ty) => {
+        const _: () = {
+            use std::collections::BTreeSet;
+
+            use quarry_core::model::{
+                ApiKey, Confidence, Document, Entity, EntityType, ExtractionResult, ExtractionRun,
+                FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision,
+                RunScope, RunStatus,
+            };
+            use quarry_core::store::{Reviewed, Store, StoreError, StoreFuture};
+            use serde_json::{Map, Value};
+            use sqlx::types::Json;
+
+            use $crate::clock::{millis_between, new_id, now};
+            use $crate::error::{backend, not_found};
+            use $crate::rows::{
+                ApiKeyRow, DocumentRow, EntityRow, EntityTypeRow, ReasonCountRow, RelationRow,
+                ResultRow, RunRow, StatusCountRow, enum_text, parse_enum,
+            };
+            use $crate::sql;
+
+            const INTERRUPTED: &str = "interrupted: the process stopped before the run finished";
+            const TOP_REJECTION_REASONS: i64 = 5;
+
+            fn sql_limit(limit: usize) -> i64 {
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            }
+
+            impl $store {
+                async fn entity(
+                    &self,
+                    project: &str,
+                    id: &str,
+                ) -> Result<Option<Entity>, StoreError> {
+                    let row = sqlx::query_as::<_, EntityRow>(sql::ENTITY_BY_ID)
+                        .bind(project)
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    Ok(row.map(Entity::from))
+                }
+
+                async fn result(
+                    &self,
+                    project: &str,
+                    id: &str,
+                ) -> Result<Option<ExtractionResult>, StoreError> {
+                    sqlx::query_as::<_, ResultRow>(sql::RESULT_BY_ID)
+                        .bind(project)
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?
+                        .map(ExtractionResult::try_from)
+                        .transpose()
+                }
+
+                async fn run(
+                    &self,
+                    project: &str,
+                    id: &str,
+                ) -> Result<Option<ExtractionRun>, StoreError> {
+                    sqlx::query_as::<_, RunRow>(sql::RUN_BY_ID)
+                        .bind(project)
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?
+                        .map(ExtractionRun::try_from)
+                        .transpose()
+                }
+
+                async fn require_entity(&self, project: &str, id: &str) -> Result<(), StoreError> {
+                    let found: i64 = sqlx::query_scalar(sql::COUNT_ENTITY)
+                        .bind(project)
+                        .bind(id)
+                        .fetch_one(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    if found == 0 {
+                        Err(not_found("entity", id))
+                    } else {
+                        Ok(())
+                    }
+                }
+            }
+
+            impl Store for $store {
+                fn ensure_project<'a>(&'a self, name: &'a str) -> StoreFuture<'a, String> {
+                    Box::pin(async move {
+                        sqlx::query(sql::INSERT_PROJECT)
+                            .bind(new_id())
+                            .bind(name)
+                            .bind(now())
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        sqlx::query_scalar(sql::PROJECT_ID_BY_NAME)
+                            .bind(name)
+                            .fetch_one(&self.pool)
+                            .await
+                            .map_err(backend)
+                    })
+                }
+
+                fn create_api_key<'a>(&'a self, key: &'a ApiKey) -> StoreFuture<'a, ()> {
+                    Box::pin(async move {
+                        sqlx::query(sql::INSERT_API_KEY)
+                            .bind(&key.id)
+                            .bind(&key.project_id)
+                            .bind(&key.name)
+                            .bind(&key.prefix)
+                            .bind(&key.secret_hash)
+                            .bind(Json(&key.scopes))
+                            .bind(&key.created_at)
+                            .bind(key.revoked)
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(())
+                    })
+                }
+
+                fn find_api_key<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, Option<ApiKey>> {
+                    Box::pin(async move {
+                        let row = sqlx::query_as::<_, ApiKeyRow>(sql::API_KEY_BY_PREFIX)
+                            .bind(prefix)
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(row.map(ApiKey::from))
+                    })
+                }
+
+                fn put_entity_type<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_type: &'a EntityType,
+                ) -> StoreFuture<'a, ()> {
+                    Box::pin(async move {
+                        sqlx::query(sql::UPSERT_ENTITY_TYPE)
+                            .bind(project)
+                            .bind(&entity_type.slug)
+                            .bind(Json(entity_type))
+                            .bind(now())
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(())
+                    })
+                }
+
+                fn get_entity_type<'a>(
+                    &'a self,
+                    project: &'a str,
+                    slug: &'a str,
+                ) -> StoreFuture<'a, Option<EntityType>> {
+                    Box::pin(async move {
+                        let row = sqlx::query_as::<_, EntityTypeRow>(sql::ENTITY_TYPE_BY_SLUG)
+                            .bind(project)
+                            .bind(slug)
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(row.map(EntityType::from))
+                    })
+                }
+
+                fn list_entity_types<'a>(
+                    &'a self,
+                    project: &'a str,
+                ) -> StoreFuture<'a, Vec<EntityType>> {
+                    Box::pin(async move {
+                        let rows = sqlx::query_as::<_, EntityTypeRow>(sql::ENTITY_TYPES)
+                            .bind(project)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(rows.into_iter().map(EntityType::from).collect())
+                    })
+                }
+
+                fn create_entity<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity: &'a NewEntity,
+                ) -> StoreFuture<'a, Entity> {
+                    Box::pin(async move {
+                        if let Some(parent) = &entity.parent_id {
+                            self.require_entity(project, parent).await?;
+                        }
+                        let at = now();
+                        let created = Entity {
+                            id: new_id(),
+                            project_id: project.to_owned(),
+                            entity_type: entity.entity_type.clone(),
+                            title: entity.title.clone(),
+                            parent_id: entity.parent_id.clone(),
+                            fields: entity.fields.clone(),
+                            metadata: entity.metadata.clone(),
+                            created_at: at.clone(),
+                            updated_at: at,
+                        };
+                        sqlx::query(sql::INSERT_ENTITY)
+                            .bind(&created.id)
+                            .bind(&created.project_id)
+                            .bind(&created.entity_type)
+                            .bind(&created.title)
+                            .bind(&created.parent_id)
+                            .bind(Json(&created.fields))
+                            .bind(Json(&created.metadata))
+                            .bind(&created.created_at)
+                            .bind(&created.updated_at)
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(created)
+                    })
+                }
+
+                fn get_entity<'a>(
+                    &'a self,
+                    project: &'a str,
+                    id: &'a str,
+                ) -> StoreFuture<'a, Option<Entity>> {
+                    Box::pin(self.entity(project, id))
+                }
+
+                fn list_entities<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_type: Option<&'a str>,
+                    limit: usize,
+                ) -> StoreFuture<'a, Vec<Entity>> {
+                    Box::pin(async move {
+                        let rows = sqlx::query_as::<_, EntityRow>(sql::ENTITIES)
+                            .bind(project)
+                            .bind(entity_type)
+                            .bind(sql_limit(limit))
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(rows.into_iter().map(Entity::from).collect())
+                    })
+                }
+
+                fn find_entity_by_title<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_type: &'a str,
+                    title: &'a str,
+                ) -> StoreFuture<'a, Option<Entity>> {
+                    Box::pin(async move {
+                        let row = sqlx::query_as::<_, EntityRow>(sql::ENTITY_BY_TITLE)
+                            .bind(project)
+                            .bind(entity_type)
+                            .bind(title)
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(row.map(Entity::from))
+                    })
+                }
+
+                fn set_entity_metadata<'a>(
+                    &'a self,
+                    project: &'a str,
+                    id: &'a str,
+                    metadata: &'a Map<String, Value>,
+                ) -> StoreFuture<'a, Entity> {
+                    Box::pin(async move {
+                        let updated = sqlx::query(sql::SET_ENTITY_METADATA)
+                            .bind(project)
+                            .bind(id)
+                            .bind(Json(metadata))
+                            .bind(now())
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        if updated.rows_affected() == 0 {
+                            return Err(not_found("entity", id));
+                        }
+                        self.entity(project, id)
+                            .await?
+                            .ok_or_else(|| not_found("entity", id))
+                    })
+                }
+
+                fn upsert_relation<'a>(
+                    &'a self,
+                    project: &'a str,
+                    from_id: &'a str,
+                    to_id: &'a str,
+                    label: &'a str,
+                ) -> StoreFuture<'a, Relation> {
+                    Box::pin(async move {
+                        let found: i64 = sqlx::query_scalar(sql::COUNT_ENTITIES_AMONG)
+                            .bind(project)
+                            .bind(from_id)
+                            .bind(to_id)
+                            .fetch_one(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        let expected = if from_id == to_id { 1 } else { 2 };
+                        if found < expected {
+                            self.require_entity(project, from_id).await?;
+                            return Err(not_found("entity", to_id));
+                        }
+                        let row = sqlx::query_as::<_, RelationRow>(sql::UPSERT_RELATION)
+                            .bind(new_id())
+                            .bind(project)
+                            .bind(from_id)
+                            .bind(to_id)
+                            .bind(label)
+                            .bind(now())
+                            .fetch_one(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(Relation::from(row))
+                    })
+                }
+
+                fn connected_entities<'a>(
+                    &'a self,
+                    project: &'a str,
+                    id: &'a str,
+                    limit: usize,
+                ) -> StoreFuture<'a, Vec<Entity>> {
+                    Box::pin(async move {
+                        let rows = sqlx::query_as::<_, EntityRow>(sql::CONNECTED_ENTITIES)
+                            .bind(project)
+                            .bind(id)
+                            .bind(sql_limit(limit))
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(rows.into_iter().map(Entity::from).collect())
+                    })
+                }
+
+                fn add_document<'a>(
+                    &'a self,
+                    project: &'a str,
+                    title: &'a str,
+                    text: &'a str,
+                ) -> StoreFuture<'a, Document> {
+                    Box::pin(async move {
+                        let document = Document {
+                            id: new_id(),
+                            project_id: project.to_owned(),
+                            title: title.to_owned(),
+                            text: text.to_owned(),
+                            created_at: now(),
+                        };
+                        sqlx::query(sql::INSERT_DOCUMENT)
+                            .bind(&document.id)
+                            .bind(&document.project_id)
+                            .bind(&document.title)
+                            .bind(&document.text)
+                            .bind(&document.created_at)
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(document)
+                    })
+                }
+
+                fn link_document<'a>(
+                    &'a self,
+                    project: &'a str,
+                    document_id: &'a str,
+                    entity_id: &'a str,
+                ) -> StoreFuture<'a, ()> {
+                    Box::pin(async move {
+                        let documents: i64 = sqlx::query_scalar(sql::COUNT_DOCUMENT)
+                            .bind(project)
+                            .bind(document_id)
+                            .fetch_one(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        if documents == 0 {
+                            return Err(not_found("document", document_id));
+                        }
+                        self.require_entity(project, entity_id).await?;
+                        sqlx::query(sql::INSERT_DOCUMENT_LINK)
+                            .bind(project)
+                            .bind(document_id)
+                            .bind(entity_id)
+                            .bind(now())
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(())
+                    })
+                }
+
+                fn documents<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_id: Option<&'a str>,
+                ) -> StoreFuture<'a, Vec<Document>> {
+                    Box::pin(async move {
+                        let query = match entity_id {
+                            Some(entity_id) => {
+                                sqlx::query_as::<_, DocumentRow>(sql::LINKED_DOCUMENTS)
+                                    .bind(project)
+                                    .bind(entity_id)
+                            }
+                            None => sqlx::query_as::<_, DocumentRow>(sql::DOCUMENTS).bind(project),
+                        };
+                        let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                        Ok(rows.into_iter().map(Document::from).collect())
+                    })
+                }
+
+                fn start_run<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_id: &'a str,
+                    scope: RunScope,
+                    triggered_by: &'a str,
+                    fields: Option<&'a [String]>,
+                ) -> StoreFuture<'a, ExtractionRun> {
+                    Box::pin(async move {
+                        self.require_entity(project, entity_id).await?;
+                        let run = ExtractionRun {
+                            id: new_id(),
+                            project_id: project.to_owned(),
+                            entity_id: entity_id.to_owned(),
+                            scope,
+                            triggered_by: triggered_by.to_owned(),
+                            fields_requested: fields.map(<[String]>::to_vec),
+                            status: RunStatus::Running,
+                            error: None,
+                            started_at: now(),
+                            finished_at: None,
+                            duration_ms: None,
+                        };
+                        sqlx::query(sql::INSERT_RUN)
+                            .bind(&run.id)
+                            .bind(&run.project_id)
+                            .bind(&run.entity_id)
+                            .bind(enum_text(&run.scope))
+                            .bind(&run.triggered_by)
+                            .bind(run.fields_requested.as_ref().map(Json))
+                            .bind(enum_text(&run.status))
+                            .bind(&run.started_at)
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(run)
+                    })
+                }
+
+                fn finish_run<'a>(
+                    &'a self,
+                    project: &'a str,
+                    run_id: &'a str,
+                    status: RunStatus,
+                    error: Option<&'a str>,
+                ) -> StoreFuture<'a, ExtractionRun> {
+                    Box::pin(async move {
+                        let mut run = self
+                            .run(project, run_id)
+                            .await?
+                            .ok_or_else(|| not_found("run", run_id))?;
+                        let finished_at = now();
+                        run.duration_ms = millis_between(&run.started_at, &finished_at);
+                        run.status = status;
+                        run.error = error.map(str::to_owned);
+                        run.finished_at = Some(finished_at);
+                        sqlx::query(sql::FINISH_RUN)
+                            .bind(project)
+                            .bind(run_id)
+                            .bind(enum_text(&run.status))
+                            .bind(&run.error)
+                            .bind(&run.finished_at)
+                            .bind(run.duration_ms)
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(run)
+                    })
+                }
+
+                fn get_run<'a>(
+                    &'a self,
+                    project: &'a str,
+                    run_id: &'a str,
+                ) -> StoreFuture<'a, Option<ExtractionRun>> {
+                    Box::pin(self.run(project, run_id))
+                }
+
+                fn list_runs<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_id: &'a str,
+                    limit: usize,
+                ) -> StoreFuture<'a, Vec<ExtractionRun>> {
+                    Box::pin(async move {
+                        sqlx::query_as::<_, RunRow>(sql::RUNS_OF_ENTITY)
+                            .bind(project)
+                            .bind(entity_id)
+                            .bind(sql_limit(limit))
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?
+                            .into_iter()
+                            .map(ExtractionRun::try_from)
+                            .collect()
+                    })
+                }
+
+                fn fail_interrupted_runs(&self) -> StoreFuture<'_, u64> {
+                    Box::pin(async move {
+                        let failed = sqlx::query(sql::FAIL_RUNNING_RUNS)
+                            .bind(INTERRUPTED)
+                            .bind(now())
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(failed.rows_affected())
+                    })
+                }
+
+                fn record_results<'a>(
+                    &'a self,
+                    project: &'a str,
+                    results: &'a [NewResult],
+                ) -> StoreFuture<'a, Vec<ExtractionResult>> {
+                    Box::pin(async move {
+                        let mut tx = self.pool.begin().await.map_err(backend)?;
+                        // Lock the entities first, in one order (no deadlock between batches).
+                        let entities: BTreeSet<&str> = results
+                            .iter()
+                            .map(|result| result.entity_id.as_str())
+                            .collect();
+                        for entity in entities {
+                            let locked = sqlx::query(sql::LOCK_ENTITY)
+                                .bind(project)
+                                .bind(entity)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            if locked.rows_affected() == 0 {
+                                return Err(not_found("entity", entity));
+                            }
+                        }
+                        let fields: BTreeSet<(&str, &str)> = results
+                            .iter()
+                            .map(|result| (result.entity_id.as_str(), result.field_name.as_str()))
+                            .collect();
+                        for (entity, field) in fields {
+                            sqlx::query(sql::SUPERSEDE_FIELD)
+                                .bind(project)
+                                .bind(entity)
+                                .bind(field)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                        }
+                        let mut stored = Vec::with_capacity(results.len());
+                        for result in results {
+                            let record = ExtractionResult {
+                                id: new_id(),
+                                run_id: result.run_id.clone(),
+                                project_id: project.to_owned(),
+                                entity_id: result.entity_id.clone(),
+                                field_name: result.field_name.clone(),
+                                value: result.value.clone(),
+                                sources: result.sources.clone(),
+                                confidence: result.confidence,
+                                agent_id: result.agent_id.clone(),
+                                status: result.status,
+                                rejection_reason: None,
+                                reviewed_by: None,
+                                reviewed_at: None,
+                                created_entity_ids: result.created_entity_ids.clone(),
+                                duration_ms: result.duration_ms,
+                                tokens_used: result.tokens_used,
+                                metadata: result.metadata.clone(),
+                                created_at: now(),
+                            };
+                            sqlx::query(sql::INSERT_RESULT)
+                                .bind(&record.id)
+                                .bind(&record.run_id)
+                                .bind(&record.project_id)
+                                .bind(&record.entity_id)
+                                .bind(&record.field_name)
+                                .bind(Json(&record.value))
+                                .bind(Json(&record.sources))
+                                .bind(enum_text(&record.confidence))
+                                .bind(&record.agent_id)
+                                .bind(enum_text(&record.status))
+                                .bind(Json(&record.created_entity_ids))
+                                .bind(record.duration_ms)
+                                .bind(record.tokens_used)
+                                .bind(Json(&record.metadata))
+                                .bind(&record.created_at)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            stored.push(record);
+                        }
+                        tx.commit().await.map_err(backend)?;
+                        Ok(stored)
+                    })
+                }
+
+                fn get_result<'a>(
+                    &'a self,
+                    project: &'a str,
+                    id: &'a str,
+                ) -> StoreFuture<'a, Option<ExtractionResult>> {
+                    Box::pin(self.result(project, id))
+                }
+
+                fn latest_results<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_id: &'a str,
+                ) -> StoreFuture<'a, Vec<ExtractionResult>> {
+                    Box::pin(async move {
+                        let rows = sqlx::query_as::<_, ResultRow>(sql::CURRENT_RESULTS)
+                            .bind(project)
+                            .bind(entity_id)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        let mut latest: Vec<ExtractionResult> = Vec::new();
+                        for row in rows {
+                            let result = ExtractionResult::try_from(row)?;
+                            // Rows come newest first within each field: keep the first of each.
+                            if latest
+                                .last()
+                                .is_none_or(|kept| kept.field_name != result.field_name)
+                            {
+                                latest.push(result);
+                            }
+                        }
+                        Ok(latest)
+                    })
+                }
+
+                fn field_history<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_id: &'a str,
+                    field: &'a str,
+                ) -> StoreFuture<'a, Vec<ExtractionResult>> {
+                    Box::pin(async move {
+                        sqlx::query_as::<_, ResultRow>(sql::FIELD_HISTORY)
+                            .bind(project)
+                            .bind(entity_id)
+                            .bind(field)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?
+                            .into_iter()
+                            .map(ExtractionResult::try_from)
+                            .collect()
+                    })
+                }
+
+                fn review_result<'a>(
+                    &'a self,
+                    project: &'a str,
+                    id: &'a str,
+                    decision: &'a ReviewDecision,
+                    reviewer: &'a str,
+                ) -> StoreFuture<'a, Reviewed> {
+                    Box::pin(async move {
+                        let (status, reason) = match decision {
+                            ReviewDecision::Approve => (ResultStatus::Approved, None),
+                            ReviewDecision::Reject { reason } => {
+                                (ResultStatus::Rejected, reason.as_deref())
+                            }
+                        };
+                        let at = now();
+                        let mut tx = self.pool.begin().await.map_err(backend)?;
+                        // The entity first, as `record_results` does: one lock order.
+                        let locked = sqlx::query(sql::LOCK_ENTITY_OF_RESULT)
+                            .bind(project)
+                            .bind(id)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        if locked.rows_affected() == 0 {
+                            return Err(not_found("result", id));
+                        }
+                        let reviewed = sqlx::query(sql::REVIEW_PENDING_RESULT)
+                            .bind(project)
+                            .bind(id)
+                            .bind(enum_text(&status))
+                            .bind(reason)
+                            .bind(reviewer)
+                            .bind(&at)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        if reviewed.rows_affected() == 0 {
+                            tx.rollback().await.map_err(backend)?;
+                            return match self.result(project, id).await? {
+                                None => Err(not_found("result", id)),
+                                Some(result) => Err(StoreError::InvalidState(format!(
+                                    "result '{id}' is {}; only pending results can be reviewed",
+                                    enum_text(&result.status)
+                                ))),
+                            };
+                        }
+                        let decision_name = match decision {
+                            ReviewDecision::Approve => "approve",
+                            ReviewDecision::Reject { .. } => "reject",
+                        };
+                        sqlx::query(sql::INSERT_REVIEW_EVENT)
+                            .bind(new_id())
+                            .bind(project)
+                            .bind(id)
+                            .bind(decision_name)
+                            .bind(reason)
+                            .bind(reviewer)
+                            .bind(&at)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        let result = sqlx::query_as::<_, ResultRow>(sql::RESULT_BY_ID)
+                            .bind(project)
+                            .bind(id)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        let result = ExtractionResult::try_from(result)?;
+                        let mut entity = None;
+                        if status == ResultStatus::Approved {
+                            let mut promoted = sqlx::query_as::<_, EntityRow>(sql::ENTITY_BY_ID)
+                                .bind(project)
+                                .bind(&result.entity_id)
+                                .fetch_optional(&mut *tx)
+                                .await
+                                .map_err(backend)?
+                                .map(Entity::from)
+                                .ok_or_else(|| not_found("entity", &result.entity_id))?;
+                            promoted
+                                .fields
+                                .insert(result.field_name.clone(), result.value.clone());
+                            promoted.updated_at = at.clone();
+                            sqlx::query(sql::SET_ENTITY_FIELDS)
+                                .bind(project)
+                                .bind(&promoted.id)
+                                .bind(Json(&promoted.fields))
+                                .bind(&promoted.updated_at)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            entity = Some(promoted);
+                        }
+                        tx.commit().await.map_err(backend)?;
+                        Ok(Reviewed { result, entity })
+                    })
+                }
+
+                fn feedback_summary<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_type: &'a str,
+                    field: &'a str,
+                ) -> StoreFuture<'a, FeedbackSummary> {
+                    Box::pin(async move {
+                        let groups = sqlx::query_as::<_, StatusCountRow>(sql::FEEDBACK_COUNTS)
+                            .bind(project)
+                            .bind(entity_type)
+                            .bind(field)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        let reasons = sqlx::query_as::<_, ReasonCountRow>(sql::FEEDBACK_REASONS)
+                            .bind(project)
+                            .bind(entity_type)
+                            .bind(field)
+                            .bind(TOP_REJECTION_REASONS)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        // Per confidence level: (approved, rejected).
+                        let levels = [Confidence::High, Confidence::Medium, Confidence::Low];
+                        let mut by_level = [(0_i64, 0_i64); 3];
+                        let (mut total, mut approved, mut rejected) = (0, 0, 0);
+                        for group in groups {
+                            let status: ResultStatus =
+                                parse_enum("extraction_results.status", &group.status)?;
+                            let confidence: Confidence =
+                                parse_enum("extraction_results.confidence", &group.confidence)?;
+                            let level = levels.iter().position(|l| *l == confidence).unwrap_or(0);
+                            total += group.n;
+                            match status {
+                                ResultStatus::Approved => {
+                                    approved += group.n;
+                                    by_level[level].0 += group.n;
+                                }
+                                ResultStatus::Rejected => {
+                                    rejected += group.n;
+                                    by_level[level].1 += group.n;
+                                }
+                                ResultStatus::Pending | ResultStatus::Superseded => {}
+                            }
+                        }
+                        let rate = |approved: i64, rejected: i64| {
+                            (approved + rejected > 0)
+                                .then(|| approved as f64 / (approved + rejected) as f64)
+                        };
+                        let mut approval_rate_by_confidence = Map::new();
+                        for (level, (approved, rejected)) in levels.iter().zip(by_level) {
+                            if let Some(rate) = rate(approved, rejected) {
+                                approval_rate_by_confidence
+                                    .insert(enum_text(level), Value::from(rate));
+                            }
+                        }
+                        Ok(FeedbackSummary {
+                            entity_type: entity_type.to_owned(),
+                            field_name: field.to_owned(),
+                            total,
+                            approved,
+                            rejected,
+                            approval_rate: rate(approved, rejected),
+                            common_rejection_reasons: reasons
+                                .into_iter()
+                                .map(|r| (r.reason, r.n))
+                                .collect(),
+                            approval_rate_by_confidence,
+                        })
+                    })
+                }
+            }
+        };
+    };
+}
+pub(crate) use impl_store;

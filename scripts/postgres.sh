@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Starts a throwaway local PostgreSQL for tests and prints its URL on stdout, e.g.
+#   export QUARRY_TEST_POSTGRES_URL=$(scripts/postgres.sh)
+# Idempotent: a server this script started earlier (same directory) is reused. Data lives in
+# $QUARRY_PG_DIR (default /tmp/quarry-postgres); stop it with
+#   pg_ctl -D /tmp/quarry-postgres/data stop   (as the postgres user when run as root).
+# Everything except the URL goes to stderr.
+set -euo pipefail
+
+dir="${QUARRY_PG_DIR:-/tmp/quarry-postgres}"
+database="${QUARRY_PG_DATABASE:-quarry_test}"
+
+for tool in initdb pg_ctl pg_isready psql; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "postgres.sh: '$tool' is not on PATH; install PostgreSQL 15+" >&2
+        exit 1
+    fi
+done
+
+# initdb and postgres refuse to run as root: run them as the postgres user then.
+as_pg() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+free_port() {
+    local port
+    for port in $(seq 55432 55532); do
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+    done
+    echo "postgres.sh: no free port in 55432-55532" >&2
+    return 1
+}
+
+if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+    echo "postgres.sh: creating the postgres system user" >&2
+    useradd --system --no-create-home --shell /usr/sbin/nologin postgres
+fi
+
+mkdir -p "$dir"
+if [ "$(id -u)" -eq 0 ]; then
+    chown postgres:postgres "$dir"
+fi
+
+if [ ! -f "$dir/data/PG_VERSION" ]; then
+    echo "postgres.sh: initialising a cluster in $dir/data" >&2
+    as_pg initdb -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 || {
+        cat "$dir/initdb.log" >&2
+        exit 1
+    }
+fi
+
+if [ -f "$dir/port" ] && as_pg pg_ctl -D "$dir/data" status >/dev/null 2>&1; then
+    port=$(cat "$dir/port")
+    echo "postgres.sh: reusing the server on port $port" >&2
+else
+    port=$(free_port)
+    echo "postgres.sh: starting a server on 127.0.0.1:$port" >&2
+    as_pg pg_ctl -D "$dir/data" -l "$dir/log" -w -t 60 \
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >&2 || {
+        tail -n 20 "$dir/log" >&2
+        exit 1
+    }
+    echo "$port" | as_pg tee "$dir/port" >/dev/null
+fi
+
+for _ in $(seq 1 60); do
+    if pg_isready -h 127.0.0.1 -p "$port" -U postgres -q; then
+        break
+    fi
+    sleep 0.5
+done
+pg_isready -h 127.0.0.1 -p "$port" -U postgres >&2
+
+exists=$(psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc \
+    "SELECT 1 FROM pg_database WHERE datname = '$database'")
+if [ "$exists" != "1" ]; then
+    psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE $database" >&2
+fi
+
+echo "postgres://postgres@127.0.0.1:$port/$database"
