@@ -21,20 +21,13 @@ use crate::repair::lowers_confidence;
 use crate::schema::Schema;
 use crate::span::Span;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Confidence {
-    Low,
-    Medium,
-    High,
-}
+pub use quarry_core::model::Confidence;
 
-impl Confidence {
-    fn lower(self) -> Confidence {
-        match self {
-            Confidence::High => Confidence::Medium,
-            _ => Confidence::Low,
-        }
+/// One level less sure.
+fn lower(level: Confidence) -> Confidence {
+    match level {
+        Confidence::High => Confidence::Medium,
+        _ => Confidence::Low,
     }
 }
 
@@ -211,10 +204,10 @@ fn confidence(state: &FieldState) -> Confidence {
         GroundingStatus::Exempt | GroundingStatus::Empty => Confidence::Medium,
     };
     if state.repairs.iter().any(|repair| lowers_confidence(repair)) {
-        level = level.lower();
+        level = lower(level);
     }
     if state.attempt > 1 {
-        level = level.lower();
+        level = lower(level);
     }
     level
 }
