@@ -93,14 +93,16 @@ pub(crate) const UPSERT_RELATION: &str = concat!(
      RETURNING ",
     relation_columns!()
 );
-pub(crate) const CONNECTED_ENTITIES: &str = concat!(
-    "SELECT ",
-    entity_columns!(),
-    " FROM entities WHERE project_id = $1 AND id <> $2 AND id IN (\
-       SELECT to_id FROM relations WHERE project_id = $1 AND from_id = $2 \
-       UNION SELECT from_id FROM relations WHERE project_id = $1 AND to_id = $2) \
-     ORDER BY created_at, id LIMIT $3"
-);
+/// Written as a join from the (small, deduplicated) set of neighbour ids so that SQLite looks
+/// entities up by id instead of walking every entity of the project.
+pub(crate) const CONNECTED_ENTITIES: &str = "SELECT e.id AS id, e.project_id AS project_id, \
+     e.entity_type AS entity_type, e.title AS title, e.parent_id AS parent_id, e.fields AS fields, \
+     e.metadata AS metadata, e.created_at AS created_at, e.updated_at AS updated_at \
+     FROM (SELECT to_id AS id FROM relations WHERE project_id = $1 AND from_id = $2 \
+       UNION SELECT from_id FROM relations WHERE project_id = $1 AND to_id = $2) c \
+     JOIN entities e ON e.id = c.id \
+     WHERE e.project_id = $1 AND e.id <> $2 \
+     ORDER BY e.created_at, e.id LIMIT $3";
 
 // --- documents -------------------------------------------------------------------------------
 pub(crate) const INSERT_DOCUMENT: &str =
@@ -142,14 +144,19 @@ pub(crate) const FAIL_RUNNING_RUNS: &str = "UPDATE extraction_runs SET status = 
 pub(crate) const SUPERSEDE_FIELD: &str = "UPDATE extraction_results SET status = 'superseded' \
      WHERE project_id = $1 AND entity_id = $2 AND field_name = $3 \
      AND status IN ('pending', 'approved')";
-/// A no-op write that locks the entity (its row on PostgreSQL, the database on SQLite) and, by
-/// its row count, says whether it exists: writes touching one entity's results take it first,
-/// so concurrent writers of the same entity queue instead of both superseding nothing.
-pub(crate) const LOCK_ENTITY: &str =
-    "UPDATE entities SET updated_at = updated_at WHERE project_id = $1 AND id = $2";
+/// A no-op write that locks the entity (its row on PostgreSQL, the database on SQLite) and
+/// returns its type (no row: it does not exist): writes touching one entity's results take it
+/// first, so concurrent writers of the same entity queue instead of both superseding nothing.
+pub(crate) const LOCK_ENTITY: &str = "UPDATE entities SET updated_at = updated_at \
+     WHERE project_id = $1 AND id = $2 RETURNING entity_type";
 /// [`LOCK_ENTITY`] for the entity a result belongs to.
 pub(crate) const LOCK_ENTITY_OF_RESULT: &str = "UPDATE entities SET updated_at = updated_at \
-     WHERE project_id = $1 AND id = (SELECT entity_id FROM extraction_results WHERE project_id = $1 AND id = $2)";
+     WHERE project_id = $1 AND id = (SELECT entity_id FROM extraction_results WHERE project_id = $1 AND id = $2) \
+     RETURNING entity_type";
+/// What [`SUPERSEDE_FIELD`] is about to supersede, by status and confidence (for the tallies).
+pub(crate) const SUPERSEDABLE_COUNTS: &str = "SELECT status, confidence, COUNT(*) AS n \
+     FROM extraction_results WHERE project_id = $1 AND entity_id = $2 AND field_name = $3 \
+     AND status IN ('pending', 'approved') GROUP BY status, confidence";
 pub(crate) const COUNT_ENTITY: &str =
     "SELECT COUNT(*) FROM entities WHERE project_id = $1 AND id = $2";
 pub(crate) const INSERT_RESULT: &str = concat!(
@@ -180,12 +187,20 @@ pub(crate) const REVIEW_PENDING_RESULT: &str = "UPDATE extraction_results SET st
      reviewed_at = $6 WHERE project_id = $1 AND id = $2 AND status = 'pending'";
 pub(crate) const INSERT_REVIEW_EVENT: &str = "INSERT INTO review_events (id, project_id, result_id, decision, reason, reviewer, at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
-pub(crate) const FEEDBACK_COUNTS: &str = "SELECT r.status AS status, r.confidence AS confidence, COUNT(*) AS n \
-     FROM extraction_results r JOIN entities e ON e.project_id = r.project_id AND e.id = r.entity_id \
-     WHERE r.project_id = $1 AND e.entity_type = $2 AND r.field_name = $3 \
-     AND r.status <> 'superseded' GROUP BY r.status, r.confidence";
-pub(crate) const FEEDBACK_REASONS: &str = "SELECT r.rejection_reason AS reason, COUNT(*) AS n \
-     FROM extraction_results r JOIN entities e ON e.project_id = r.project_id AND e.id = r.entity_id \
-     WHERE r.project_id = $1 AND e.entity_type = $2 AND r.field_name = $3 \
-     AND r.status = 'rejected' AND r.rejection_reason IS NOT NULL \
-     GROUP BY r.rejection_reason ORDER BY COUNT(*) DESC, r.rejection_reason LIMIT $4";
+// --- feedback tallies (migration 0002) -----------------------------------------------------
+// Non-superseded results by (entity type, field, status, confidence) and rejected results with a
+// reason by (entity type, field, reason), kept in the transactions that change them. Callers
+// apply their deltas in key order, so two transactions never wait on each other's tallies.
+pub(crate) const ADD_FEEDBACK_COUNT: &str = "INSERT INTO feedback_counts \
+     (project_id, entity_type, field_name, status, confidence, n) VALUES ($1, $2, $3, $4, $5, $6) \
+     ON CONFLICT (project_id, entity_type, field_name, status, confidence) \
+     DO UPDATE SET n = feedback_counts.n + excluded.n";
+pub(crate) const ADD_FEEDBACK_REASON: &str = "INSERT INTO feedback_reasons \
+     (project_id, entity_type, field_name, reason, n) VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (project_id, entity_type, field_name, reason) \
+     DO UPDATE SET n = feedback_reasons.n + excluded.n";
+pub(crate) const FEEDBACK_COUNTS: &str = "SELECT status, confidence, n FROM feedback_counts \
+     WHERE project_id = $1 AND entity_type = $2 AND field_name = $3 AND n <> 0";
+pub(crate) const FEEDBACK_REASONS: &str = "SELECT reason, n FROM feedback_reasons \
+     WHERE project_id = $1 AND entity_type = $2 AND field_name = $3 AND n > 0 \
+     ORDER BY n DESC, reason LIMIT $4";

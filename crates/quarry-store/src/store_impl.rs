@@ -13,7 +13,7 @@
 macro_rules! impl_store {
     ($store:ty) => {
         const _: () = {
-            use std::collections::BTreeSet;
+            use std::collections::{BTreeMap, BTreeSet};
 
             use quarry_core::model::{
                 ApiKey, Confidence, Document, Entity, EntityType, ExtractionResult, ExtractionRun,
@@ -38,6 +38,9 @@ macro_rules! impl_store {
             fn sql_limit(limit: usize) -> i64 {
                 i64::try_from(limit).unwrap_or(i64::MAX)
             }
+
+            /// Changes to `feedback_counts`: (entity type, field, status, confidence) → delta.
+            type CountDeltas = BTreeMap<(String, String, String, String), i64>;
 
             impl $store {
                 async fn entity(
@@ -549,22 +552,43 @@ macro_rules! impl_store {
                             .iter()
                             .map(|result| result.entity_id.as_str())
                             .collect();
+                        let mut types = BTreeMap::new();
                         for entity in entities {
-                            let locked = sqlx::query(sql::LOCK_ENTITY)
+                            let entity_type: Option<String> = sqlx::query_scalar(sql::LOCK_ENTITY)
                                 .bind(project)
                                 .bind(entity)
-                                .execute(&mut *tx)
+                                .fetch_optional(&mut *tx)
                                 .await
                                 .map_err(backend)?;
-                            if locked.rows_affected() == 0 {
+                            let Some(entity_type) = entity_type else {
                                 return Err(not_found("entity", entity));
-                            }
+                            };
+                            types.insert(entity, entity_type);
                         }
+                        let mut deltas = CountDeltas::new();
                         let fields: BTreeSet<(&str, &str)> = results
                             .iter()
                             .map(|result| (result.entity_id.as_str(), result.field_name.as_str()))
                             .collect();
                         for (entity, field) in fields {
+                            let superseded =
+                                sqlx::query_as::<_, StatusCountRow>(sql::SUPERSEDABLE_COUNTS)
+                                    .bind(project)
+                                    .bind(entity)
+                                    .bind(field)
+                                    .fetch_all(&mut *tx)
+                                    .await
+                                    .map_err(backend)?;
+                            for group in superseded {
+                                *deltas
+                                    .entry((
+                                        types[entity].clone(),
+                                        field.to_owned(),
+                                        group.status,
+                                        group.confidence,
+                                    ))
+                                    .or_default() -= group.n;
+                            }
                             sqlx::query(sql::SUPERSEDE_FIELD)
                                 .bind(project)
                                 .bind(entity)
@@ -614,7 +638,33 @@ macro_rules! impl_store {
                                 .execute(&mut *tx)
                                 .await
                                 .map_err(backend)?;
+                            if record.status != ResultStatus::Superseded {
+                                *deltas
+                                    .entry((
+                                        types[record.entity_id.as_str()].clone(),
+                                        record.field_name.clone(),
+                                        enum_text(&record.status),
+                                        enum_text(&record.confidence),
+                                    ))
+                                    .or_default() += 1;
+                            }
                             stored.push(record);
+                        }
+                        // Tallies last, in key order: one lock order across transactions.
+                        for ((entity_type, field, status, confidence), n) in deltas {
+                            if n == 0 {
+                                continue;
+                            }
+                            sqlx::query(sql::ADD_FEEDBACK_COUNT)
+                                .bind(project)
+                                .bind(entity_type)
+                                .bind(field)
+                                .bind(status)
+                                .bind(confidence)
+                                .bind(n)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
                         }
                         tx.commit().await.map_err(backend)?;
                         Ok(stored)
@@ -693,15 +743,16 @@ macro_rules! impl_store {
                         let at = now();
                         let mut tx = self.pool.begin().await.map_err(backend)?;
                         // The entity first, as `record_results` does: one lock order.
-                        let locked = sqlx::query(sql::LOCK_ENTITY_OF_RESULT)
-                            .bind(project)
-                            .bind(id)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(backend)?;
-                        if locked.rows_affected() == 0 {
+                        let entity_type: Option<String> =
+                            sqlx::query_scalar(sql::LOCK_ENTITY_OF_RESULT)
+                                .bind(project)
+                                .bind(id)
+                                .fetch_optional(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                        let Some(entity_type) = entity_type else {
                             return Err(not_found("result", id));
-                        }
+                        };
                         let reviewed = sqlx::query(sql::REVIEW_PENDING_RESULT)
                             .bind(project)
                             .bind(id)
@@ -744,6 +795,46 @@ macro_rules! impl_store {
                             .await
                             .map_err(backend)?;
                         let result = ExtractionResult::try_from(result)?;
+                        // The result went from pending to `status`.
+                        let confidence = enum_text(&result.confidence);
+                        let key = |status: &ResultStatus| {
+                            (
+                                entity_type.clone(),
+                                result.field_name.clone(),
+                                enum_text(status),
+                                confidence.clone(),
+                            )
+                        };
+                        let mut deltas = CountDeltas::new();
+                        deltas.insert(key(&ResultStatus::Pending), -1);
+                        deltas.insert(key(&status), 1);
+                        // Tallies last, in key order: one lock order across transactions.
+                        for ((entity_type, field, status, confidence), n) in deltas {
+                            if n == 0 {
+                                continue;
+                            }
+                            sqlx::query(sql::ADD_FEEDBACK_COUNT)
+                                .bind(project)
+                                .bind(entity_type)
+                                .bind(field)
+                                .bind(status)
+                                .bind(confidence)
+                                .bind(n)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                        }
+                        if let Some(reason) = reason {
+                            sqlx::query(sql::ADD_FEEDBACK_REASON)
+                                .bind(project)
+                                .bind(&entity_type)
+                                .bind(&result.field_name)
+                                .bind(reason)
+                                .bind(1_i64)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                        }
                         let mut entity = None;
                         if status == ResultStatus::Approved {
                             let mut promoted = sqlx::query_as::<_, EntityRow>(sql::ENTITY_BY_ID)

@@ -117,6 +117,7 @@ conformance!(
     reject_stores_reason,
     reviewing_non_pending_is_invalid_state,
     feedback_summary_counts,
+    feedback_summary_follows_supersede_and_reviews,
     api_keys_create_and_find,
     concurrent_record_results_do_not_corrupt,
 );
@@ -883,6 +884,198 @@ async fn feedback_summary_counts(store: Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!((empty.total, empty.approval_rate), (0, None));
+}
+
+/// The summary recomputed from every result's history: (total, approved, rejected, reasons).
+async fn summary_from_history(
+    store: &Arc<dyn Store>,
+    project: &str,
+    entity_type: &str,
+    field: &str,
+) -> (i64, i64, i64, Vec<(String, i64)>) {
+    let (mut total, mut approved, mut rejected) = (0, 0, 0);
+    let mut reasons = std::collections::BTreeMap::<String, i64>::new();
+    for entity in store
+        .list_entities(project, Some(entity_type), 1000)
+        .await
+        .unwrap()
+    {
+        for result in store
+            .field_history(project, &entity.id, field)
+            .await
+            .unwrap()
+        {
+            match result.status {
+                ResultStatus::Superseded => continue,
+                ResultStatus::Approved => approved += 1,
+                ResultStatus::Rejected => {
+                    rejected += 1;
+                    if let Some(reason) = result.rejection_reason {
+                        *reasons.entry(reason).or_default() += 1;
+                    }
+                }
+                ResultStatus::Pending => {}
+            }
+            total += 1;
+        }
+    }
+    let mut reasons: Vec<_> = reasons.into_iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    (total, approved, rejected, reasons)
+}
+
+async fn assert_summary_matches_history(store: &Arc<dyn Store>, project: &str, step: &str) {
+    for (entity_type, field) in [("company", "ceo"), ("company", "hq"), ("person", "ceo")] {
+        let summary = store
+            .feedback_summary(project, entity_type, field)
+            .await
+            .unwrap();
+        let got = (
+            summary.total,
+            summary.approved,
+            summary.rejected,
+            summary.common_rejection_reasons,
+        );
+        let expected = summary_from_history(store, project, entity_type, field).await;
+        assert_eq!(got, expected, "{step}: {entity_type}.{field}");
+    }
+}
+
+async fn feedback_summary_follows_supersede_and_reviews(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let other = store.ensure_project("other").await.unwrap();
+    let a = store
+        .create_entity(&p, &new_entity("company", "A"))
+        .await
+        .unwrap();
+    let b = store
+        .create_entity(&p, &new_entity("company", "B"))
+        .await
+        .unwrap();
+    let person = store
+        .create_entity(&p, &new_entity("person", "P"))
+        .await
+        .unwrap();
+    let elsewhere = store
+        .create_entity(&other, &new_entity("company", "A"))
+        .await
+        .unwrap();
+    let reject = |reason: &str| ReviewDecision::Reject {
+        reason: Some(reason.into()),
+    };
+
+    // A batch: two candidates for one field of A (neither supersedes the other), one for B,
+    // one for the person, one already approved.
+    let mut approved_on_insert = candidate(&b.id, "hq", json!("Oslo"), Confidence::Low);
+    approved_on_insert.status = ResultStatus::Approved;
+    let first = store
+        .record_results(
+            &p,
+            &[
+                candidate(&a.id, "ceo", json!("x"), Confidence::High),
+                candidate(&a.id, "ceo", json!("y"), Confidence::Low),
+                candidate(&b.id, "ceo", json!("z"), Confidence::Medium),
+                candidate(&person.id, "ceo", json!("w"), Confidence::High),
+                approved_on_insert,
+            ],
+        )
+        .await
+        .unwrap();
+    one(
+        &store,
+        &other,
+        candidate(&elsewhere.id, "ceo", json!("q"), Confidence::High),
+    )
+    .await;
+    assert_summary_matches_history(&store, &p, "batch").await;
+    let summary = store.feedback_summary(&p, "company", "ceo").await.unwrap();
+    assert_eq!((summary.total, summary.approved), (3, 0));
+
+    store
+        .review_result(&p, &first[0].id, &ReviewDecision::Approve, "rev")
+        .await
+        .unwrap();
+    store
+        .review_result(&p, &first[1].id, &reject("outdated"), "rev")
+        .await
+        .unwrap();
+    store
+        .review_result(
+            &p,
+            &first[2].id,
+            &ReviewDecision::Reject { reason: None },
+            "rev",
+        )
+        .await
+        .unwrap();
+    assert_summary_matches_history(&store, &p, "reviews").await;
+    let summary = store.feedback_summary(&p, "company", "ceo").await.unwrap();
+    assert_eq!(
+        (summary.total, summary.approved, summary.rejected),
+        (3, 1, 2)
+    );
+    assert_eq!(
+        summary.approval_rate_by_confidence.get("high"),
+        Some(&json!(1.0))
+    );
+
+    // Supersede: A's approved result goes, its rejected one stays; B's approved hq goes.
+    let second = store
+        .record_results(
+            &p,
+            &[
+                candidate(&a.id, "ceo", json!("v"), Confidence::Medium),
+                candidate(&b.id, "hq", json!("Bergen"), Confidence::High),
+            ],
+        )
+        .await
+        .unwrap();
+    assert_summary_matches_history(&store, &p, "supersede").await;
+    let summary = store.feedback_summary(&p, "company", "ceo").await.unwrap();
+    assert_eq!(
+        (summary.total, summary.approved, summary.rejected),
+        (3, 0, 2)
+    );
+    assert_eq!(summary.approval_rate_by_confidence.get("high"), None);
+
+    // A superseded result cannot be reviewed, and a failed review changes nothing.
+    let err = store
+        .review_result(&p, &first[0].id, &reject("late"), "rev")
+        .await;
+    assert!(matches!(err, Err(StoreError::InvalidState(_))));
+    store
+        .review_result(&p, &second[0].id, &reject("outdated"), "rev")
+        .await
+        .unwrap();
+    store
+        .review_result(&p, &second[1].id, &reject("wrong city"), "rev")
+        .await
+        .unwrap();
+    // A new candidate supersedes nothing rejected.
+    one(
+        &store,
+        &p,
+        candidate(&a.id, "ceo", json!("u"), Confidence::High),
+    )
+    .await;
+    assert_summary_matches_history(&store, &p, "after rejections").await;
+    let summary = store.feedback_summary(&p, "company", "ceo").await.unwrap();
+    assert_eq!(
+        (summary.total, summary.approved, summary.rejected),
+        (4, 0, 3)
+    );
+    assert_eq!(
+        summary.common_rejection_reasons,
+        [("outdated".to_string(), 2)]
+    );
+    let elsewhere_summary = store
+        .feedback_summary(&other, "company", "ceo")
+        .await
+        .unwrap();
+    assert_eq!(
+        (elsewhere_summary.total, elsewhere_summary.approved),
+        (1, 0)
+    );
 }
 
 async fn api_keys_create_and_find(store: Arc<dyn Store>) {
