@@ -38,6 +38,10 @@ entity_types:
          connection: {entity_type: task, cascade: {enabled: true, title_field: name}}}
   - slug: task
     fields: []
+  - slug: deal
+    fields:
+      - {name: buyer, agent: m-buyer, sources: [linked-documents], requires_approval: true}
+      - {name: memo, agent: m-memo, depends_on: [buyer]}
 "#;
 
 struct Agents {
@@ -362,6 +366,81 @@ async fn rejection_with_reason_reruns_with_the_feedback_sentence() {
     let rerun_request = &requests["m-name"][2];
     assert!(all_text(rerun_request).contains(&sentence));
     assert!(!system(rerun_request).contains(&sentence));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn requires_approval_parks_dependents_until_the_value_is_approved() {
+    let w = world().await;
+    let deal = w
+        .store
+        .create_entity(
+            &w.project,
+            &NewEntity {
+                entity_type: "deal".into(),
+                title: "Acme acquisition".into(),
+                ..NewEntity::default()
+            },
+        )
+        .await
+        .unwrap();
+    let document = w.store.add_document(&w.project, "memo", DOC).await.unwrap();
+    w.store
+        .link_document(&w.project, &document.id, &deal.id)
+        .await
+        .unwrap();
+    w.server.push_for_model("m-buyer", search("CEO"));
+    w.server
+        .push_for_model("m-buyer", submit(json!("Jane Doe"), "high"));
+    let report = w
+        .pipeline
+        .run(&w.project, &deal.id, None, "test")
+        .await
+        .unwrap();
+    assert_eq!(report.run.status, RunStatus::WaitingHuman);
+    assert!(
+        matches!(
+            report.outcome("buyer"),
+            Some(FieldOutcome::AwaitingApproval { .. })
+        ),
+        "{report:?}"
+    );
+    assert_eq!(
+        report.outcome("memo"),
+        Some(&FieldOutcome::Blocked {
+            waiting_on: vec!["buyer".into()]
+        })
+    );
+    assert!(
+        by_model(&w.server).get("m-memo").is_none(),
+        "the dependent did not run"
+    );
+
+    let pending = w.store.latest_results(&w.project, &deal.id).await.unwrap();
+    let buyer = pending.iter().find(|r| r.field_name == "buyer").unwrap();
+    assert_eq!(buyer.status, ResultStatus::Pending);
+    w.server
+        .push_for_model("m-memo", submit(json!("Jane Doe"), "medium"));
+    let approved = w
+        .pipeline
+        .review(&w.project, &buyer.id, ReviewDecision::Approve, "reviewer")
+        .await
+        .unwrap();
+    assert_eq!(approved.entity.unwrap().fields["buyer"], "Jane Doe");
+    let resumed = approved
+        .rerun
+        .expect("the dependent resumes after approval");
+    assert!(
+        matches!(
+            resumed.outcome("memo"),
+            Some(FieldOutcome::Extracted { .. })
+        ),
+        "{resumed:?}"
+    );
+    let memo_prompt = system(&by_model(&w.server)["m-memo"][0]);
+    assert!(
+        memo_prompt.contains("Jane Doe"),
+        "the dependent sees the approved value"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
