@@ -17,6 +17,7 @@ use crate::args::ExtractArgs;
 use crate::extract::{read_file, read_text};
 use crate::failure::Failure;
 use crate::model::{client_from, extractor_config};
+use crate::table::label;
 
 /// Exit status when a person must answer a question before the extraction can complete.
 const NEEDS_CLARIFICATION: u8 = 3;
@@ -143,12 +144,4 @@ fn explain(extraction: &Extraction) -> String {
         extraction.chunks
     ));
     out
-}
-
-/// The snake_case name a serialisable enum goes by in JSON.
-fn label<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "?".to_owned())
 }

@@ -41,7 +41,6 @@ pub fn print_table(headers: &[&str], rows: Vec<Vec<String>>) {
 }
 
 pub fn print_results(results: &[ExtractionResult]) {
-    let label = |value: &dyn erased::Label| value.label();
     let rows = results
         .iter()
         .map(|r| {
@@ -70,18 +69,10 @@ pub fn print_results(results: &[ExtractionResult]) {
     );
 }
 
-mod erased {
-    /// The snake_case JSON name of an enum value.
-    pub trait Label {
-        fn label(&self) -> String;
-    }
-
-    impl<T: serde::Serialize> Label for T {
-        fn label(&self) -> String {
-            serde_json::to_value(self)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default()
-        }
-    }
+/// The snake_case name a serialisable enum goes by in JSON (`pending`, `high`, …).
+pub fn label<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
 }
