@@ -10,6 +10,7 @@ pub mod json;
 pub mod matches;
 pub mod model;
 pub mod offsets;
+pub mod resolve;
 pub mod store;
 pub mod target;
 

@@ -12,6 +12,7 @@ pub mod json_repair;
 pub mod links;
 pub mod ner;
 pub mod phones;
+pub mod resolution;
 pub mod score;
 
 use std::path::Path;
@@ -27,5 +28,6 @@ pub fn evaluate_all(dir: &Path) -> anyhow::Result<Vec<Metric>> {
     metrics.extend(ner::evaluate(dir)?);
     metrics.extend(grounding::evaluate(dir)?);
     metrics.extend(json_repair::evaluate(dir)?);
+    metrics.extend(resolution::evaluate(dir)?);
     Ok(metrics)
 }
