@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use quarry_engine::pipeline::{AgentRegistry, ResolvedAgent};
+use quarry_core::store::Store;
+use quarry_engine::pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
 use quarry_llm::{ModelSpec, build_client};
 
 use crate::args::ModelArgs;
-use crate::model::provider_settings;
+use crate::model::{chosen_model, provider_settings};
 
 pub struct ModelRegistry {
     base_url: Option<String>,
@@ -53,15 +54,13 @@ impl AgentRegistry for ModelRegistry {
     }
 }
 
-/// The default agent: `--model`, else `QUARRY_MODEL`.
-pub fn default_agent(args: &ModelArgs) -> Option<String> {
-    args.model.clone().or_else(|| {
-        std::env::var("QUARRY_MODEL")
-            .ok()
-            .filter(|m| !m.trim().is_empty())
-    })
-}
-
-pub fn registry(args: &ModelArgs) -> Arc<ModelRegistry> {
-    Arc::new(ModelRegistry::new(args))
+/// The entity pipeline over `store`, with agents built from model strings and the chosen model
+/// (`--model` / `QUARRY_MODEL`) as the default agent.
+pub fn pipeline(store: Arc<dyn Store>, args: &ModelArgs) -> Pipeline {
+    let config = PipelineConfig {
+        default_agent: chosen_model(args),
+        max_concurrency: args.concurrency.max(1),
+        ..PipelineConfig::default()
+    };
+    Pipeline::new(store, Arc::new(ModelRegistry::new(args)), config)
 }

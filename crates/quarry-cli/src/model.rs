@@ -1,5 +1,6 @@
 //! Choosing and building the model client from flags and the environment. This is the one place
-//! that reads QUARRY_MODEL, QUARRY_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY and OLLAMA_HOST.
+//! that reads QUARRY_MODEL, QUARRY_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY and OLLAMA_HOST
+//! (`workspace.rs` reads QUARRY_DB and QUARRY_PROJECT).
 
 use std::sync::Arc;
 
@@ -11,21 +12,22 @@ use crate::failure::Failure;
 
 /// The client and model string for `args`, with keys and hosts from the environment.
 pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), Failure> {
-    let raw = args
-        .model
-        .clone()
-        .or_else(|| env("QUARRY_MODEL"))
-        .ok_or_else(|| {
-            Failure::coded(
-                "MissingModel",
-                "no model: pass --model provider:model (e.g. ollama:qwen2.5:3b) or set QUARRY_MODEL",
-            )
-        })?;
+    let raw = chosen_model(args).ok_or_else(|| {
+        Failure::coded(
+            "MissingModel",
+            "no model: pass --model provider:model (e.g. ollama:qwen2.5:3b) or set QUARRY_MODEL",
+        )
+    })?;
     let spec = ModelSpec::parse(&raw).map_err(|error| Failure::coded("InvalidModel", error))?;
     let settings = provider_settings(&spec, args.base_url.clone(), args.retries, args.concurrency);
     let client =
         build_client(&spec, settings).map_err(|error| Failure::coded("ModelError", error))?;
     Ok((client, spec))
+}
+
+/// The model string: `--model`, else a non-empty `QUARRY_MODEL`.
+pub fn chosen_model(args: &ModelArgs) -> Option<String> {
+    args.model.clone().or_else(|| env("QUARRY_MODEL"))
 }
 
 /// Provider settings for `spec`, with keys and hosts from the environment.
@@ -57,7 +59,7 @@ pub fn extractor_config(args: &ModelArgs) -> ExtractorConfig {
     }
 }
 
-fn env(name: &str) -> Option<String> {
+pub fn env(name: &str) -> Option<String> {
     std::env::var(name)
         .ok()
         .filter(|value| !value.trim().is_empty())

@@ -6,11 +6,11 @@ use anyhow::Context;
 use std::sync::Arc;
 
 use quarry_engine::Extractor;
-use quarry_engine::pipeline::{Pipeline, PipelineConfig};
 use quarry_server::ServerConfig;
 
-use crate::agents::{default_agent, registry};
-use crate::model::{client_from, extractor_config};
+use crate::agents::pipeline;
+use crate::model::{chosen_model, client_from, extractor_config};
+use crate::workspace::{configured_database, open_store};
 
 use crate::args::ServeArgs;
 use crate::failure::Failure;
@@ -23,8 +23,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let has_model = args.model.model.is_some() || std::env::var_os("QUARRY_MODEL").is_some();
-    let agent = if has_model {
+    let agent = if chosen_model(&args.model).is_some() {
         let (client, spec) = client_from(&args.model)?;
         Some(Arc::new(Extractor::new(
             client,
@@ -35,31 +34,11 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         None
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let db = args.db.clone().or_else(|| {
-        std::env::var("QUARRY_DB")
-            .ok()
-            .filter(|d| !d.trim().is_empty())
-    });
-    let (store, pipeline) = match db {
+    let (store, pipeline) = match configured_database(args.db.as_deref()) {
         Some(url) => {
-            let store = runtime
-                .block_on(quarry_store::open(&url))
-                .map_err(|error| {
-                    Failure::coded("StorageError", format!("opening {url}: {error}"))
-                })?;
-            let interrupted = runtime
-                .block_on(store.fail_interrupted_runs())
-                .map_err(|error| Failure::coded("StorageError", error))?;
-            if interrupted > 0 {
-                eprintln!("marked {interrupted} interrupted run(s) as failed");
-            }
-            let config = PipelineConfig {
-                default_agent: default_agent(&args.model),
-                max_concurrency: args.model.concurrency.max(1),
-                ..PipelineConfig::default()
-            };
-            let pipeline = Pipeline::new(store.clone(), registry(&args.model), config);
-            (Some(store), Some(Arc::new(pipeline)))
+            let store = open_store(&runtime, &url)?;
+            let pipeline = Arc::new(pipeline(store.clone(), &args.model));
+            (Some(store), Some(pipeline))
         }
         None => (None, None),
     };

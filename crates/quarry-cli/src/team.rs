@@ -2,19 +2,17 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision};
-use quarry_engine::pipeline::{Pipeline, PipelineConfig, PipelineError, load_entity_types};
+use quarry_engine::pipeline::{PipelineError, load_entity_types};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::agents::{default_agent, registry};
+use crate::agents;
 use crate::args::{
-    DocCommand, EntityArg, EntityCommand, HistoryArgs, KeyCommand, ModelArgs, ReviewArgs, RunArgs,
-    TypeCommand,
+    DocCommand, EntityArg, EntityCommand, HistoryArgs, KeyCommand, ReviewArgs, RunArgs, TypeCommand,
 };
 use crate::extract::read_file;
 use crate::failure::Failure;
@@ -275,15 +273,6 @@ pub fn keys(command: KeyCommand) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn pipeline(ws: &Workspace, model: &ModelArgs) -> Arc<Pipeline> {
-    let config = PipelineConfig {
-        default_agent: default_agent(model),
-        max_concurrency: model.concurrency.max(1),
-        ..PipelineConfig::default()
-    };
-    Arc::new(Pipeline::new(ws.store.clone(), registry(model), config))
-}
-
 fn spinner(message: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -299,7 +288,7 @@ fn spinner(message: &str) -> ProgressBar {
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let ws = Workspace::open(&args.store)?;
-    let pipeline = pipeline(&ws, &args.model);
+    let pipeline = agents::pipeline(ws.store.clone(), &args.model);
     let fields = args.fields.map(|raw| {
         raw.split(',')
             .map(str::trim)
@@ -374,7 +363,7 @@ pub fn review(args: ReviewArgs, approve: bool) -> Result<ExitCode, Failure> {
         ));
     }
     let ws = Workspace::open(&args.store)?;
-    let pipeline = pipeline(&ws, &args.model);
+    let pipeline = agents::pipeline(ws.store.clone(), &args.model);
     let decision = if approve {
         ReviewDecision::Approve
     } else {

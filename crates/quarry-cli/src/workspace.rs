@@ -7,6 +7,7 @@ use quarry_core::store::Store;
 
 use crate::args::StoreArgs;
 use crate::failure::Failure;
+use crate::model::env;
 
 /// An open store, the project's id, and the tokio runtime its futures run on.
 pub struct Workspace {
@@ -19,21 +20,12 @@ pub struct Workspace {
 impl Workspace {
     pub fn open(args: &StoreArgs) -> Result<Workspace, Failure> {
         let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-        let url = database_url(args.db.as_deref());
-        let store = runtime
-            .block_on(quarry_store::open(&url))
-            .map_err(|error| Failure::coded("StorageError", format!("opening {url}: {error}")))?;
-        // Runs a crash left `running` are marked failed before anything else happens.
-        let interrupted = runtime
-            .block_on(store.fail_interrupted_runs())
-            .map_err(|error| Failure::coded("StorageError", error))?;
-        if interrupted > 0 {
-            eprintln!("marked {interrupted} interrupted run(s) as failed");
-        }
+        let url = configured_database(args.db.as_deref()).unwrap_or_else(|| "quarry.db".to_owned());
+        let store = open_store(&runtime, &url)?;
         let name = args
             .project
             .clone()
-            .or_else(|| std::env::var("QUARRY_PROJECT").ok())
+            .or_else(|| env("QUARRY_PROJECT"))
             .unwrap_or_else(|| "default".to_owned());
         let project = runtime
             .block_on(store.ensure_project(&name))
@@ -47,13 +39,22 @@ impl Workspace {
     }
 }
 
-/// `--db`, else `QUARRY_DB`, else `quarry.db` in the current folder.
-pub fn database_url(flag: Option<&str>) -> String {
-    flag.map(str::to_owned)
-        .or_else(|| {
-            std::env::var("QUARRY_DB")
-                .ok()
-                .filter(|db| !db.trim().is_empty())
-        })
-        .unwrap_or_else(|| "quarry.db".to_owned())
+/// `--db`, else a non-empty `QUARRY_DB`; `None` when neither names a database.
+pub fn configured_database(flag: Option<&str>) -> Option<String> {
+    flag.map(str::to_owned).or_else(|| env("QUARRY_DB"))
+}
+
+/// Opens the store at `url` (migrations applied) and marks runs a crash left `running` as failed,
+/// before anything else uses it.
+pub fn open_store(runtime: &tokio::runtime::Runtime, url: &str) -> Result<Arc<dyn Store>, Failure> {
+    let store = runtime
+        .block_on(quarry_store::open(url))
+        .map_err(|error| Failure::coded("StorageError", format!("opening {url}: {error}")))?;
+    let interrupted = runtime
+        .block_on(store.fail_interrupted_runs())
+        .map_err(|error| Failure::coded("StorageError", error))?;
+    if interrupted > 0 {
+        eprintln!("marked {interrupted} interrupted run(s) as failed");
+    }
+    Ok(store)
 }

@@ -23,6 +23,18 @@ impl ApiError {
     }
 }
 
+/// The answer for a request body axum could not read: 413 `InputTooLarge` for an oversize body,
+/// 400 `UnsupportedContentType` for a non-JSON one, 400 `MalformedRequest` otherwise.
+pub fn body_rejected(status: StatusCode, detail: String) -> ApiError {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(status, "InputTooLarge", detail)
+    } else if status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        ApiError::new(StatusCode::BAD_REQUEST, "UnsupportedContentType", detail)
+    } else {
+        ApiError::new(StatusCode::BAD_REQUEST, "MalformedRequest", detail)
+    }
+}
+
 impl From<SkillError> for ApiError {
     fn from(error: SkillError) -> Self {
         let status = match error {

@@ -12,7 +12,7 @@ use quarry_detect::skill::{self, SkillDefaults, SkillInput};
 use serde::{Deserialize, Serialize};
 
 use crate::AppState;
-use crate::error::ApiError;
+use crate::error::{ApiError, body_rejected};
 
 pub async fn extract(
     State(config): State<AppState>,
@@ -53,15 +53,7 @@ pub(crate) fn json_body(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Bytes, ApiError> {
     require_json(headers)?;
-    body.map_err(|rejection| {
-        let status = rejection.status();
-        let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
-            "InputTooLarge"
-        } else {
-            "MalformedRequest"
-        };
-        ApiError::new(status, code, rejection.body_text())
-    })
+    body.map_err(|rejection| body_rejected(rejection.status(), rejection.body_text()))
 }
 
 fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
