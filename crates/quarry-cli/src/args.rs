@@ -46,6 +46,84 @@ pub enum Command {
     /// API keys for the REST API.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Conversation episodes: store one (its graph is extracted on the durable queue), or work
+    /// the queue.
+    #[command(subcommand)]
+    Episode(EpisodeCommand),
+    /// The conversation graph: find entities, show one with its episodes, its neighbours.
+    #[command(subcommand)]
+    Graph(GraphCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EpisodeCommand {
+    /// Store a conversation turn as an episode and queue its graph extraction; then work the
+    /// queue until it is empty (unless --no-wait, which leaves it to `quarry serve`).
+    Add {
+        /// What the user said.
+        #[arg(long)]
+        user: String,
+        /// What the assistant answered.
+        #[arg(long)]
+        assistant: String,
+        /// Skip the model: a JSON file (or - for stdin) with {"entities": [...],
+        /// "relationships": [...]} in the extraction prompt's shape.
+        #[arg(long)]
+        graph: Option<PathBuf>,
+        /// Only store and queue; `quarry serve` or `quarry episode process` extracts later.
+        #[arg(long)]
+        no_wait: bool,
+        #[command(flatten)]
+        graph_args: GraphArgs,
+        #[command(flatten)]
+        model: ModelArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Show an episode and the state of its extraction.
+    Show {
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Work the queue until no episode is pending (episodes left by a crash included).
+    Process {
+        #[command(flatten)]
+        graph_args: GraphArgs,
+        #[command(flatten)]
+        model: ModelArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GraphCommand {
+    /// Entities whose names contain QUERY, then entities close in meaning.
+    Entities {
+        /// Words of a name or a description (all entities when omitted).
+        query: Option<String>,
+        #[arg(long = "type")]
+        entity_type: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// One entity with the episodes that mention it and its relations.
+    Show {
+        id: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Entities within --depth hops, relations followed in both directions.
+    Neighbors {
+        id: String,
+        #[arg(long, default_value_t = 2)]
+        depth: usize,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 /// The database and project every team command acts on.
@@ -60,6 +138,11 @@ pub struct StoreArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// How documents and entities are embedded for search by meaning: auto (MiniLM when its
+    /// files are found, else hashing), hashing, minilm, or provider:model (default:
+    /// $QUARRY_EMBEDDER, else auto).
+    #[arg(long)]
+    pub embedder: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -275,6 +358,25 @@ pub struct ServeArgs {
     /// Database for the /v1 REST API (SQLite path or postgres:// URL; default: $QUARRY_DB).
     #[arg(long)]
     pub db: Option<String>,
+    /// Embedder for search by meaning: auto, hashing, minilm or provider:model (default:
+    /// $QUARRY_EMBEDDER, else auto).
+    #[arg(long)]
+    pub embedder: Option<String>,
+    #[command(flatten)]
+    pub graph: GraphArgs,
+}
+
+/// How conversation episodes become graph entities.
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// Entity types the graph keeps, comma-separated
+    /// (default: person,place,project,technology,concept,organization).
+    #[arg(long)]
+    pub graph_types: Option<String>,
+    /// Names never stored as entities, comma-separated
+    /// (default: good morning,good night,hello,goodbye,thanks,thank you).
+    #[arg(long)]
+    pub stoplist: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -7,8 +7,10 @@ mod check;
 mod corpus;
 mod extract;
 mod failure;
+mod graph;
 mod jsonl;
 mod model;
+mod retrieval;
 mod schema_extract;
 mod serve;
 mod table;
@@ -37,6 +39,8 @@ fn main() -> ExitCode {
         Command::Reject(args) => team::review(args, false),
         Command::History(args) => team::history(args),
         Command::Key(command) => team::keys(command),
+        Command::Episode(command) => graph::episodes(command),
+        Command::Graph(command) => graph::graph(command),
     };
     match outcome {
         Ok(code) => code,

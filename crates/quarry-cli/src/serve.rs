@@ -6,10 +6,13 @@ use anyhow::Context;
 use std::sync::Arc;
 
 use quarry_engine::Extractor;
+use quarry_engine::graph::GraphWorker;
 use quarry_server::ServerConfig;
 
 use crate::agents::pipeline;
+use crate::graph::graph_extractor;
 use crate::model::{chosen_model, client_from, extractor_config};
+use crate::retrieval::open_retriever;
 use crate::workspace::{configured_database, open_store};
 
 use crate::args::ServeArgs;
@@ -34,21 +37,36 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         None
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let (store, pipeline) = match configured_database(args.db.as_deref()) {
-        Some(url) => {
-            let store = open_store(&runtime, &url)?;
-            let pipeline = Arc::new(pipeline(store.clone(), &args.model));
-            (Some(store), Some(pipeline))
-        }
-        None => (None, None),
-    };
-    let config = ServerConfig {
+    let mut config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
         agent,
-        store,
-        pipeline,
         ..ServerConfig::default()
     };
+    if let Some(url) = configured_database(args.db.as_deref()) {
+        let store = open_store(&runtime, &url)?;
+        // One index for the pipeline's tools, the graph's entities and graph search.
+        let retriever = open_retriever(
+            &runtime,
+            store.as_ref(),
+            true,
+            args.embedder.as_deref(),
+            args.model.base_url.clone(),
+        )?;
+        let extractor = graph_extractor(store.clone(), &args.model, &args.graph)?
+            .with_retriever(retriever.clone());
+        let worker = {
+            let _entered = runtime.enter();
+            GraphWorker::start(Arc::new(extractor))
+        };
+        config.pipeline = Some(Arc::new(pipeline(
+            store.clone(),
+            retriever.clone(),
+            &args.model,
+        )));
+        config.retriever = Some(retriever);
+        config.graph_worker = Some(Arc::new(worker));
+        config.store = Some(store);
+    }
     runtime
         .block_on(quarry_server::serve(args.addr, config))
         .with_context(|| format!("serving on {}", args.addr))?;

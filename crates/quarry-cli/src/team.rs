@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision};
+use quarry_engine::documents::Documents;
 use quarry_engine::pipeline::{PipelineError, load_entity_types};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -219,17 +220,15 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
             ));
         }
     }
+    // Indexing only computes the new documents' chunks and embeddings for the store: no search
+    // runs here, so the index is not rebuilt first.
+    let documents = Documents::new(ws.store.clone(), ws.retriever(false)?);
     let mut added = Vec::new();
     for (title, text) in &texts {
         let document = ws
             .runtime
-            .block_on(ws.store.add_document(&ws.project, title, text))
+            .block_on(documents.add(&ws.project, title, text, entity.as_slice()))
             .map_err(storage)?;
-        if let Some(entity) = &entity {
-            ws.runtime
-                .block_on(ws.store.link_document(&ws.project, &document.id, entity))
-                .map_err(storage)?;
-        }
         added.push(document);
     }
     if ws.json {
@@ -288,7 +287,8 @@ fn spinner(message: &str) -> ProgressBar {
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let ws = Workspace::open(&args.store)?;
-    let pipeline = agents::pipeline(ws.store.clone(), &args.model);
+    let retriever = ws.retriever(true)?;
+    let pipeline = agents::pipeline(ws.store.clone(), retriever, &args.model);
     let fields = args.fields.map(|raw| {
         raw.split(',')
             .map(str::trim)
@@ -363,7 +363,8 @@ pub fn review(args: ReviewArgs, approve: bool) -> Result<ExitCode, Failure> {
         ));
     }
     let ws = Workspace::open(&args.store)?;
-    let pipeline = agents::pipeline(ws.store.clone(), &args.model);
+    let retriever = ws.retriever(true)?;
+    let pipeline = agents::pipeline(ws.store.clone(), retriever, &args.model);
     let decision = if approve {
         ReviewDecision::Approve
     } else {

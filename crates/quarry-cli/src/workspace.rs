@@ -3,11 +3,13 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 
 use crate::args::StoreArgs;
 use crate::failure::Failure;
 use crate::model::env;
+use crate::retrieval::open_retriever;
 
 /// An open store, the project's id, and the tokio runtime its futures run on.
 pub struct Workspace {
@@ -15,6 +17,8 @@ pub struct Workspace {
     pub project: String,
     pub runtime: tokio::runtime::Runtime,
     pub json: bool,
+    /// `--embedder`, if given.
+    embedder: Option<String>,
 }
 
 impl Workspace {
@@ -35,7 +39,20 @@ impl Workspace {
             project,
             runtime,
             json: args.json,
+            embedder: args.embedder.clone(),
         })
+    }
+
+    /// The retrieval index with the chosen embedder; with `rebuild`, loaded from the store (what
+    /// searches need), else empty (enough to index new documents).
+    pub fn retriever(&self, rebuild: bool) -> Result<Arc<dyn Retriever>, Failure> {
+        open_retriever(
+            &self.runtime,
+            self.store.as_ref(),
+            rebuild,
+            self.embedder.as_deref(),
+            None,
+        )
     }
 }
 

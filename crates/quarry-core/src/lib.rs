@@ -11,6 +11,7 @@ pub mod matches;
 pub mod model;
 pub mod offsets;
 pub mod resolve;
+pub mod retrieval;
 pub mod store;
 pub mod target;
 

@@ -11,8 +11,9 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::model::{
-    ApiKey, Document, Entity, EntityType, ExtractionResult, ExtractionRun, FeedbackSummary,
-    NewEntity, NewResult, Relation, ReviewDecision, RunScope, RunStatus,
+    ApiKey, Document, Entity, EntityType, Episode, EpisodeOutcome, ExtractionResult, ExtractionRun,
+    FeedbackSummary, GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult, Relation,
+    ReviewDecision, RunScope, RunStatus, StoredChunk,
 };
 
 /// A boxed, sendable future, so `Store` is object-safe (`Arc<dyn Store>`).
@@ -44,6 +45,8 @@ pub trait Store: Send + Sync {
     /// The project's id, creating the project on first use.
     fn ensure_project<'a>(&'a self, name: &'a str) -> StoreFuture<'a, String>;
     fn create_api_key<'a>(&'a self, key: &'a ApiKey) -> StoreFuture<'a, ()>;
+    /// Every project id (index rebuilds walk projects).
+    fn list_project_ids(&self) -> StoreFuture<'_, Vec<String>>;
     /// The key with this prefix, in any project (authentication happens before scoping).
     fn find_api_key<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, Option<ApiKey>>;
 
@@ -194,4 +197,105 @@ pub trait Store: Send + Sync {
         entity_type: &'a str,
         field: &'a str,
     ) -> StoreFuture<'a, FeedbackSummary>;
+
+    // --- conversation graph --------------------------------------------------------------
+    /// One transaction: the episode's document (kind `episode`, text
+    /// [`Episode::document_text`], title from the user message) and its `pending` queue row.
+    fn add_episode<'a>(
+        &'a self,
+        project: &'a str,
+        episode: &'a NewEpisode,
+    ) -> StoreFuture<'a, Episode>;
+    fn get_episode<'a>(&'a self, project: &'a str, id: &'a str)
+    -> StoreFuture<'a, Option<Episode>>;
+    /// Takes up to `limit` pending episodes of any project, oldest first, marking them `running`
+    /// and counting an attempt, atomically: two workers never take the same episode. With
+    /// `ingest_only`, only episodes carrying a pre-structured `ingest` (a worker without a model
+    /// leaves the others queued).
+    fn claim_episodes(&self, limit: usize, ingest_only: bool) -> StoreFuture<'_, Vec<Episode>>;
+    /// On start-up: episodes left `running` by a crash go back to `pending`; returns how many.
+    fn requeue_interrupted_episodes(&self) -> StoreFuture<'_, u64>;
+    /// Ends a running episode: `done` when `outcome.error` is `None`, else `failed`.
+    fn finish_episode<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+        outcome: &'a EpisodeOutcome,
+    ) -> StoreFuture<'a, Episode>;
+    /// Episodes linked to an entity, newest first, at most `limit`.
+    fn entity_episodes<'a>(
+        &'a self,
+        project: &'a str,
+        entity_id: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Episode>>;
+    /// One transaction. Per entity: update `existing_id` (or the entity of the same exact
+    /// (type, title)) with mention_count + 1, last_seen_at = now and notes replaced only when
+    /// given; otherwise insert with mention_count 1. Each entity is linked to `episode_id` when
+    /// given. Per relationship: upsert on (from, to, label), mention_count + 1, notes kept when
+    /// none are given.
+    fn apply_graph<'a>(
+        &'a self,
+        project: &'a str,
+        episode_id: Option<&'a str>,
+        write: &'a GraphWrite,
+    ) -> StoreFuture<'a, GraphApplied>;
+    /// One transaction: [`apply_graph`](Self::apply_graph) of `write` linked to the episode
+    /// `id`, and the episode ended as by [`finish_episode`](Self::finish_episode) with
+    /// `outcome` (recorded as given: the caller counts what it stores and skipped). What a
+    /// successful extraction calls, so the graph and the episode's status never disagree. No
+    /// episode `id` in this project is `NotFound`; on any error nothing is written and the
+    /// episode keeps its status (`running` for a claimed one), so the caller can still record
+    /// the failure with `finish_episode`.
+    fn complete_episode<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+        write: &'a GraphWrite,
+        outcome: &'a EpisodeOutcome,
+    ) -> StoreFuture<'a, GraphApplied>;
+    /// Entities of `types` (all types when empty), most recently created first, at most `limit`
+    /// (the prompt's known-entities block).
+    fn recent_entities<'a>(
+        &'a self,
+        project: &'a str,
+        types: &'a [String],
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Entity>>;
+    /// Entities whose title contains `query` case-insensitively (every entity when `query` is
+    /// empty), optionally of one type; exact titles first, then by mention_count, at most `limit`.
+    fn find_entities_by_name<'a>(
+        &'a self,
+        project: &'a str,
+        query: &'a str,
+        entity_type: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Entity>>;
+    /// Entities by id (missing ids are left out), in no particular order.
+    fn get_entities<'a>(
+        &'a self,
+        project: &'a str,
+        ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<Entity>>;
+    /// Relations with either endpoint in `ids`.
+    fn relations_touching<'a>(
+        &'a self,
+        project: &'a str,
+        ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<Relation>>;
+
+    // --- retrieval -----------------------------------------------------------------------
+    /// Replaces the stored chunks (with embeddings) of a document.
+    fn put_chunks<'a>(
+        &'a self,
+        project: &'a str,
+        document_id: &'a str,
+        chunks: &'a [StoredChunk],
+    ) -> StoreFuture<'a, ()>;
+    /// Every stored chunk of every project, as (project id, chunk), ordered by document and
+    /// ordinal: what an index is rebuilt from at start.
+    fn all_chunks(&self) -> StoreFuture<'_, Vec<(String, StoredChunk)>>;
+    /// Every document as (document id, project id, linked entity ids), all projects (index
+    /// rebuild); a document without links has an empty list.
+    fn all_document_links(&self) -> StoreFuture<'_, Vec<(String, String, Vec<String>)>>;
 }

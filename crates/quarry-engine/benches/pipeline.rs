@@ -15,6 +15,7 @@ use quarry_core::store::Store;
 use quarry_engine::pipeline::{
     AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent, load_entity_types,
 };
+use quarry_index::Library;
 use quarry_llm::{
     BoxFuture, ChatRequest, ChatResponse, LlmClient, LlmError, TokenSink, ToolCall, Usage,
 };
@@ -110,8 +111,10 @@ fn pipeline(store: Arc<dyn Store>, latency: Duration) -> Arc<Pipeline> {
         default_agent: Some("bench".to_owned()),
         ..PipelineConfig::default()
     };
+    let retriever = Arc::new(Library::hashing().expect("an in-memory index"));
     Arc::new(Pipeline::new(
         store,
+        retriever,
         Arc::new(OneModel(Arc::new(TitleModel { latency }))),
         config,
     ))

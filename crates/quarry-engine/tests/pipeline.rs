@@ -6,12 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use quarry_core::model::{NewEntity, ResultStatus, ReviewDecision, RunStatus};
+use quarry_core::model::{
+    GraphEntityWrite, GraphWrite, NewEntity, ResultStatus, ReviewDecision, RunStatus,
+};
+use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
+use quarry_engine::documents::Documents;
 use quarry_engine::pipeline::{
     AgentRegistry, FieldOutcome, Pipeline, PipelineConfig, ResolvedAgent, feedback_sentence,
     load_entity_types,
 };
+use quarry_index::Library;
 use quarry_llm::{Endpoint, OpenAiClient, TransportConfig};
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::{Map, Value, json};
@@ -38,6 +43,9 @@ entity_types:
          connection: {entity_type: task, cascade: {enabled: true, title_field: name}}}
   - slug: task
     fields: []
+  - slug: person
+    fields:
+      - {name: employer, agent: m-emp, sources: [linked-documents, all-entities]}
   - slug: deal
     fields:
       - {name: buyer, agent: m-buyer, sources: [linked-documents], requires_approval: true}
@@ -104,16 +112,16 @@ async fn world() -> World {
         )
         .await
         .unwrap();
-    let document = store.add_document(&project, "report", DOC).await.unwrap();
-    store
-        .link_document(&project, &document.id, &entity.id)
+    let retriever: Arc<dyn Retriever> = Arc::new(Library::hashing().unwrap());
+    Documents::new(store.clone(), retriever.clone())
+        .add(&project, "report", DOC, std::slice::from_ref(&entity.id))
         .await
         .unwrap();
     let server = ScriptedServer::start();
     let agents = Arc::new(Agents {
         server_url: server.base_url(),
     });
-    let pipeline = Pipeline::new(store.clone(), agents, PipelineConfig::default());
+    let pipeline = Pipeline::new(store.clone(), retriever, agents, PipelineConfig::default());
     World {
         server,
         store,
@@ -383,9 +391,9 @@ async fn requires_approval_parks_dependents_until_the_value_is_approved() {
         )
         .await
         .unwrap();
-    let document = w.store.add_document(&w.project, "memo", DOC).await.unwrap();
-    w.store
-        .link_document(&w.project, &document.id, &deal.id)
+    w.pipeline
+        .documents()
+        .add(&w.project, "memo", DOC, std::slice::from_ref(&deal.id))
         .await
         .unwrap();
     w.server.push_for_model("m-buyer", search("CEO"));
@@ -569,4 +577,126 @@ async fn hallucinated_value_is_rejected_by_grounding() {
     let text = last["content"].as_str().unwrap();
     assert!(text.starts_with("REJECTED"), "{text}");
     assert!(text.contains("1500000 does not appear"), "{text}");
+}
+
+/// The tool results (JSON text) of one request, in order.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_search_through_the_retriever_with_code_point_offsets() {
+    let w = world().await;
+    let person = w
+        .store
+        .create_entity(
+            &w.project,
+            &NewEntity {
+                entity_type: "person".into(),
+                title: "Jörg Müller".into(),
+                ..NewEntity::default()
+            },
+        )
+        .await
+        .unwrap();
+    // A first paragraph long enough to be its own chunk, full of multi-byte characters.
+    let text = format!(
+        "Jörg Müller (Zürich) 🦁 — Lebenslauf. {}\n\nJörg arbeitet seit 2019 bei Brewco als \
+         Ingenieur.",
+        "Grüße aus München. ".repeat(50)
+    );
+    let text = text.as_str();
+    let document = w
+        .pipeline
+        .documents()
+        .add(&w.project, "cv", text, std::slice::from_ref(&person.id))
+        .await
+        .unwrap();
+    // A graph entity whose notes (not its title) say what it does: only meaning finds it.
+    let brewco = w
+        .store
+        .apply_graph(
+            &w.project,
+            None,
+            &GraphWrite {
+                entities: vec![GraphEntityWrite {
+                    existing_id: None,
+                    name: "Brewco".into(),
+                    entity_type: "organization".into(),
+                    notes: Some("maker of espresso machines".into()),
+                    source: "ingest".into(),
+                }],
+                relationships: Vec::new(),
+            },
+        )
+        .await
+        .unwrap()
+        .entities
+        .remove(0);
+    w.pipeline.retriever().index_entity(&brewco).unwrap();
+
+    w.server
+        .push_for_model("m-emp", search("arbeitet Ingenieur"))
+        .push_for_model(
+            "m-emp",
+            Reply::tool_call(
+                "search_entities",
+                json!({"query": "espresso machines"}).to_string(),
+            ),
+        )
+        .push_for_model("m-emp", submit(json!("Brewco"), "high"));
+    let report = w
+        .pipeline
+        .run(&w.project, &person.id, None, "test")
+        .await
+        .unwrap();
+    assert_eq!(report.run.status, RunStatus::Completed, "{report:#?}");
+
+    let requests = by_model(&w.server);
+    let results = tool_results(&requests["m-emp"][2]);
+    let hits: Vec<Value> = serde_json::from_str(&results[0]).unwrap();
+    assert!(!hits.is_empty());
+    for hit in &hits {
+        // Only the document linked to this person; offsets are code points into its text.
+        assert_eq!(hit["document_id"], json!(document.id));
+        let (start, end) = (
+            hit["start"].as_u64().unwrap() as usize,
+            hit["end"].as_u64().unwrap() as usize,
+        );
+        let cited: String = text.chars().skip(start).take(end - start).collect();
+        assert_eq!(hit["snippet"].as_str().unwrap(), cited);
+    }
+    let best = hits[0]["snippet"].as_str().unwrap();
+    assert!(best.starts_with("Jörg arbeitet"), "{best}");
+    let expected_start = text[..text.find("Jörg arbeitet").unwrap()].chars().count();
+    assert_eq!(hits[0]["start"], json!(expected_start));
+    let entities: Vec<Value> = serde_json::from_str(&results[1]).unwrap();
+    assert_eq!(entities[0]["entity_id"], json!(brewco.id), "{entities:?}");
+
+    // The captured source refs are exactly what the tool showed.
+    let results = w
+        .store
+        .latest_results(&w.project, &person.id)
+        .await
+        .unwrap();
+    let employer = results.iter().find(|r| r.field_name == "employer").unwrap();
+    assert!(
+        employer.sources.iter().any(|s| matches!(
+            s,
+            quarry_core::model::SourceRef::Document { document_id, start, .. }
+                if *document_id == document.id && *start == expected_start
+        )),
+        "{:?}",
+        employer.sources
+    );
+    assert!(employer.sources.iter().any(|s| matches!(
+        s,
+        quarry_core::model::SourceRef::Entity { entity_id, .. } if *entity_id == brewco.id
+    )));
 }

@@ -1,9 +1,13 @@
-//! Hybrid search latency over 100,000 generated chunks of about 300 characters.
+//! Hybrid search latency over 100,000 generated chunks of about 300 characters, through
+//! `Library` (the `Retriever` the pipeline uses: query embedding, read lock, BM25 + vectors,
+//! fusion, hits in code points), plus each side alone and graph-entity search.
 //! Run: `cargo bench -p quarry-index --bench search`. Goal: hybrid p50 < 10 ms.
 
 use std::time::{Duration, Instant};
 
-use quarry_index::{Filter, HashingEmbedder, HybridIndex};
+use quarry_core::model::{Document, DocumentKind, Entity};
+use quarry_core::retrieval::Retriever;
+use quarry_index::{Filter, Library};
 
 const CHUNKS: usize = 100_000;
 const QUERIES: usize = 500;
@@ -95,13 +99,57 @@ fn time<F: FnMut(&str)>(queries: &[String], mut search: F) -> Vec<Duration> {
     times
 }
 
+const ENTITIES: usize = 10_000;
+const BATCH: usize = 1_000;
+
+fn document(i: usize, text: String) -> Document {
+    Document {
+        id: format!("doc-{i}"),
+        project_id: "bench".to_owned(),
+        title: format!("doc {i}"),
+        text,
+        kind: DocumentKind::File,
+        created_at: String::new(),
+    }
+}
+
+fn entity(i: usize, title: String, notes: String) -> Entity {
+    Entity {
+        id: format!("ent-{i}"),
+        project_id: "bench".to_owned(),
+        entity_type: ["person", "organization", "place", "concept"][i % 4].to_owned(),
+        title,
+        parent_id: None,
+        fields: Default::default(),
+        metadata: Default::default(),
+        created_at: String::new(),
+        updated_at: String::new(),
+        mention_count: 1,
+        notes: Some(notes),
+        last_seen_at: None,
+    }
+}
+
 fn main() {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let vocabulary = vocabulary(&mut rng);
-    let mut index = HybridIndex::in_memory(Box::new(HashingEmbedder::default())).unwrap();
+    let library = Library::hashing().unwrap();
 
     let start = Instant::now();
     let mut total_chars = 0;
+    let mut batch: Vec<(Document, Vec<String>)> = Vec::with_capacity(BATCH);
+    let flush = |batch: &mut Vec<(Document, Vec<String>)>| {
+        let refs: Vec<(&Document, &[String])> = batch
+            .iter()
+            .map(|(document, entities)| (document, entities.as_slice()))
+            .collect();
+        let chunks = library.index_documents(&refs).unwrap();
+        assert!(
+            chunks.iter().all(|c| c.len() == 1),
+            "each generated text is one chunk"
+        );
+        batch.clear();
+    };
     for i in 0..CHUNKS {
         let text = chunk(&mut rng, &vocabulary);
         total_chars += text.chars().count();
@@ -110,17 +158,36 @@ fn main() {
         } else {
             Vec::new()
         };
-        let chunks = index
-            .add_document("bench", &format!("doc-{i}"), &text, &entities)
-            .unwrap();
-        assert_eq!(chunks.len(), 1, "each generated text is one chunk");
+        batch.push((document(i, text), entities));
+        if batch.len() == BATCH {
+            flush(&mut batch);
+        }
     }
-    index.commit().unwrap();
+    flush(&mut batch);
     let build = start.elapsed();
+    assert_eq!(library.chunk_count(), CHUNKS);
     println!(
-        "built {CHUNKS} chunks (avg {} chars) in {:.1} s",
+        "built {CHUNKS} chunks (avg {} chars) through Library in {:.1} s ({} per commit)",
         total_chars / CHUNKS,
-        build.as_secs_f64()
+        build.as_secs_f64(),
+        BATCH
+    );
+
+    let start = Instant::now();
+    for i in 0..ENTITIES {
+        let title = (0..2)
+            .map(|_| pick(&mut rng, &vocabulary))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let notes = (0..8)
+            .map(|_| pick(&mut rng, &vocabulary))
+            .collect::<Vec<_>>()
+            .join(" ");
+        library.index_entity(&entity(i, title, notes)).unwrap();
+    }
+    println!(
+        "indexed {ENTITIES} entities in {:.1} s",
+        start.elapsed().as_secs_f64()
     );
 
     let queries: Vec<String> = (0..QUERIES)
@@ -131,45 +198,65 @@ fn main() {
                 .join(" ")
         })
         .collect();
-    let filter = Filter::project("bench");
     for query in queries.iter().take(20) {
-        index.search(query, &filter, LIMIT).unwrap();
+        library
+            .search_documents("bench", query, None, LIMIT)
+            .unwrap();
     }
 
     let mut empty = 0;
     let hybrid = time(&queries, |query| {
-        empty += usize::from(index.search(query, &filter, LIMIT).unwrap().is_empty());
+        let hits = library
+            .search_documents("bench", query, None, LIMIT)
+            .unwrap();
+        empty += usize::from(hits.is_empty());
+    });
+    let linked_entities = ["e0".to_owned(), "e50".to_owned()];
+    let filtered = time(&queries, |query| {
+        library
+            .search_documents("bench", query, Some(&linked_entities), LIMIT)
+            .unwrap();
+    });
+    let entities = time(&queries, |query| {
+        library
+            .search_entities("bench", query, None, LIMIT)
+            .unwrap();
+    });
+    let typed = time(&queries, |query| {
+        library
+            .search_entities("bench", query, Some("person"), LIMIT)
+            .unwrap();
     });
     let candidates = (LIMIT * 3).max(30);
+    let filter = Filter::project("bench");
+    let index = library.document_index();
     let words = time(&queries, |query| {
         index.search_words(query, &filter, candidates).unwrap();
     });
     let vectors = time(&queries, |query| {
         index.search_vectors(query, &filter, candidates).unwrap();
     });
-    let linked = Filter::project("bench").with_entities(["e0", "e50"]);
-    let filtered = time(&queries, |query| {
-        index.search(query, &linked, LIMIT).unwrap();
-    });
+    drop(index);
 
-    println!(
-        "hybrid   p50 {:.2} ms  p99 {:.2} ms  ({QUERIES} queries, limit {LIMIT}, {empty} empty)",
-        percentile(&hybrid, 0.5),
-        percentile(&hybrid, 0.99)
+    let line = |name: &str, times: &[Duration], note: &str| {
+        println!(
+            "{name:<40} p50 {:.2} ms  p99 {:.2} ms  {note}",
+            percentile(times, 0.5),
+            percentile(times, 0.99)
+        );
+    };
+    line(
+        "hybrid (Library::search_documents)",
+        &hybrid,
+        &format!("({QUERIES} queries, limit {LIMIT}, {empty} empty)"),
     );
-    println!(
-        "bm25     p50 {:.2} ms  p99 {:.2} ms  (limit {candidates})",
-        percentile(&words, 0.5),
-        percentile(&words, 0.99)
+    line("hybrid, entity filter (2% of chunks)", &filtered, "");
+    line("bm25 alone", &words, &format!("(limit {candidates})"));
+    line("vector alone", &vectors, &format!("(limit {candidates})"));
+    line(
+        &format!("entities ({ENTITIES}, by meaning)"),
+        &entities,
+        &format!("(limit {LIMIT})"),
     );
-    println!(
-        "vector   p50 {:.2} ms  p99 {:.2} ms  (limit {candidates})",
-        percentile(&vectors, 0.5),
-        percentile(&vectors, 0.99)
-    );
-    println!(
-        "hybrid, entity filter (2% of chunks)  p50 {:.2} ms  p99 {:.2} ms",
-        percentile(&filtered, 0.5),
-        percentile(&filtered, 0.99)
-    );
+    line("entities, type filter (25%)", &typed, "");
 }

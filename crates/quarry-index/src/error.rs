@@ -19,6 +19,13 @@ pub enum IndexError {
     Dimensions { expected: usize, got: usize },
     #[error("embedding provider failed: {0}")]
     Embedder(String),
+    /// An embedding model's files are missing or unreadable (e.g. all-MiniLM-L6-v2, feature
+    /// `minilm`).
+    #[error("cannot load the embedding model from {path}: {reason}")]
+    Model {
+        path: std::path::PathBuf,
+        reason: String,
+    },
     #[error("stored chunk {chunk_id} lacks field '{field}'; rebuild the index")]
     CorruptChunk { chunk_id: u64, field: &'static str },
 }

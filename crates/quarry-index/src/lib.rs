@@ -11,6 +11,9 @@ pub mod chunk;
 pub mod error;
 pub mod fusion;
 pub mod hit;
+pub mod library;
+#[cfg(feature = "minilm")]
+pub mod minilm;
 pub mod vector;
 
 use std::collections::HashMap;
@@ -20,6 +23,11 @@ pub use chunk::{Chunk, ChunkConfig, chunk_text};
 pub use error::IndexError;
 pub use fusion::{RRF_K, reciprocal_rank_fusion};
 pub use hit::{Filter, Hit};
+pub use library::{
+    HASHING_EMBEDDER_NAME, Library, LibraryError, RebuildReport, ReembeddedDocument, entity_text,
+};
+#[cfg(feature = "minilm")]
+pub use minilm::MiniLmEmbedder;
 pub use vector::{Embedder, HashingEmbedder, VectorIndex, VectorRecord};
 
 struct DocumentEntry {
@@ -58,6 +66,11 @@ impl HybridIndex {
         self
     }
 
+    /// The chunk sizes `add_document` cuts with.
+    pub fn chunking(&self) -> ChunkConfig {
+        self.chunking
+    }
+
     /// Chunks, embeds and indexes `text` as `document_id` of `project`, linked to `entity_ids`.
     /// A document already indexed under that id is replaced. Returns its chunks.
     pub fn add_document(
@@ -70,16 +83,50 @@ impl HybridIndex {
         let chunks = chunk_text(text, &self.chunking);
         let texts: Vec<&str> = chunks.iter().map(|chunk| chunk.text(text)).collect();
         let embeddings = self.embedder.embed(&texts)?;
-        if embeddings.len() != texts.len() {
+        self.add_chunks(project, document_id, text, &chunks, &embeddings, entity_ids)?;
+        Ok(chunks)
+    }
+
+    /// Indexes `document_id` from chunks cut and embedded beforehand (e.g. loaded from storage,
+    /// or embedded outside a lock): `embeddings[i]` is the vector of `chunks[i]`, whose byte range
+    /// must lie on character boundaries of `text`. A document already indexed under that id is
+    /// replaced. Nothing is changed when an argument is invalid.
+    pub fn add_chunks(
+        &mut self,
+        project: &str,
+        document_id: &str,
+        text: &str,
+        chunks: &[Chunk],
+        embeddings: &[Vec<f32>],
+        entity_ids: &[String],
+    ) -> Result<(), IndexError> {
+        if embeddings.len() != chunks.len() {
             return Err(IndexError::EmbeddingCount {
-                expected: texts.len(),
+                expected: chunks.len(),
                 got: embeddings.len(),
             });
+        }
+        let dimensions = self.vectors.dimensions();
+        if let Some(bad) = embeddings.iter().find(|e| e.len() != dimensions) {
+            return Err(IndexError::Dimensions {
+                expected: dimensions,
+                got: bad.len(),
+            });
+        }
+        let mut texts = Vec::with_capacity(chunks.len());
+        for (ordinal, chunk) in chunks.iter().enumerate() {
+            let Some(chunk_text) = text.get(chunk.bytes.clone()) else {
+                return Err(IndexError::CorruptChunk {
+                    chunk_id: ordinal as u64,
+                    field: "bytes",
+                });
+            };
+            texts.push(chunk_text);
         }
         if self.documents.contains_key(document_id) {
             self.remove_document(document_id);
         }
-        for ((chunk, chunk_text), embedding) in chunks.iter().zip(&texts).zip(&embeddings) {
+        for ((chunk, chunk_text), embedding) in chunks.iter().zip(&texts).zip(embeddings) {
             let chunk_id = self.next_chunk_id;
             self.next_chunk_id += 1;
             self.vectors.add(
@@ -110,7 +157,24 @@ impl HybridIndex {
             },
         );
         self.uncommitted = true;
-        Ok(chunks)
+        Ok(())
+    }
+
+    /// Whether `document_id` is indexed (committed or not).
+    pub fn contains_document(&self, document_id: &str) -> bool {
+        self.documents.contains_key(document_id)
+    }
+
+    /// The entities `document_id` is linked to; `None` for an unknown document.
+    pub fn document_entities(&self, document_id: &str) -> Option<&[String]> {
+        self.documents
+            .get(document_id)
+            .map(|entry| entry.entity_ids.as_slice())
+    }
+
+    /// Whether additions, removals or links are waiting for `commit`.
+    pub fn has_uncommitted(&self) -> bool {
+        self.uncommitted
     }
 
     /// Drops every chunk of `document_id`; returns whether the document was indexed.
@@ -163,14 +227,43 @@ impl HybridIndex {
         if limit == 0 {
             return Ok(Vec::new());
         }
+        let query_vector = self.embed_query(query)?;
+        self.search_embedded(query, &query_vector, filter, limit)
+    }
+
+    /// `search` with the query already embedded (by the same embedder), e.g. outside a lock.
+    /// Vector candidates with no positive similarity are left out: they say nothing about the
+    /// query (an empty or symbol-only query embeds to the zero vector).
+    pub fn search_embedded(
+        &self,
+        query: &str,
+        query_vector: &[f32],
+        filter: &Filter,
+        limit: usize,
+    ) -> Result<Vec<Hit>, IndexError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let candidates = limit.saturating_mul(3).max(30);
         // The two sides are independent: BM25 runs beside the (itself parallel) vector scan.
         let (words, meaning) = std::thread::scope(|scope| {
             let words = scope.spawn(|| self.bm25.search(query, filter, candidates));
-            let meaning = self.search_vectors(query, filter, candidates);
+            let meaning = self.vectors.search(query_vector, filter, candidates);
             (words.join().expect("BM25 search thread panicked"), meaning)
         });
-        Ok(reciprocal_rank_fusion(&[words?, meaning?], RRF_K, limit))
+        let mut meaning = meaning?;
+        meaning.retain(|hit| hit.score > 0.0);
+        Ok(reciprocal_rank_fusion(&[words?, meaning], RRF_K, limit))
+    }
+
+    /// The query's vector, from this index's embedder.
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, IndexError> {
+        let embedded = self.embedder.embed(&[query])?;
+        let got = embedded.len();
+        match <[Vec<f32>; 1]>::try_from(embedded) {
+            Ok([vector]) => Ok(vector),
+            Err(_) => Err(IndexError::EmbeddingCount { expected: 1, got }),
+        }
     }
 
     /// Vector-only search: embeds `query` and scans the vector index.
@@ -180,13 +273,7 @@ impl HybridIndex {
         filter: &Filter,
         limit: usize,
     ) -> Result<Vec<Hit>, IndexError> {
-        let mut embedded = self.embedder.embed(&[query])?;
-        let Some(query_vector) = embedded.pop() else {
-            return Err(IndexError::EmbeddingCount {
-                expected: 1,
-                got: 0,
-            });
-        };
+        let query_vector = self.embed_query(query)?;
         self.vectors.search(&query_vector, filter, limit)
     }
 

@@ -11,6 +11,7 @@
 
 pub mod anthropic;
 pub mod client;
+pub mod embeddings;
 pub mod error;
 pub mod model_spec;
 pub mod openai;
@@ -21,6 +22,7 @@ pub mod types;
 
 pub use anthropic::AnthropicClient;
 pub use client::{BoxFuture, LlmClient, TokenSink};
+pub use embeddings::{Embeddings, EmbeddingsClient, build_embedder};
 pub use error::LlmError;
 pub use model_spec::{ModelSpec, Provider, ProviderSettings, build_client};
 pub use openai::OpenAiClient;

@@ -54,6 +54,22 @@ impl Caller {
         }
     }
 
+    /// 403 when a request names a project other than the key's own (`project_id` in a body or
+    /// query); a request that names none acts in the key's project.
+    pub fn require_project(&self, named: Option<&str>) -> Result<(), ApiError> {
+        match named {
+            Some(project) if project != self.project_id => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "Forbidden",
+                format!(
+                    "this API key belongs to project '{}', not '{project}'; use a key of that project",
+                    self.project_id
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Who to record as reviewer or trigger.
     pub fn actor(&self) -> String {
         format!("key:{}", self.key_name)

@@ -40,6 +40,12 @@ pub struct ServerConfig {
     pub store: Option<Arc<dyn quarry_core::store::Store>>,
     /// The entity pipeline over `store`; `None` when the server cannot run extractions.
     pub pipeline: Option<Arc<quarry_engine::pipeline::Pipeline>>,
+    /// Search by meaning for `/v1/graph/entities` (the pipeline's own retriever, so one index
+    /// serves both); `None` answers name matches only.
+    pub retriever: Option<Arc<dyn quarry_core::retrieval::Retriever>>,
+    /// The background worker of the episode queue, woken when an episode arrives; `None` leaves
+    /// episodes to its idle poll or to another process.
+    pub graph_worker: Option<Arc<quarry_engine::graph::GraphWorkerHandle>>,
 }
 
 impl Default for ServerConfig {
@@ -51,6 +57,8 @@ impl Default for ServerConfig {
             max_conversations: 10_000,
             store: None,
             pipeline: None,
+            retriever: None,
+            graph_worker: None,
         }
     }
 }
@@ -63,6 +71,8 @@ pub struct AppState {
     pub conversations: Arc<conversations::Conversations>,
     pub store: Option<Arc<dyn quarry_core::store::Store>>,
     pub pipeline: Option<Arc<quarry_engine::pipeline::Pipeline>>,
+    pub retriever: Option<Arc<dyn quarry_core::retrieval::Retriever>>,
+    pub graph_worker: Option<Arc<quarry_engine::graph::GraphWorkerHandle>>,
 }
 
 /// Every route of the server.
@@ -73,6 +83,8 @@ pub fn router(config: ServerConfig) -> Router {
         conversations: Arc::new(conversations::Conversations::new(config.max_conversations)),
         store: config.store,
         pipeline: config.pipeline,
+        retriever: config.retriever,
+        graph_worker: config.graph_worker,
     };
     Router::new()
         .route("/healthz", get(health::healthz))

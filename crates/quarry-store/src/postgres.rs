@@ -29,4 +29,4 @@ impl PostgresStore {
     }
 }
 
-impl_store!(PostgresStore);
+impl_store!(PostgresStore, crate::sql::CLAIM_EPISODES_POSTGRES);

@@ -2,8 +2,9 @@
 //! stored as their serde (snake_case) names; JSON columns decode through `sqlx::types::Json`.
 
 use quarry_core::model::{
-    ApiKey, Confidence, Document, Entity, EntityType, ExtractionResult, ExtractionRun, Relation,
-    ResultStatus, RunScope, RunStatus, SourceRef,
+    ApiKey, Confidence, Document, DocumentKind, Entity, EntityType, Episode, EpisodeStatus,
+    ExtractionResult, ExtractionRun, GraphExtraction, Relation, ResultStatus, RunScope, RunStatus,
+    SourceRef, StoredChunk,
 };
 use quarry_core::store::StoreError;
 use serde::Serialize;
@@ -37,6 +38,9 @@ pub(crate) struct EntityRow {
     metadata: Json<Map<String, Value>>,
     created_at: String,
     updated_at: String,
+    mention_count: i64,
+    notes: Option<String>,
+    last_seen_at: Option<String>,
 }
 
 impl From<EntityRow> for Entity {
@@ -51,6 +55,9 @@ impl From<EntityRow> for Entity {
             metadata: row.metadata.0,
             created_at: row.created_at,
             updated_at: row.updated_at,
+            mention_count: row.mention_count,
+            notes: row.notes,
+            last_seen_at: row.last_seen_at,
         }
     }
 }
@@ -101,19 +108,124 @@ pub(crate) struct DocumentRow {
     project_id: String,
     title: String,
     text: String,
+    kind: String,
     created_at: String,
 }
 
-impl From<DocumentRow> for Document {
-    fn from(row: DocumentRow) -> Self {
-        Document {
+impl TryFrom<DocumentRow> for Document {
+    type Error = StoreError;
+
+    fn try_from(row: DocumentRow) -> Result<Self, StoreError> {
+        Ok(Document {
+            kind: parse_enum::<DocumentKind>("documents.kind", &row.kind)?,
             id: row.id,
             project_id: row.project_id,
             title: row.title,
             text: row.text,
             created_at: row.created_at,
-        }
+        })
     }
+}
+
+#[derive(FromRow)]
+pub(crate) struct EpisodeRow {
+    id: String,
+    project_id: String,
+    user_message: String,
+    assistant_response: String,
+    status: String,
+    attempts: i64,
+    error: Option<String>,
+    ingest: Option<Json<GraphExtraction>>,
+    entities_stored: i64,
+    entities_skipped: i64,
+    relationships_stored: i64,
+    relationships_skipped: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+impl TryFrom<EpisodeRow> for Episode {
+    type Error = StoreError;
+
+    fn try_from(row: EpisodeRow) -> Result<Self, StoreError> {
+        Ok(Episode {
+            status: parse_enum::<EpisodeStatus>("episodes.status", &row.status)?,
+            id: row.id,
+            project_id: row.project_id,
+            user_message: row.user_message,
+            assistant_response: row.assistant_response,
+            attempts: row.attempts,
+            error: row.error,
+            ingest: row.ingest.map(|ingest| ingest.0),
+            entities_stored: row.entities_stored,
+            relationships_stored: row.relationships_stored,
+            relationships_skipped: row.relationships_skipped,
+            entities_skipped: row.entities_skipped,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+/// A stored chunk and its project. Offsets are kept as BIGINT/INTEGER; the embedding as
+/// little-endian f32 bytes.
+#[derive(FromRow)]
+pub(crate) struct ChunkRow {
+    project_id: String,
+    document_id: String,
+    ordinal: i64,
+    start_cp: i64,
+    end_cp: i64,
+    byte_start: i64,
+    byte_end: i64,
+    embedder: String,
+    embedding: Vec<u8>,
+}
+
+impl TryFrom<ChunkRow> for (String, StoredChunk) {
+    type Error = StoreError;
+
+    fn try_from(row: ChunkRow) -> Result<Self, StoreError> {
+        let offset = |column: &str, value: i64| {
+            usize::try_from(value)
+                .map_err(|_| StoreError::Backend(format!("column chunks.{column} holds {value}")))
+        };
+        if !row.embedding.len().is_multiple_of(4) {
+            return Err(StoreError::Backend(format!(
+                "column chunks.embedding of '{}' #{} holds {} bytes, not f32s",
+                row.document_id,
+                row.ordinal,
+                row.embedding.len()
+            )));
+        }
+        let chunk = StoredChunk {
+            start: offset("start_cp", row.start_cp)?,
+            end: offset("end_cp", row.end_cp)?,
+            byte_start: offset("byte_start", row.byte_start)?,
+            byte_end: offset("byte_end", row.byte_end)?,
+            document_id: row.document_id,
+            ordinal: row.ordinal,
+            embedder: row.embedder,
+            embedding: decode_embedding(&row.embedding),
+        };
+        Ok((row.project_id, chunk))
+    }
+}
+
+/// An embedding as stored: each f32 as 4 little-endian bytes (bit-exact, NaNs included).
+pub(crate) fn encode_embedding(embedding: &[f32]) -> Vec<u8> {
+    embedding
+        .iter()
+        .flat_map(|value| value.to_le_bytes())
+        .collect()
+}
+
+fn decode_embedding(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
 }
 
 #[derive(FromRow)]

@@ -1,10 +1,12 @@
 //! The SQL both backends run. Placeholders are `$N`, which PostgreSQL and sqlx's SQLite driver
 //! both read positionally; every statement filters by `project_id` (except key lookup by
-//! prefix, which happens before a project is known, and the start-up sweep of interrupted runs).
+//! prefix, which happens before a project is known, the start-up sweeps of interrupted runs and
+//! episodes, the episode queue take, and the index rebuild reads, which serve every project).
 
 macro_rules! entity_columns {
     () => {
-        "id, project_id, entity_type, title, parent_id, fields, metadata, created_at, updated_at"
+        "id, project_id, entity_type, title, parent_id, fields, metadata, created_at, updated_at, \
+         mention_count, notes, last_seen_at"
     };
 }
 macro_rules! run_columns {
@@ -25,6 +27,24 @@ macro_rules! relation_columns {
         "id, project_id, from_id, to_id, label, mention_count, notes, first_seen_at, last_seen_at"
     };
 }
+macro_rules! document_columns {
+    () => {
+        "id, project_id, title, text, kind, created_at"
+    };
+}
+macro_rules! episode_columns {
+    () => {
+        "id, project_id, user_message, assistant_response, status, attempts, error, ingest, \
+         entities_stored, entities_skipped, relationships_stored, relationships_skipped, \
+         created_at, updated_at"
+    };
+}
+macro_rules! chunk_columns {
+    () => {
+        "project_id, document_id, ordinal, start_cp, end_cp, byte_start, byte_end, embedder, \
+         embedding"
+    };
+}
 macro_rules! api_key_columns {
     () => {
         "id, project_id, name, prefix, secret_hash, scopes, created_at, revoked"
@@ -35,6 +55,8 @@ macro_rules! api_key_columns {
 pub(crate) const INSERT_PROJECT: &str = "INSERT INTO projects (id, name, created_at) VALUES ($1, $2, $3) \
      ON CONFLICT (name) DO NOTHING";
 pub(crate) const PROJECT_ID_BY_NAME: &str = "SELECT id FROM projects WHERE name = $1";
+/// Every project (index rebuilds at start walk them all).
+pub(crate) const PROJECT_IDS: &str = "SELECT id FROM projects ORDER BY created_at, id";
 pub(crate) const INSERT_API_KEY: &str = concat!(
     "INSERT INTO api_keys (",
     api_key_columns!(),
@@ -59,7 +81,7 @@ pub(crate) const ENTITY_TYPES: &str =
 pub(crate) const INSERT_ENTITY: &str = concat!(
     "INSERT INTO entities (",
     entity_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 );
 pub(crate) const ENTITY_BY_ID: &str = concat!(
     "SELECT ",
@@ -84,12 +106,14 @@ pub(crate) const SET_ENTITY_FIELDS: &str =
     "UPDATE entities SET fields = $3, updated_at = $4 WHERE project_id = $1 AND id = $2";
 pub(crate) const COUNT_ENTITIES_AMONG: &str =
     "SELECT COUNT(*) FROM entities WHERE project_id = $1 AND id IN ($2, $3)";
+/// `$7` is the notes: they replace the stored ones only when not NULL.
 pub(crate) const UPSERT_RELATION: &str = concat!(
     "INSERT INTO relations (",
     relation_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, 1, NULL, $6, $6) \
+    ") VALUES ($1, $2, $3, $4, $5, 1, $7, $6, $6) \
      ON CONFLICT (project_id, from_id, to_id, label) DO UPDATE SET \
-     mention_count = relations.mention_count + 1, last_seen_at = excluded.last_seen_at \
+     mention_count = relations.mention_count + 1, last_seen_at = excluded.last_seen_at, \
+     notes = COALESCE(excluded.notes, relations.notes) \
      RETURNING ",
     relation_columns!()
 );
@@ -97,7 +121,8 @@ pub(crate) const UPSERT_RELATION: &str = concat!(
 /// entities up by id instead of walking every entity of the project.
 pub(crate) const CONNECTED_ENTITIES: &str = "SELECT e.id AS id, e.project_id AS project_id, \
      e.entity_type AS entity_type, e.title AS title, e.parent_id AS parent_id, e.fields AS fields, \
-     e.metadata AS metadata, e.created_at AS created_at, e.updated_at AS updated_at \
+     e.metadata AS metadata, e.created_at AS created_at, e.updated_at AS updated_at, \
+     e.mention_count AS mention_count, e.notes AS notes, e.last_seen_at AS last_seen_at \
      FROM (SELECT to_id AS id FROM relations WHERE project_id = $1 AND from_id = $2 \
        UNION SELECT from_id FROM relations WHERE project_id = $1 AND to_id = $2) c \
      JOIN entities e ON e.id = c.id \
@@ -105,18 +130,27 @@ pub(crate) const CONNECTED_ENTITIES: &str = "SELECT e.id AS id, e.project_id AS 
      ORDER BY e.created_at, e.id LIMIT $3";
 
 // --- documents -------------------------------------------------------------------------------
-pub(crate) const INSERT_DOCUMENT: &str =
-    "INSERT INTO documents (id, project_id, title, text, created_at) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const INSERT_DOCUMENT: &str = concat!(
+    "INSERT INTO documents (",
+    document_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6)"
+);
 pub(crate) const COUNT_DOCUMENT: &str =
     "SELECT COUNT(*) FROM documents WHERE project_id = $1 AND id = $2";
 pub(crate) const INSERT_DOCUMENT_LINK: &str = "INSERT INTO document_links (project_id, document_id, entity_id, created_at) \
      VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, document_id, entity_id) DO NOTHING";
-pub(crate) const DOCUMENTS: &str = "SELECT id, project_id, title, text, created_at FROM documents \
-     WHERE project_id = $1 ORDER BY created_at, id";
-pub(crate) const LINKED_DOCUMENTS: &str = "SELECT id, project_id, title, text, created_at FROM documents \
-     WHERE project_id = $1 AND id IN (\
+pub(crate) const DOCUMENTS: &str = concat!(
+    "SELECT ",
+    document_columns!(),
+    " FROM documents WHERE project_id = $1 ORDER BY created_at, id"
+);
+pub(crate) const LINKED_DOCUMENTS: &str = concat!(
+    "SELECT ",
+    document_columns!(),
+    " FROM documents WHERE project_id = $1 AND id IN (\
        SELECT document_id FROM document_links WHERE project_id = $1 AND entity_id = $2) \
-     ORDER BY created_at, id";
+     ORDER BY created_at, id"
+);
 
 // --- runs ------------------------------------------------------------------------------------
 pub(crate) const INSERT_RUN: &str = concat!(
@@ -204,3 +238,203 @@ pub(crate) const FEEDBACK_COUNTS: &str = "SELECT status, confidence, n FROM feed
 pub(crate) const FEEDBACK_REASONS: &str = "SELECT reason, n FROM feedback_reasons \
      WHERE project_id = $1 AND entity_type = $2 AND field_name = $3 AND n > 0 \
      ORDER BY n DESC, reason LIMIT $4";
+
+// --- conversation graph (migration 0003) ---------------------------------------------------
+pub(crate) const INSERT_EPISODE: &str = concat!(
+    "INSERT INTO episodes (",
+    episode_columns!(),
+    ") VALUES ($1, $2, $3, $4, 'pending', 0, NULL, $5, 0, 0, 0, 0, $6, $6)"
+);
+pub(crate) const EPISODE_BY_ID: &str = concat!(
+    "SELECT ",
+    episode_columns!(),
+    " FROM episodes WHERE project_id = $1 AND id = $2"
+);
+pub(crate) const COUNT_EPISODE: &str =
+    "SELECT COUNT(*) FROM episodes WHERE project_id = $1 AND id = $2";
+/// The queue take, across projects. Two texts because only PostgreSQL needs (and has)
+/// `SKIP LOCKED`: there a second taker skips the rows the first one locked instead of
+/// re-checking them after it commits. On SQLite the single statement holds the write lock from
+/// its start, so takers run one after another. The pick is a materialised CTE: as an `IN`
+/// subquery PostgreSQL may rescan it while updating, and a rescan skips the rows this very
+/// statement already updated and picks further ones, past the limit. The outer
+/// `status = 'pending'` keeps a row re-checked after a concurrent update from being taken twice.
+///
+/// The pick walks the `episodes_queue` index (status, created_at, id) in order and stops after
+/// `$3` rows. The update finds the picked rows by primary key; on SQLite the outer status test
+/// is written `+status` so the planner cannot choose the queue index there instead, which
+/// would visit every pending episode for each take.
+macro_rules! claim_episodes {
+    ($lock:literal, $outer_status:literal) => {
+        concat!(
+            "WITH picked AS MATERIALIZED (SELECT id FROM episodes \
+               WHERE status = 'pending' AND (NOT $2 OR ingest IS NOT NULL) \
+               ORDER BY created_at, id LIMIT $3",
+            $lock,
+            ") UPDATE episodes SET status = 'running', attempts = attempts + 1, updated_at = $1 \
+             WHERE ",
+            $outer_status,
+            " = 'pending' AND id IN (SELECT id FROM picked) RETURNING ",
+            episode_columns!()
+        )
+    };
+}
+pub(crate) const CLAIM_EPISODES_SQLITE: &str = claim_episodes!("", "+status");
+pub(crate) const CLAIM_EPISODES_POSTGRES: &str =
+    claim_episodes!(" FOR UPDATE SKIP LOCKED", "status");
+pub(crate) const REQUEUE_RUNNING_EPISODES: &str =
+    "UPDATE episodes SET status = 'pending', updated_at = $1 WHERE status = 'running'";
+macro_rules! finish_episode {
+    () => {
+        "UPDATE episodes SET status = $3, error = $4, entities_stored = $5, entities_skipped = $6, \
+         relationships_stored = $7, relationships_skipped = $8, updated_at = $9 \
+         WHERE project_id = $1 AND id = $2"
+    };
+}
+pub(crate) const FINISH_EPISODE: &str =
+    concat!(finish_episode!(), " RETURNING ", episode_columns!());
+/// [`FINISH_EPISODE`] inside a graph transaction (`complete_episode`): no row back, zero rows
+/// affected means no such episode in the project.
+pub(crate) const END_EPISODE: &str = finish_episode!();
+pub(crate) const ENTITY_EPISODES: &str = concat!(
+    "SELECT ",
+    episode_columns!(),
+    " FROM episodes WHERE project_id = $1 AND id IN (\
+       SELECT document_id FROM document_links WHERE project_id = $1 AND entity_id = $2) \
+     ORDER BY created_at DESC, id DESC LIMIT $3"
+);
+/// A no-op write that takes the project's row lock (the database's write lock on SQLite), so
+/// graph writes of one project run one after another and the (type, title) look-up before an
+/// insert cannot race another insert. No key column changes, so foreign-key checks of other
+/// writes are not blocked. No row: the project does not exist.
+pub(crate) const LOCK_PROJECT: &str = "UPDATE projects SET created_at = created_at WHERE id = $1";
+/// One more mention of an entity: `$3` now, `$4` notes (replacing the stored ones when not NULL).
+pub(crate) const MENTION_ENTITY: &str = concat!(
+    "UPDATE entities SET mention_count = mention_count + 1, last_seen_at = $3, updated_at = $3, \
+     notes = COALESCE($4, notes) WHERE project_id = $1 AND id = $2 RETURNING ",
+    entity_columns!()
+);
+/// [`MENTION_ENTITY`] for the oldest entity of exactly this (type `$2`, title `$3`); `$4` now,
+/// `$5` notes.
+pub(crate) const MENTION_ENTITY_BY_TITLE: &str = concat!(
+    "UPDATE entities SET mention_count = mention_count + 1, last_seen_at = $4, updated_at = $4, \
+     notes = COALESCE($5, notes) WHERE project_id = $1 AND id = (SELECT id FROM entities \
+       WHERE project_id = $1 AND entity_type = $2 AND title = $3 ORDER BY created_at, id LIMIT 1) \
+     RETURNING ",
+    entity_columns!()
+);
+/// [`MENTION_ENTITY`] for several distinct entities at once: `{rows}` are `(id, notes, now)`
+/// (see [`with_rows`]). SQLite and PostgreSQL both name the columns of `VALUES` `column1`,
+/// `column2`, ...; an id missing from the project returns no row.
+pub(crate) const MENTION_ENTITIES: &str = concat!(
+    "UPDATE entities SET mention_count = entities.mention_count + 1, last_seen_at = v.column3, \
+     updated_at = v.column3, notes = COALESCE(v.column2, entities.notes) \
+     FROM (VALUES {rows}) AS v WHERE entities.project_id = $1 AND entities.id = v.column1 \
+     RETURNING ",
+    entity_columns!()
+);
+pub(crate) const MENTION_ENTITIES_ROW: &str = "(?, ?, ?)";
+/// [`INSERT_DOCUMENT_LINK`] for several entities of one document: `$2` the document, `$3` now
+/// (the links of one write share their time).
+pub(crate) const INSERT_DOCUMENT_LINKS: &str = "INSERT INTO document_links \
+     (project_id, document_id, entity_id, created_at) VALUES {rows} \
+     ON CONFLICT (project_id, document_id, entity_id) DO NOTHING";
+pub(crate) const INSERT_DOCUMENT_LINKS_ROW: &str = "($1, $2, ?, $3)";
+/// [`UPSERT_RELATION`] for several relations with distinct (from, to, label) (PostgreSQL
+/// refuses to update one row twice in a statement): rows `(id, from, to, label, notes, now,
+/// now)`. RETURNING rows come in no particular order; the caller maps them by their key.
+pub(crate) const UPSERT_RELATIONS: &str = concat!(
+    "INSERT INTO relations (",
+    relation_columns!(),
+    ") VALUES {rows} \
+     ON CONFLICT (project_id, from_id, to_id, label) DO UPDATE SET \
+     mention_count = relations.mention_count + 1, last_seen_at = excluded.last_seen_at, \
+     notes = COALESCE(excluded.notes, relations.notes) \
+     RETURNING ",
+    relation_columns!()
+);
+pub(crate) const UPSERT_RELATIONS_ROW: &str = "(?, $1, ?, ?, ?, 1, ?, ?, ?)";
+/// Most rows in one multi-row statement (a bounded set of statement texts per connection).
+pub(crate) const MAX_ROWS: usize = 32;
+
+/// `template` with `{rows}` replaced by `count` copies of `row` joined by commas, each `?` of
+/// them becoming the next placeholder from `$first` on (`$N` in `row` stay as they are).
+pub(crate) fn with_rows(template: &str, row: &str, first: usize, count: usize) -> String {
+    let mut rows = String::with_capacity(count * (row.len() + 8));
+    let mut next = first;
+    for i in 0..count {
+        if i > 0 {
+            rows.push_str(", ");
+        }
+        for c in row.chars() {
+            if c == '?' {
+                rows.push('$');
+                rows.push_str(&next.to_string());
+                next += 1;
+            } else {
+                rows.push(c);
+            }
+        }
+    }
+    template.replace("{rows}", &rows)
+}
+
+/// Titles containing `$3` (a LIKE pattern escaped with `\`), case-insensitively through the
+/// database's own `lower` on both sides; titles equal to `$4` first.
+pub(crate) const ENTITIES_BY_NAME: &str = concat!(
+    "SELECT ",
+    entity_columns!(),
+    " FROM entities WHERE project_id = $1 AND ($2 IS NULL OR entity_type = $2) \
+     AND lower(title) LIKE lower($3) ESCAPE '\\' \
+     ORDER BY CASE WHEN lower(title) = lower($4) THEN 0 ELSE 1 END, mention_count DESC, title, id \
+     LIMIT $5"
+);
+
+// Statements over a list of values: `{list}` becomes placeholders from `$2` on (see [`with_list`]).
+pub(crate) const RECENT_ENTITIES_OF_TYPES: &str = concat!(
+    "SELECT ",
+    entity_columns!(),
+    " FROM entities WHERE project_id = $1 AND entity_type IN ({list}) \
+     ORDER BY created_at DESC, id DESC LIMIT $2"
+);
+pub(crate) const ENTITIES_AMONG: &str = concat!(
+    "SELECT ",
+    entity_columns!(),
+    " FROM entities WHERE project_id = $1 AND id IN ({list})"
+);
+pub(crate) const RELATIONS_TOUCHING: &str = concat!(
+    "SELECT ",
+    relation_columns!(),
+    " FROM relations WHERE project_id = $1 AND (from_id IN ({list}) OR to_id IN ({list})) \
+     ORDER BY first_seen_at, id"
+);
+
+/// `template` with `{list}` replaced by `count` placeholders numbered from `first`.
+pub(crate) fn with_list(template: &str, first: usize, count: usize) -> String {
+    let list = (first..first + count)
+        .map(|n| format!("${n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    template.replace("{list}", &list)
+}
+
+// --- retrieval chunks (migration 0003) -----------------------------------------------------
+pub(crate) const DELETE_CHUNKS: &str =
+    "DELETE FROM chunks WHERE project_id = $1 AND document_id = $2";
+pub(crate) const INSERT_CHUNK: &str = concat!(
+    "INSERT INTO chunks (",
+    chunk_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+);
+/// Every project's chunks: the index rebuild at start (no project filter, like the sweeps).
+pub(crate) const ALL_CHUNKS: &str = concat!(
+    "SELECT ",
+    chunk_columns!(),
+    " FROM chunks ORDER BY document_id, ordinal"
+);
+/// Every document of every project with its links, one row per link (a NULL entity for a
+/// document without any), grouped by document.
+pub(crate) const ALL_DOCUMENT_LINKS: &str = "SELECT d.project_id, d.id, l.entity_id \
+     FROM documents d LEFT JOIN document_links l \
+       ON l.project_id = d.project_id AND l.document_id = d.id \
+     ORDER BY d.id, l.entity_id";

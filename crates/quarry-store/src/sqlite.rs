@@ -59,4 +59,4 @@ impl SqliteStore {
     }
 }
 
-impl_store!(SqliteStore);
+impl_store!(SqliteStore, crate::sql::CLAIM_EPISODES_SQLITE);

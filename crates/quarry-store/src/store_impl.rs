@@ -7,36 +7,70 @@
 //! another connection commits in between (the busy timeout cannot help an upgrade). So every
 //! transaction here *writes first*, taking the write lock (waiting on the busy timeout), and
 //! reads afterwards. The first write locks the entity concerned (`sql::LOCK_ENTITY`), which on
-//! PostgreSQL serialises writers of one entity's results under READ COMMITTED.
+//! PostgreSQL serialises writers of one entity's results under READ COMMITTED. Graph writes
+//! (`apply_graph`) lock the project row first (`sql::LOCK_PROJECT`) instead, so their look-up of
+//! an entity by (type, title) before inserting it cannot race another graph write.
 
-/// `impl Store for $store` over `self.pool`.
+/// `impl Store for $store` over `self.pool`. `$claim_episodes` is the backend's queue take
+/// (`sql::CLAIM_EPISODES_*`), the one statement whose text differs between the dialects.
 macro_rules! impl_store {
-    ($store:ty) => {
+    ($store:ty, $claim_episodes:expr) => {
         const _: () = {
             use std::collections::{BTreeMap, BTreeSet};
 
             use quarry_core::model::{
-                ApiKey, Confidence, Document, Entity, EntityType, ExtractionResult, ExtractionRun,
-                FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision,
-                RunScope, RunStatus,
+                ApiKey, Confidence, Document, DocumentKind, Entity, EntityType, Episode,
+                EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun, FeedbackSummary,
+                GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult, Relation,
+                ResultStatus, ReviewDecision, RunScope, RunStatus, StoredChunk,
             };
             use quarry_core::store::{Reviewed, Store, StoreError, StoreFuture};
             use serde_json::{Map, Value};
+            use sqlx::AssertSqlSafe;
             use sqlx::types::Json;
 
             use $crate::clock::{millis_between, new_id, now};
             use $crate::error::{backend, not_found};
             use $crate::rows::{
-                ApiKeyRow, DocumentRow, EntityRow, EntityTypeRow, ReasonCountRow, RelationRow,
-                ResultRow, RunRow, StatusCountRow, enum_text, parse_enum,
+                ApiKeyRow, ChunkRow, DocumentRow, EntityRow, EntityTypeRow, EpisodeRow,
+                ReasonCountRow, RelationRow, ResultRow, RunRow, StatusCountRow, encode_embedding,
+                enum_text, parse_enum,
             };
             use $crate::sql;
 
             const INTERRUPTED: &str = "interrupted: the process stopped before the run finished";
             const TOP_REJECTION_REASONS: i64 = 5;
 
+            /// Most values bound into one `IN (...)` list (SQLite allows 32766 parameters).
+            const LIST_CHUNK: usize = 512;
+
             fn sql_limit(limit: usize) -> i64 {
                 i64::try_from(limit).unwrap_or(i64::MAX)
+            }
+
+            fn sql_offset(what: &str, value: usize) -> Result<i64, StoreError> {
+                i64::try_from(value)
+                    .map_err(|_| StoreError::Conflict(format!("{what} {value} is out of range")))
+            }
+
+            /// The distinct `values` in lists of at most [`LIST_CHUNK`], each padded (repeating
+            /// its last value, harmless in `IN`) to a power of two: a handful of statement texts
+            /// serve every length, so the per-connection statement cache stays small.
+            fn padded_lists(values: &[String]) -> Vec<Vec<&str>> {
+                let distinct: Vec<&str> = values
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                distinct
+                    .chunks(LIST_CHUNK)
+                    .map(|list| {
+                        let mut padded = list.to_vec();
+                        padded.resize(list.len().next_power_of_two(), list[list.len() - 1]);
+                        padded
+                    })
+                    .collect()
             }
 
             /// Changes to `feedback_counts`: (entity type, field, status, confidence) → delta.
@@ -100,6 +134,300 @@ macro_rules! impl_store {
                         Ok(())
                     }
                 }
+
+                /// `apply_graph`, and with `finish` also `finish_episode` of `episode_id`, in one
+                /// transaction. Statements: the project lock, the episode's end (or its existence
+                /// check), one multi-row mention of the entities named by id, per other entity a
+                /// mention by (type, title) or an insert, one multi-row link insert, one
+                /// multi-row relation upsert. Repeated ids or relation keys in one write (not
+                /// what the engine sends) take the one-row-at-a-time statements instead, which
+                /// count every repetition.
+                async fn write_graph(
+                    &self,
+                    project: &str,
+                    episode_id: Option<&str>,
+                    write: &GraphWrite,
+                    finish: Option<&EpisodeOutcome>,
+                ) -> Result<GraphApplied, StoreError> {
+                    let count = write.entities.len();
+                    if let Some(bad) = write
+                        .relationships
+                        .iter()
+                        .find(|relation| relation.from >= count || relation.to >= count)
+                    {
+                        return Err(StoreError::Conflict(format!(
+                            "relationship '{}' joins entities #{} and #{} of a write holding {count}",
+                            bad.label, bad.from, bad.to
+                        )));
+                    }
+                    // Dropping `tx` on an early return rolls everything back.
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    // The project first: graph writes of one project queue here.
+                    let locked = sqlx::query(sql::LOCK_PROJECT)
+                        .bind(project)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    if locked.rows_affected() == 0 {
+                        return Err(not_found("project", project));
+                    }
+                    // After the lock: times follow the order in which writes of a project land.
+                    let at = now();
+                    match (episode_id, finish) {
+                        (Some(episode_id), Some(outcome)) => {
+                            let status = match outcome.error {
+                                None => EpisodeStatus::Done,
+                                Some(_) => EpisodeStatus::Failed,
+                            };
+                            let ended = sqlx::query(sql::END_EPISODE)
+                                .bind(project)
+                                .bind(episode_id)
+                                .bind(status.as_str())
+                                .bind(&outcome.error)
+                                .bind(outcome.entities_stored)
+                                .bind(outcome.entities_skipped)
+                                .bind(outcome.relationships_stored)
+                                .bind(outcome.relationships_skipped)
+                                .bind(&at)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            if ended.rows_affected() == 0 {
+                                return Err(not_found("episode", episode_id));
+                            }
+                        }
+                        (Some(episode_id), None) => {
+                            let found: i64 = sqlx::query_scalar(sql::COUNT_EPISODE)
+                                .bind(project)
+                                .bind(episode_id)
+                                .fetch_one(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            if found == 0 {
+                                return Err(not_found("episode", episode_id));
+                            }
+                        }
+                        (None, _) => {}
+                    }
+
+                    let mut entities: Vec<Option<Entity>> = vec![None; count];
+                    let mut inserted = vec![false; count];
+                    // Entities named by id: one statement per chunk when the ids are distinct.
+                    let by_id: Vec<(usize, &str)> = write
+                        .entities
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, node)| node.existing_id.as_deref().map(|id| (i, id)))
+                        .collect();
+                    let distinct = by_id.iter().map(|(_, id)| *id).collect::<BTreeSet<_>>();
+                    if distinct.len() == by_id.len() {
+                        for chunk in by_id.chunks(sql::MAX_ROWS) {
+                            let text = sql::with_rows(
+                                sql::MENTION_ENTITIES,
+                                sql::MENTION_ENTITIES_ROW,
+                                2,
+                                chunk.len(),
+                            );
+                            let mut query =
+                                sqlx::query_as::<_, EntityRow>(AssertSqlSafe(text)).bind(project);
+                            for &(i, id) in chunk {
+                                query = query.bind(id).bind(&write.entities[i].notes).bind(now());
+                            }
+                            let mut rows: BTreeMap<String, Entity> = query
+                                .fetch_all(&mut *tx)
+                                .await
+                                .map_err(backend)?
+                                .into_iter()
+                                .map(|row| {
+                                    let entity = Entity::from(row);
+                                    (entity.id.clone(), entity)
+                                })
+                                .collect();
+                            for &(i, id) in chunk {
+                                entities[i] =
+                                    Some(rows.remove(id).ok_or_else(|| not_found("entity", id))?);
+                            }
+                        }
+                    } else {
+                        for &(i, id) in &by_id {
+                            let row = sqlx::query_as::<_, EntityRow>(sql::MENTION_ENTITY)
+                                .bind(project)
+                                .bind(id)
+                                .bind(now())
+                                .bind(&write.entities[i].notes)
+                                .fetch_optional(&mut *tx)
+                                .await
+                                .map_err(backend)?
+                                .ok_or_else(|| not_found("entity", id))?;
+                            entities[i] = Some(Entity::from(row));
+                        }
+                    }
+                    // The others by exact (type, title), inserted when missing; one after the
+                    // other, so a later one finds what an earlier one inserted.
+                    for (i, node) in write.entities.iter().enumerate() {
+                        if node.existing_id.is_some() {
+                            continue;
+                        }
+                        let at = now();
+                        let updated = sqlx::query_as::<_, EntityRow>(sql::MENTION_ENTITY_BY_TITLE)
+                            .bind(project)
+                            .bind(&node.entity_type)
+                            .bind(&node.name)
+                            .bind(&at)
+                            .bind(&node.notes)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        entities[i] = Some(match updated {
+                            Some(row) => Entity::from(row),
+                            None => {
+                                let mut metadata = Map::new();
+                                metadata.insert("source".into(), Value::from(node.source.clone()));
+                                let created = Entity {
+                                    id: new_id(),
+                                    project_id: project.to_owned(),
+                                    entity_type: node.entity_type.clone(),
+                                    title: node.name.clone(),
+                                    parent_id: None,
+                                    fields: Map::new(),
+                                    metadata,
+                                    created_at: at.clone(),
+                                    updated_at: at.clone(),
+                                    mention_count: 1,
+                                    notes: node.notes.clone(),
+                                    last_seen_at: Some(at.clone()),
+                                };
+                                sqlx::query(sql::INSERT_ENTITY)
+                                    .bind(&created.id)
+                                    .bind(&created.project_id)
+                                    .bind(&created.entity_type)
+                                    .bind(&created.title)
+                                    .bind(&created.parent_id)
+                                    .bind(Json(&created.fields))
+                                    .bind(Json(&created.metadata))
+                                    .bind(&created.created_at)
+                                    .bind(&created.updated_at)
+                                    .bind(created.mention_count)
+                                    .bind(&created.notes)
+                                    .bind(&created.last_seen_at)
+                                    .execute(&mut *tx)
+                                    .await
+                                    .map_err(backend)?;
+                                inserted[i] = true;
+                                created
+                            }
+                        });
+                    }
+                    let entities: Vec<Entity> = entities.into_iter().flatten().collect();
+
+                    if let Some(episode_id) = episode_id {
+                        let linked: Vec<&str> = entities
+                            .iter()
+                            .map(|entity| entity.id.as_str())
+                            .collect::<BTreeSet<_>>()
+                            .into_iter()
+                            .collect();
+                        for chunk in linked.chunks(sql::MAX_ROWS) {
+                            let text = sql::with_rows(
+                                sql::INSERT_DOCUMENT_LINKS,
+                                sql::INSERT_DOCUMENT_LINKS_ROW,
+                                4,
+                                chunk.len(),
+                            );
+                            let mut query = sqlx::query(AssertSqlSafe(text))
+                                .bind(project)
+                                .bind(episode_id)
+                                .bind(&at);
+                            for id in chunk {
+                                query = query.bind(*id);
+                            }
+                            query.execute(&mut *tx).await.map_err(backend)?;
+                        }
+                    }
+
+                    let keys: Vec<(&str, &str, &str)> = write
+                        .relationships
+                        .iter()
+                        .map(|relation| {
+                            (
+                                entities[relation.from].id.as_str(),
+                                entities[relation.to].id.as_str(),
+                                relation.label.as_str(),
+                            )
+                        })
+                        .collect();
+                    let mut relations = Vec::with_capacity(keys.len());
+                    if keys.iter().collect::<BTreeSet<_>>().len() == keys.len() {
+                        let rows: Vec<(usize, &(&str, &str, &str))> =
+                            keys.iter().enumerate().collect();
+                        for chunk in rows.chunks(sql::MAX_ROWS) {
+                            let text = sql::with_rows(
+                                sql::UPSERT_RELATIONS,
+                                sql::UPSERT_RELATIONS_ROW,
+                                2,
+                                chunk.len(),
+                            );
+                            let mut query = sqlx::query_as::<_, RelationRow>(AssertSqlSafe(text))
+                                .bind(project);
+                            for &(i, &(from, to, label)) in chunk {
+                                let at = now();
+                                query = query
+                                    .bind(new_id())
+                                    .bind(from)
+                                    .bind(to)
+                                    .bind(label)
+                                    .bind(&write.relationships[i].notes)
+                                    .bind(at.clone())
+                                    .bind(at);
+                            }
+                            let mut upserted: BTreeMap<(String, String, String), Relation> = query
+                                .fetch_all(&mut *tx)
+                                .await
+                                .map_err(backend)?
+                                .into_iter()
+                                .map(|row| {
+                                    let relation = Relation::from(row);
+                                    let key = (
+                                        relation.from_id.clone(),
+                                        relation.to_id.clone(),
+                                        relation.label.clone(),
+                                    );
+                                    (key, relation)
+                                })
+                                .collect();
+                            for &(_, &(from, to, label)) in chunk {
+                                let key = (from.to_owned(), to.to_owned(), label.to_owned());
+                                let relation = upserted.remove(&key).ok_or_else(|| {
+                                    StoreError::Backend(format!(
+                                        "the upsert of relation '{label}' returned no row"
+                                    ))
+                                })?;
+                                relations.push(relation);
+                            }
+                        }
+                    } else {
+                        for (i, &(from, to, label)) in keys.iter().enumerate() {
+                            let row = sqlx::query_as::<_, RelationRow>(sql::UPSERT_RELATION)
+                                .bind(new_id())
+                                .bind(project)
+                                .bind(from)
+                                .bind(to)
+                                .bind(label)
+                                .bind(now())
+                                .bind(&write.relationships[i].notes)
+                                .fetch_one(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            relations.push(Relation::from(row));
+                        }
+                    }
+                    tx.commit().await.map_err(backend)?;
+                    Ok(GraphApplied {
+                        entities,
+                        inserted,
+                        relations,
+                    })
+                }
             }
 
             impl Store for $store {
@@ -135,6 +463,15 @@ macro_rules! impl_store {
                             .await
                             .map_err(backend)?;
                         Ok(())
+                    })
+                }
+
+                fn list_project_ids(&self) -> StoreFuture<'_, Vec<String>> {
+                    Box::pin(async move {
+                        sqlx::query_scalar(sql::PROJECT_IDS)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)
                     })
                 }
 
@@ -217,6 +554,9 @@ macro_rules! impl_store {
                             metadata: entity.metadata.clone(),
                             created_at: at.clone(),
                             updated_at: at,
+                            mention_count: 0,
+                            notes: None,
+                            last_seen_at: None,
                         };
                         sqlx::query(sql::INSERT_ENTITY)
                             .bind(&created.id)
@@ -228,6 +568,9 @@ macro_rules! impl_store {
                             .bind(Json(&created.metadata))
                             .bind(&created.created_at)
                             .bind(&created.updated_at)
+                            .bind(created.mention_count)
+                            .bind(&created.notes)
+                            .bind(&created.last_seen_at)
                             .execute(&self.pool)
                             .await
                             .map_err(backend)?;
@@ -330,6 +673,7 @@ macro_rules! impl_store {
                             .bind(to_id)
                             .bind(label)
                             .bind(now())
+                            .bind(None::<&str>)
                             .fetch_one(&self.pool)
                             .await
                             .map_err(backend)?;
@@ -367,6 +711,7 @@ macro_rules! impl_store {
                             project_id: project.to_owned(),
                             title: title.to_owned(),
                             text: text.to_owned(),
+                            kind: DocumentKind::File,
                             created_at: now(),
                         };
                         sqlx::query(sql::INSERT_DOCUMENT)
@@ -374,6 +719,7 @@ macro_rules! impl_store {
                             .bind(&document.project_id)
                             .bind(&document.title)
                             .bind(&document.text)
+                            .bind(document.kind.as_str())
                             .bind(&document.created_at)
                             .execute(&self.pool)
                             .await
@@ -426,7 +772,7 @@ macro_rules! impl_store {
                             None => sqlx::query_as::<_, DocumentRow>(sql::DOCUMENTS).bind(project),
                         };
                         let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
-                        Ok(rows.into_iter().map(Document::from).collect())
+                        rows.into_iter().map(Document::try_from).collect()
                     })
                 }
 
@@ -933,6 +1279,378 @@ macro_rules! impl_store {
                                 .collect(),
                             approval_rate_by_confidence,
                         })
+                    })
+                }
+
+                fn add_episode<'a>(
+                    &'a self,
+                    project: &'a str,
+                    episode: &'a NewEpisode,
+                ) -> StoreFuture<'a, Episode> {
+                    Box::pin(async move {
+                        let at = now();
+                        let stored = Episode {
+                            id: new_id(),
+                            project_id: project.to_owned(),
+                            user_message: episode.user_message.clone(),
+                            assistant_response: episode.assistant_response.clone(),
+                            status: EpisodeStatus::Pending,
+                            attempts: 0,
+                            error: None,
+                            ingest: episode.ingest.clone(),
+                            entities_stored: 0,
+                            relationships_stored: 0,
+                            relationships_skipped: 0,
+                            entities_skipped: 0,
+                            created_at: at.clone(),
+                            updated_at: at,
+                        };
+                        let mut tx = self.pool.begin().await.map_err(backend)?;
+                        sqlx::query(sql::INSERT_DOCUMENT)
+                            .bind(&stored.id)
+                            .bind(project)
+                            .bind(Episode::document_title(&stored.user_message))
+                            .bind(Episode::document_text(
+                                &stored.user_message,
+                                &stored.assistant_response,
+                            ))
+                            .bind(DocumentKind::Episode.as_str())
+                            .bind(&stored.created_at)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        sqlx::query(sql::INSERT_EPISODE)
+                            .bind(&stored.id)
+                            .bind(project)
+                            .bind(&stored.user_message)
+                            .bind(&stored.assistant_response)
+                            .bind(stored.ingest.as_ref().map(Json))
+                            .bind(&stored.created_at)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        tx.commit().await.map_err(backend)?;
+                        Ok(stored)
+                    })
+                }
+
+                fn get_episode<'a>(
+                    &'a self,
+                    project: &'a str,
+                    id: &'a str,
+                ) -> StoreFuture<'a, Option<Episode>> {
+                    Box::pin(async move {
+                        sqlx::query_as::<_, EpisodeRow>(sql::EPISODE_BY_ID)
+                            .bind(project)
+                            .bind(id)
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err(backend)?
+                            .map(Episode::try_from)
+                            .transpose()
+                    })
+                }
+
+                fn claim_episodes(
+                    &self,
+                    limit: usize,
+                    ingest_only: bool,
+                ) -> StoreFuture<'_, Vec<Episode>> {
+                    Box::pin(async move {
+                        if limit == 0 {
+                            return Ok(Vec::new());
+                        }
+                        // One statement: the take is atomic without a transaction.
+                        let mut claimed = sqlx::query_as::<_, EpisodeRow>($claim_episodes)
+                            .bind(now())
+                            .bind(ingest_only)
+                            .bind(sql_limit(limit))
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?
+                            .into_iter()
+                            .map(Episode::try_from)
+                            .collect::<Result<Vec<_>, _>>()?;
+                        // RETURNING promises no order: oldest first, as taken.
+                        claimed.sort_by(|a, b| {
+                            (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id))
+                        });
+                        Ok(claimed)
+                    })
+                }
+
+                fn requeue_interrupted_episodes(&self) -> StoreFuture<'_, u64> {
+                    Box::pin(async move {
+                        let requeued = sqlx::query(sql::REQUEUE_RUNNING_EPISODES)
+                            .bind(now())
+                            .execute(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(requeued.rows_affected())
+                    })
+                }
+
+                fn finish_episode<'a>(
+                    &'a self,
+                    project: &'a str,
+                    id: &'a str,
+                    outcome: &'a EpisodeOutcome,
+                ) -> StoreFuture<'a, Episode> {
+                    Box::pin(async move {
+                        let status = match outcome.error {
+                            None => EpisodeStatus::Done,
+                            Some(_) => EpisodeStatus::Failed,
+                        };
+                        sqlx::query_as::<_, EpisodeRow>(sql::FINISH_EPISODE)
+                            .bind(project)
+                            .bind(id)
+                            .bind(status.as_str())
+                            .bind(&outcome.error)
+                            .bind(outcome.entities_stored)
+                            .bind(outcome.entities_skipped)
+                            .bind(outcome.relationships_stored)
+                            .bind(outcome.relationships_skipped)
+                            .bind(now())
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err(backend)?
+                            .map(Episode::try_from)
+                            .transpose()?
+                            .ok_or_else(|| not_found("episode", id))
+                    })
+                }
+
+                fn entity_episodes<'a>(
+                    &'a self,
+                    project: &'a str,
+                    entity_id: &'a str,
+                    limit: usize,
+                ) -> StoreFuture<'a, Vec<Episode>> {
+                    Box::pin(async move {
+                        sqlx::query_as::<_, EpisodeRow>(sql::ENTITY_EPISODES)
+                            .bind(project)
+                            .bind(entity_id)
+                            .bind(sql_limit(limit))
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?
+                            .into_iter()
+                            .map(Episode::try_from)
+                            .collect()
+                    })
+                }
+
+                fn apply_graph<'a>(
+                    &'a self,
+                    project: &'a str,
+                    episode_id: Option<&'a str>,
+                    write: &'a GraphWrite,
+                ) -> StoreFuture<'a, GraphApplied> {
+                    Box::pin(self.write_graph(project, episode_id, write, None))
+                }
+
+                fn complete_episode<'a>(
+                    &'a self,
+                    project: &'a str,
+                    id: &'a str,
+                    write: &'a GraphWrite,
+                    outcome: &'a EpisodeOutcome,
+                ) -> StoreFuture<'a, GraphApplied> {
+                    Box::pin(self.write_graph(project, Some(id), write, Some(outcome)))
+                }
+
+                fn recent_entities<'a>(
+                    &'a self,
+                    project: &'a str,
+                    types: &'a [String],
+                    limit: usize,
+                ) -> StoreFuture<'a, Vec<Entity>> {
+                    Box::pin(async move {
+                        let types: BTreeSet<&str> = types.iter().map(String::as_str).collect();
+                        let rows = if types.is_empty() {
+                            sqlx::query_as::<_, EntityRow>(sql::ENTITIES)
+                                .bind(project)
+                                .bind(None::<&str>)
+                                .bind(sql_limit(limit))
+                                .fetch_all(&self.pool)
+                                .await
+                        } else {
+                            let text = sql::with_list(sql::RECENT_ENTITIES_OF_TYPES, 3, types.len());
+                            let mut query = sqlx::query_as::<_, EntityRow>(AssertSqlSafe(text))
+                                .bind(project)
+                                .bind(sql_limit(limit));
+                            for entity_type in types {
+                                query = query.bind(entity_type);
+                            }
+                            query.fetch_all(&self.pool).await
+                        }
+                        .map_err(backend)?;
+                        Ok(rows.into_iter().map(Entity::from).collect())
+                    })
+                }
+
+                fn find_entities_by_name<'a>(
+                    &'a self,
+                    project: &'a str,
+                    query: &'a str,
+                    entity_type: Option<&'a str>,
+                    limit: usize,
+                ) -> StoreFuture<'a, Vec<Entity>> {
+                    Box::pin(async move {
+                        let mut pattern = String::with_capacity(query.len() + 2);
+                        pattern.push('%');
+                        for c in query.chars() {
+                            if matches!(c, '%' | '_' | '\\') {
+                                pattern.push('\\');
+                            }
+                            pattern.push(c);
+                        }
+                        pattern.push('%');
+                        let rows = sqlx::query_as::<_, EntityRow>(sql::ENTITIES_BY_NAME)
+                            .bind(project)
+                            .bind(entity_type)
+                            .bind(pattern)
+                            .bind(query)
+                            .bind(sql_limit(limit))
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?;
+                        Ok(rows.into_iter().map(Entity::from).collect())
+                    })
+                }
+
+                fn get_entities<'a>(
+                    &'a self,
+                    project: &'a str,
+                    ids: &'a [String],
+                ) -> StoreFuture<'a, Vec<Entity>> {
+                    Box::pin(async move {
+                        let mut found = Vec::new();
+                        for list in padded_lists(ids) {
+                            let text = sql::with_list(sql::ENTITIES_AMONG, 2, list.len());
+                            let mut query =
+                                sqlx::query_as::<_, EntityRow>(AssertSqlSafe(text)).bind(project);
+                            for id in list {
+                                query = query.bind(id);
+                            }
+                            let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                            found.extend(rows.into_iter().map(Entity::from));
+                        }
+                        Ok(found)
+                    })
+                }
+
+                fn relations_touching<'a>(
+                    &'a self,
+                    project: &'a str,
+                    ids: &'a [String],
+                ) -> StoreFuture<'a, Vec<Relation>> {
+                    Box::pin(async move {
+                        let mut found: Vec<Relation> = Vec::new();
+                        for list in padded_lists(ids) {
+                            let text = sql::with_list(sql::RELATIONS_TOUCHING, 2, list.len());
+                            let mut query = sqlx::query_as::<_, RelationRow>(AssertSqlSafe(text))
+                                .bind(project);
+                            for id in list {
+                                query = query.bind(id);
+                            }
+                            let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                            found.extend(rows.into_iter().map(Relation::from));
+                        }
+                        // A relation between ids of two lists came back twice.
+                        found.sort_by(|a, b| {
+                            (&a.first_seen_at, &a.id).cmp(&(&b.first_seen_at, &b.id))
+                        });
+                        found.dedup_by(|a, b| a.id == b.id);
+                        Ok(found)
+                    })
+                }
+
+                fn put_chunks<'a>(
+                    &'a self,
+                    project: &'a str,
+                    document_id: &'a str,
+                    chunks: &'a [StoredChunk],
+                ) -> StoreFuture<'a, ()> {
+                    Box::pin(async move {
+                        if let Some(stray) = chunks.iter().find(|c| c.document_id != document_id) {
+                            return Err(StoreError::Conflict(format!(
+                                "chunk #{} of document '{}' given for document '{document_id}'",
+                                stray.ordinal, stray.document_id
+                            )));
+                        }
+                        let mut tx = self.pool.begin().await.map_err(backend)?;
+                        sqlx::query(sql::DELETE_CHUNKS)
+                            .bind(project)
+                            .bind(document_id)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        let documents: i64 = sqlx::query_scalar(sql::COUNT_DOCUMENT)
+                            .bind(project)
+                            .bind(document_id)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        if documents == 0 {
+                            return Err(not_found("document", document_id));
+                        }
+                        for chunk in chunks {
+                            sqlx::query(sql::INSERT_CHUNK)
+                                .bind(project)
+                                .bind(document_id)
+                                .bind(chunk.ordinal)
+                                .bind(sql_offset("chunk start", chunk.start)?)
+                                .bind(sql_offset("chunk end", chunk.end)?)
+                                .bind(sql_offset("chunk byte start", chunk.byte_start)?)
+                                .bind(sql_offset("chunk byte end", chunk.byte_end)?)
+                                .bind(&chunk.embedder)
+                                .bind(encode_embedding(&chunk.embedding))
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                        }
+                        tx.commit().await.map_err(backend)?;
+                        Ok(())
+                    })
+                }
+
+                fn all_chunks(&self) -> StoreFuture<'_, Vec<(String, StoredChunk)>> {
+                    Box::pin(async move {
+                        sqlx::query_as::<_, ChunkRow>(sql::ALL_CHUNKS)
+                            .fetch_all(&self.pool)
+                            .await
+                            .map_err(backend)?
+                            .into_iter()
+                            .map(<(String, StoredChunk)>::try_from)
+                            .collect()
+                    })
+                }
+
+                fn all_document_links(
+                    &self,
+                ) -> StoreFuture<'_, Vec<(String, String, Vec<String>)>> {
+                    Box::pin(async move {
+                        let rows: Vec<(String, String, Option<String>)> =
+                            sqlx::query_as(sql::ALL_DOCUMENT_LINKS)
+                                .fetch_all(&self.pool)
+                                .await
+                                .map_err(backend)?;
+                        // (document id, project id, entity ids); rows come grouped by document.
+                        let mut links: Vec<(String, String, Vec<String>)> = Vec::new();
+                        for (project_id, document_id, entity_id) in rows {
+                            match links.last_mut() {
+                                Some((id, _, entities)) if *id == document_id => {
+                                    entities.extend(entity_id);
+                                }
+                                _ => links.push((
+                                    document_id,
+                                    project_id,
+                                    entity_id.into_iter().collect(),
+                                )),
+                            }
+                        }
+                        Ok(links)
                     })
                 }
             }

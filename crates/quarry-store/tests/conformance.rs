@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Once};
 
 use quarry_core::model::{
-    ApiKey, Confidence, NewEntity, NewResult, ResultStatus, ReviewDecision, RunScope, RunStatus,
-    SourceRef,
+    ApiKey, Confidence, DocumentKind, EpisodeOutcome, EpisodeStatus, ExtractedEntity,
+    GraphEntityWrite, GraphExtraction, GraphRelationWrite, GraphWrite, NewEntity, NewEpisode,
+    NewResult, ResultStatus, ReviewDecision, RunScope, RunStatus, SourceRef, StoredChunk,
 };
 use quarry_core::store::{Store, StoreError};
 use serde_json::{Map, Value, json};
@@ -38,6 +39,12 @@ async fn sqlite_store() -> (Arc<dyn Store>, TempDb) {
 }
 
 async fn postgres_store() -> Option<Arc<dyn Store>> {
+    let url = postgres_database().await?;
+    Some(quarry_store::open(&url).await.expect("open postgres store"))
+}
+
+/// The URL of a fresh database on the test server (`None`: skipped, see the module comment).
+async fn postgres_database() -> Option<String> {
     let Ok(base) = std::env::var("QUARRY_TEST_POSTGRES_URL") else {
         if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) {
             panic!(
@@ -72,11 +79,7 @@ async fn postgres_store() -> Option<Arc<dyn Store>> {
         None => (base.as_str(), String::new()),
     };
     let server = server.rsplit_once('/').map_or(server, |(server, _)| server);
-    Some(
-        quarry_store::open(&format!("{server}/{name}{query}"))
-            .await
-            .expect("open postgres store"),
-    )
+    Some(format!("{server}/{name}{query}"))
 }
 
 macro_rules! conformance {
@@ -120,7 +123,39 @@ conformance!(
     feedback_summary_follows_supersede_and_reviews,
     api_keys_create_and_find,
     concurrent_record_results_do_not_corrupt,
+    episodes_add_and_get,
+    claims_are_exclusive,
+    claim_oldest_first_and_ingest_only,
+    requeue_returns_running_episodes,
+    finish_episode_done_and_failed,
+    apply_graph_inserts_then_updates,
+    apply_graph_failures_write_nothing,
+    complete_episode_writes_graph_and_ends_episode,
+    complete_episode_failure_rolls_back_graph_and_status,
+    graph_queries,
+    chunks_round_trip,
+    all_document_links_lists_every_document,
+    list_project_ids_lists_every_project,
+    concurrent_apply_graph_makes_one_entity,
 );
+
+/// A crash: episodes taken by a worker, the process gone, the store opened again on the same
+/// database; the start-up requeue makes them claimable again.
+mod crash {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn sqlite_requeue_after_reopen() {
+        let path = std::env::temp_dir().join(format!("quarry-store-{}.db", uuid::Uuid::new_v4()));
+        let _file = super::TempDb(path.clone());
+        super::requeue_after_reopen(path.to_str().expect("utf-8 temp path")).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn postgres_requeue_after_reopen() {
+        if let Some(url) = super::postgres_database().await {
+            super::requeue_after_reopen(&url).await;
+        }
+    }
+}
 
 // --- fixtures --------------------------------------------------------------------------------
 
@@ -1150,4 +1185,1258 @@ async fn concurrent_record_results_do_not_corrupt(store: Arc<dyn Store>) {
     let latest = store.latest_results(&p, &entity.id).await.unwrap();
     assert_eq!(latest.len(), TASKS + 1);
     assert!(latest.iter().all(|r| r.status == ResultStatus::Pending));
+}
+
+// --- conversation graph ----------------------------------------------------------------------
+
+fn new_episode(user: &str, assistant: &str) -> NewEpisode {
+    NewEpisode {
+        user_message: user.into(),
+        assistant_response: assistant.into(),
+        ingest: None,
+    }
+}
+
+fn ingest_episode(user: &str) -> NewEpisode {
+    NewEpisode {
+        ingest: Some(GraphExtraction {
+            entities: vec![ExtractedEntity {
+                name: "Alice".into(),
+                entity_type: "person".into(),
+                notes: Some("engineer".into()),
+            }],
+            relationships: vec![],
+        }),
+        ..new_episode(user, "ok")
+    }
+}
+
+fn node(
+    existing_id: Option<&str>,
+    name: &str,
+    entity_type: &str,
+    notes: Option<&str>,
+) -> GraphEntityWrite {
+    GraphEntityWrite {
+        existing_id: existing_id.map(str::to_owned),
+        name: name.into(),
+        entity_type: entity_type.into(),
+        notes: notes.map(str::to_owned),
+        source: "extraction".into(),
+    }
+}
+
+fn edge(from: usize, to: usize, label: &str, notes: Option<&str>) -> GraphRelationWrite {
+    GraphRelationWrite {
+        from,
+        to,
+        label: label.into(),
+        notes: notes.map(str::to_owned),
+    }
+}
+
+fn ids<'a>(items: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    items.into_iter().cloned().collect()
+}
+
+async fn episodes_add_and_get(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let other = store.ensure_project("other").await.unwrap();
+    let long = format!("  Tell me\nabout   {}", "x".repeat(200));
+    let plain = store
+        .add_episode(&p, &new_episode(&long, "Sure."))
+        .await
+        .unwrap();
+    assert_eq!(plain.status, EpisodeStatus::Pending);
+    assert_eq!((plain.attempts, plain.error.clone()), (0, None));
+    assert_eq!(plain.project_id, p);
+    assert_eq!(
+        store.get_episode(&p, &plain.id).await.unwrap().unwrap(),
+        plain
+    );
+
+    let with_ingest = store.add_episode(&p, &ingest_episode("Hi")).await.unwrap();
+    let stored = store
+        .get_episode(&p, &with_ingest.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored, with_ingest);
+    assert_eq!(
+        stored.ingest,
+        ingest_episode("Hi").ingest,
+        "ingest round-trips"
+    );
+
+    assert!(
+        store
+            .get_episode(&other, &plain.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(store.get_episode(&p, "missing").await.unwrap().is_none());
+
+    // The episode is a document of kind `episode`; added documents stay files.
+    let file = store.add_document(&p, "notes", "text").await.unwrap();
+    assert_eq!(file.kind, DocumentKind::File);
+    let documents = store.documents(&p, None).await.unwrap();
+    assert_eq!(documents.len(), 3);
+    let document = documents.iter().find(|d| d.id == plain.id).unwrap();
+    assert_eq!(document.kind, DocumentKind::Episode);
+    assert_eq!(document.text, format!("User: {long}\nAssistant: Sure."));
+    assert!(
+        document.title.starts_with("Tell me about xxx"),
+        "{}",
+        document.title
+    );
+    assert!(!document.title.contains('\n'));
+    assert!(document.title.chars().count() <= 81, "{}", document.title);
+    assert_eq!(documents.iter().find(|d| d.id == file.id).unwrap(), &file);
+    assert!(store.documents(&other, None).await.unwrap().is_empty());
+}
+
+async fn claims_are_exclusive(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let q = store.ensure_project("q").await.unwrap();
+    let mut all = Vec::new();
+    for i in 0..20 {
+        let project = if i % 2 == 0 { &p } else { &q };
+        let episode = store
+            .add_episode(project, &new_episode(&format!("message {i}"), "reply"))
+            .await
+            .unwrap();
+        all.push(episode.id);
+    }
+    let mut workers = Vec::new();
+    for _ in 0..2 {
+        let store = store.clone();
+        workers.push(tokio::spawn(async move {
+            let mut taken = Vec::new();
+            loop {
+                let batch = store.claim_episodes(3, false).await.unwrap();
+                if batch.is_empty() {
+                    return taken;
+                }
+                for episode in batch {
+                    assert_eq!(episode.status, EpisodeStatus::Running);
+                    assert_eq!(episode.attempts, 1);
+                    taken.push(episode.id);
+                }
+            }
+        }));
+    }
+    let first = workers.remove(0).await.unwrap();
+    let second = workers.remove(0).await.unwrap();
+    let a: std::collections::BTreeSet<_> = first.iter().cloned().collect();
+    let b: std::collections::BTreeSet<_> = second.iter().cloned().collect();
+    assert_eq!(a.len() + b.len(), 20, "no episode taken twice");
+    assert!(a.is_disjoint(&b));
+    let union: std::collections::BTreeSet<_> = a.union(&b).cloned().collect();
+    assert_eq!(union, all.iter().cloned().collect(), "every episode taken");
+    assert!(store.claim_episodes(10, false).await.unwrap().is_empty());
+}
+
+async fn claim_oldest_first_and_ingest_only(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let q = store.ensure_project("q").await.unwrap();
+    let plain_a = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
+    let ingest_b = store.add_episode(&q, &ingest_episode("b")).await.unwrap();
+    let plain_c = store.add_episode(&p, &new_episode("c", "r")).await.unwrap();
+    let ingest_d = store.add_episode(&p, &ingest_episode("d")).await.unwrap();
+    assert!(store.claim_episodes(0, false).await.unwrap().is_empty());
+
+    let ingest = store.claim_episodes(10, true).await.unwrap();
+    assert_eq!(
+        ingest.iter().map(|e| &e.id).collect::<Vec<_>>(),
+        [&ingest_b.id, &ingest_d.id],
+        "only pre-structured episodes, oldest first, any project"
+    );
+    assert_eq!(ingest[0].project_id, q);
+    assert!(store.claim_episodes(10, true).await.unwrap().is_empty());
+
+    let oldest = store.claim_episodes(1, false).await.unwrap();
+    assert_eq!(oldest.len(), 1);
+    assert_eq!(oldest[0].id, plain_a.id);
+    let rest = store.claim_episodes(10, false).await.unwrap();
+    assert_eq!(
+        rest.iter().map(|e| &e.id).collect::<Vec<_>>(),
+        [&plain_c.id]
+    );
+    let running = store.get_episode(&p, &plain_c.id).await.unwrap().unwrap();
+    assert_eq!(
+        (running.status, running.attempts),
+        (EpisodeStatus::Running, 1)
+    );
+}
+
+async fn requeue_returns_running_episodes(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let q = store.ensure_project("q").await.unwrap();
+    let a = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
+    let b = store.add_episode(&q, &new_episode("b", "r")).await.unwrap();
+    let done = store.add_episode(&p, &new_episode("c", "r")).await.unwrap();
+    let waiting = store.add_episode(&p, &new_episode("d", "r")).await.unwrap();
+    assert_eq!(store.claim_episodes(3, false).await.unwrap().len(), 3);
+    store
+        .finish_episode(&p, &done.id, &EpisodeOutcome::default())
+        .await
+        .unwrap();
+    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 2);
+    for (project, id) in [(&p, &a.id), (&q, &b.id), (&p, &waiting.id)] {
+        let episode = store.get_episode(project, id).await.unwrap().unwrap();
+        assert_eq!(episode.status, EpisodeStatus::Pending);
+    }
+    let finished = store.get_episode(&p, &done.id).await.unwrap().unwrap();
+    assert_eq!(finished.status, EpisodeStatus::Done);
+    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 0);
+    let again = store.claim_episodes(10, false).await.unwrap();
+    assert_eq!(
+        again
+            .iter()
+            .map(|e| (&e.id, e.attempts))
+            .collect::<Vec<_>>(),
+        [(&a.id, 2), (&b.id, 2), (&waiting.id, 1)],
+        "attempts count every take"
+    );
+}
+
+async fn requeue_after_reopen(url: &str) {
+    let store = quarry_store::open(url).await.unwrap();
+    let p = store.ensure_project("p").await.unwrap();
+    let episode = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
+    assert_eq!(store.claim_episodes(5, false).await.unwrap().len(), 1);
+    drop(store); // the worker's process dies mid-extraction
+
+    let store = quarry_store::open(url).await.unwrap();
+    let stuck = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
+    assert_eq!(stuck.status, EpisodeStatus::Running);
+    assert!(store.claim_episodes(5, false).await.unwrap().is_empty());
+    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 1);
+    let requeued = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
+    assert_eq!(requeued.status, EpisodeStatus::Pending);
+    let claimed = store.claim_episodes(5, false).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(
+        (claimed[0].id.as_str(), claimed[0].attempts),
+        (episode.id.as_str(), 2)
+    );
+}
+
+async fn finish_episode_done_and_failed(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let other = store.ensure_project("other").await.unwrap();
+    let ok = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
+    let bad = store.add_episode(&p, &new_episode("b", "r")).await.unwrap();
+    store.claim_episodes(2, false).await.unwrap();
+    let outcome = EpisodeOutcome {
+        error: None,
+        entities_stored: 3,
+        entities_skipped: 1,
+        relationships_stored: 2,
+        relationships_skipped: 4,
+    };
+    let done = store.finish_episode(&p, &ok.id, &outcome).await.unwrap();
+    assert_eq!(done.status, EpisodeStatus::Done);
+    assert_eq!(
+        (
+            done.entities_stored,
+            done.entities_skipped,
+            done.relationships_stored,
+            done.relationships_skipped,
+            done.error.clone()
+        ),
+        (3, 1, 2, 4, None)
+    );
+    assert!(done.updated_at > ok.updated_at);
+    assert_eq!(store.get_episode(&p, &ok.id).await.unwrap().unwrap(), done);
+
+    let failure = EpisodeOutcome {
+        error: Some("model unreachable".into()),
+        ..EpisodeOutcome::default()
+    };
+    let failed = store.finish_episode(&p, &bad.id, &failure).await.unwrap();
+    assert_eq!(failed.status, EpisodeStatus::Failed);
+    assert_eq!(failed.error.as_deref(), Some("model unreachable"));
+    assert_eq!(failed.attempts, 1);
+    assert_eq!(
+        store.get_episode(&p, &bad.id).await.unwrap().unwrap(),
+        failed
+    );
+
+    assert!(matches!(
+        store.finish_episode(&p, "missing", &outcome).await,
+        Err(StoreError::NotFound {
+            what: "episode",
+            ..
+        })
+    ));
+    assert!(matches!(
+        store.finish_episode(&other, &ok.id, &outcome).await,
+        Err(StoreError::NotFound {
+            what: "episode",
+            ..
+        })
+    ));
+    // Finished episodes are not queued.
+    assert!(store.claim_episodes(5, false).await.unwrap().is_empty());
+    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 0);
+}
+
+async fn apply_graph_inserts_then_updates(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let first_episode = store
+        .add_episode(&p, &new_episode("one", "r"))
+        .await
+        .unwrap();
+    let first = store
+        .apply_graph(
+            &p,
+            Some(&first_episode.id),
+            &GraphWrite {
+                entities: vec![
+                    node(None, "Alice", "person", Some("Engineer.")),
+                    node(None, "NexusAI", "project", Some("An assistant.")),
+                ],
+                relationships: vec![edge(0, 1, "works_on", Some("Primary developer."))],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.inserted, [true, true]);
+    let (alice, nexus) = (first.entities[0].clone(), first.entities[1].clone());
+    assert_eq!(
+        (alice.title.as_str(), alice.entity_type.as_str()),
+        ("Alice", "person")
+    );
+    assert_eq!(alice.mention_count, 1);
+    assert_eq!(alice.notes.as_deref(), Some("Engineer."));
+    assert!(alice.last_seen_at.is_some());
+    assert_eq!(alice.metadata.get("source"), Some(&json!("extraction")));
+    assert!(alice.fields.is_empty() && alice.parent_id.is_none());
+    assert_eq!(
+        store.get_entity(&p, &alice.id).await.unwrap().unwrap(),
+        alice
+    );
+    let works_on = first.relations[0].clone();
+    assert_eq!(
+        (works_on.from_id.as_str(), works_on.to_id.as_str()),
+        (alice.id.as_str(), nexus.id.as_str())
+    );
+    assert_eq!(works_on.mention_count, 1);
+    assert_eq!(works_on.notes.as_deref(), Some("Primary developer."));
+
+    // Again: Alice by id without notes, NexusAI by exact (type, title) with new notes, the
+    // relation without notes; a differently cased "alice" is another entity.
+    let second_episode = store
+        .add_episode(&p, &new_episode("two", "r"))
+        .await
+        .unwrap();
+    let second = store
+        .apply_graph(
+            &p,
+            Some(&second_episode.id),
+            &GraphWrite {
+                entities: vec![
+                    node(Some(&alice.id), "Alice", "person", None),
+                    node(None, "NexusAI", "project", Some("A modular assistant.")),
+                    node(None, "alice", "person", None),
+                ],
+                relationships: vec![edge(0, 1, "works_on", None), edge(1, 2, "knows", None)],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(second.inserted, [false, false, true]);
+    let alice2 = &second.entities[0];
+    assert_eq!(alice2.id, alice.id);
+    assert_eq!(alice2.mention_count, 2);
+    assert_eq!(
+        alice2.notes.as_deref(),
+        Some("Engineer."),
+        "notes kept when none given"
+    );
+    assert_eq!(alice2.created_at, alice.created_at);
+    assert!(alice2.last_seen_at > alice.last_seen_at);
+    assert!(alice2.updated_at > alice.updated_at);
+    let nexus2 = &second.entities[1];
+    assert_eq!(
+        nexus2.id, nexus.id,
+        "exact (type, title) found without an id"
+    );
+    assert_eq!(nexus2.mention_count, 2);
+    assert_eq!(
+        nexus2.notes.as_deref(),
+        Some("A modular assistant."),
+        "notes replaced"
+    );
+    assert_ne!(second.entities[2].id, alice.id);
+    assert_eq!(second.entities[2].mention_count, 1);
+    assert_eq!(
+        store.get_entity(&p, &nexus.id).await.unwrap().unwrap(),
+        *nexus2
+    );
+
+    let works_on2 = &second.relations[0];
+    assert_eq!(works_on2.id, works_on.id);
+    assert_eq!(works_on2.mention_count, 2);
+    assert_eq!(works_on2.notes.as_deref(), Some("Primary developer."));
+    assert_eq!(works_on2.first_seen_at, works_on.first_seen_at);
+    assert!(works_on2.last_seen_at > works_on.last_seen_at);
+    assert_eq!(second.relations[1].mention_count, 1);
+
+    // Notes given for the relation replace the stored ones.
+    let third = store
+        .apply_graph(
+            &p,
+            None,
+            &GraphWrite {
+                entities: vec![
+                    node(Some(&alice.id), "Alice", "person", None),
+                    node(Some(&nexus.id), "NexusAI", "project", None),
+                ],
+                relationships: vec![edge(0, 1, "works_on", Some("Lead."))],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(third.relations[0].mention_count, 3);
+    assert_eq!(third.relations[0].notes.as_deref(), Some("Lead."));
+    assert_eq!(third.entities[0].mention_count, 3);
+
+    // Links: both episodes reach Alice (newest first), only the second reaches "alice".
+    let episodes = store.entity_episodes(&p, &alice.id, 10).await.unwrap();
+    assert_eq!(
+        episodes.iter().map(|e| &e.id).collect::<Vec<_>>(),
+        [&second_episode.id, &first_episode.id]
+    );
+    assert_eq!(
+        episodes[1],
+        store
+            .get_episode(&p, &first_episode.id)
+            .await
+            .unwrap()
+            .unwrap()
+    );
+    assert_eq!(
+        store.entity_episodes(&p, &alice.id, 1).await.unwrap().len(),
+        1
+    );
+    let lower_alice = store
+        .entity_episodes(&p, &second.entities[2].id, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        lower_alice.iter().map(|e| &e.id).collect::<Vec<_>>(),
+        [&second_episode.id]
+    );
+    let linked = store.documents(&p, Some(&alice.id)).await.unwrap();
+    assert_eq!(linked.len(), 2);
+    assert!(linked.iter().all(|d| d.kind == DocumentKind::Episode));
+    let other = store.ensure_project("other").await.unwrap();
+    assert!(
+        store
+            .entity_episodes(&other, &alice.id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Entities made otherwise carry no graph state.
+    let plain = store
+        .create_entity(&p, &new_entity("company", "Acme"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            plain.mention_count,
+            plain.notes.clone(),
+            plain.last_seen_at.clone()
+        ),
+        (0, None, None)
+    );
+    assert_eq!(
+        store.get_entity(&p, &plain.id).await.unwrap().unwrap(),
+        plain
+    );
+}
+
+async fn apply_graph_failures_write_nothing(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let other = store.ensure_project("other").await.unwrap();
+    let foreign = store
+        .create_entity(&other, &new_entity("person", "Eve"))
+        .await
+        .unwrap();
+    let foreign_episode = store
+        .add_episode(&other, &new_episode("x", "y"))
+        .await
+        .unwrap();
+    let fresh = |existing: Option<&str>| GraphWrite {
+        entities: vec![
+            node(None, "Bob", "person", None),
+            node(existing, "Eve", "person", None),
+        ],
+        relationships: vec![edge(0, 1, "knows", None)],
+    };
+    for existing in ["missing", foreign.id.as_str()] {
+        assert!(matches!(
+            store.apply_graph(&p, None, &fresh(Some(existing))).await,
+            Err(StoreError::NotFound { what: "entity", .. })
+        ));
+    }
+    assert!(matches!(
+        store
+            .apply_graph(&p, Some(&foreign_episode.id), &fresh(None))
+            .await,
+        Err(StoreError::NotFound {
+            what: "episode",
+            ..
+        })
+    ));
+    let mut out_of_range = fresh(None);
+    out_of_range.relationships.push(edge(0, 2, "knows", None));
+    assert!(matches!(
+        store.apply_graph(&p, None, &out_of_range).await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(
+        store.list_entities(&p, None, 10).await.unwrap().is_empty(),
+        "a failed write rolls back the entities before the failure"
+    );
+    let untouched = store
+        .get_entity(&other, &foreign.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(untouched.mention_count, 0);
+}
+
+async fn complete_episode_writes_graph_and_ends_episode(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let known = store
+        .apply_graph(
+            &p,
+            None,
+            &GraphWrite {
+                entities: vec![
+                    node(None, "Alice", "person", Some("Engineer.")),
+                    node(None, "Rust", "technology", None),
+                    node(None, "Acme", "organization", None),
+                ],
+                relationships: vec![edge(0, 1, "uses", None)],
+            },
+        )
+        .await
+        .unwrap();
+    let [alice, rust, acme] = [0, 1, 2].map(|i| known.entities[i].clone());
+    let episode = store
+        .add_episode(&p, &new_episode("one", "r"))
+        .await
+        .unwrap();
+    assert_eq!(store.claim_episodes(1, false).await.unwrap().len(), 1);
+    let outcome = EpisodeOutcome {
+        error: None,
+        entities_stored: 4,
+        entities_skipped: 1,
+        relationships_stored: 3,
+        relationships_skipped: 2,
+    };
+    let applied = store
+        .complete_episode(
+            &p,
+            &episode.id,
+            &GraphWrite {
+                entities: vec![
+                    node(Some(&rust.id), "Rust", "technology", Some("A language.")),
+                    node(Some(&alice.id), "Alice", "person", None),
+                    node(None, "Atlas", "project", None),
+                    node(None, "Acme", "organization", None),
+                ],
+                relationships: vec![
+                    edge(1, 0, "uses", Some("Daily.")),
+                    edge(1, 2, "works_on", None),
+                    edge(2, 0, "uses", None),
+                ],
+            },
+            &outcome,
+        )
+        .await
+        .unwrap();
+    assert_eq!(applied.inserted, [false, false, true, false]);
+    assert_eq!(
+        applied
+            .entities
+            .iter()
+            .map(|e| (e.title.as_str(), e.mention_count))
+            .collect::<Vec<_>>(),
+        [("Rust", 2), ("Alice", 2), ("Atlas", 1), ("Acme", 2)],
+        "in write order, by id, by (type, title), or inserted"
+    );
+    assert_eq!(applied.entities[0].id, rust.id);
+    assert_eq!(applied.entities[0].notes.as_deref(), Some("A language."));
+    assert_eq!(applied.entities[1].notes.as_deref(), Some("Engineer."));
+    assert_eq!(applied.entities[3].id, acme.id);
+    for entity in &applied.entities {
+        assert_eq!(
+            store.get_entity(&p, &entity.id).await.unwrap().as_ref(),
+            Some(entity)
+        );
+    }
+    let atlas = &applied.entities[2];
+    assert_eq!(
+        applied
+            .relations
+            .iter()
+            .map(|r| (
+                r.from_id.as_str(),
+                r.to_id.as_str(),
+                r.label.as_str(),
+                r.mention_count,
+                r.notes.as_deref()
+            ))
+            .collect::<Vec<_>>(),
+        [
+            (
+                alice.id.as_str(),
+                rust.id.as_str(),
+                "uses",
+                2,
+                Some("Daily.")
+            ),
+            (alice.id.as_str(), atlas.id.as_str(), "works_on", 1, None),
+            (atlas.id.as_str(), rust.id.as_str(), "uses", 1, None),
+        ],
+        "in write order"
+    );
+    assert_eq!(applied.relations[0].id, known.relations[0].id);
+
+    let done = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
+    assert_eq!(done.status, EpisodeStatus::Done);
+    assert_eq!(
+        (
+            done.entities_stored,
+            done.entities_skipped,
+            done.relationships_stored,
+            done.relationships_skipped,
+            done.error.clone(),
+            done.attempts
+        ),
+        (4, 1, 3, 2, None, 1),
+        "the outcome as given"
+    );
+    for entity in &applied.entities {
+        let linked = store.entity_episodes(&p, &entity.id, 10).await.unwrap();
+        assert_eq!(linked.len(), 1, "{} linked once", entity.title);
+        assert_eq!(linked[0].id, episode.id);
+    }
+    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 0);
+
+    // A write repeating an entity and a relation counts every repetition; an empty write just
+    // ends the episode.
+    let again = store
+        .add_episode(&p, &new_episode("two", "r"))
+        .await
+        .unwrap();
+    let repeated = store
+        .complete_episode(
+            &p,
+            &again.id,
+            &GraphWrite {
+                entities: vec![
+                    node(Some(&alice.id), "Alice", "person", None),
+                    node(Some(&alice.id), "Alice", "person", Some("Lead.")),
+                    node(Some(&atlas.id), "Atlas", "project", None),
+                ],
+                relationships: vec![edge(0, 2, "works_on", None), edge(1, 2, "works_on", None)],
+            },
+            &EpisodeOutcome::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(repeated.entities[1].mention_count, 4);
+    assert_eq!(repeated.entities[1].notes.as_deref(), Some("Lead."));
+    assert_eq!(repeated.relations[1].mention_count, 3);
+    assert_eq!(
+        store
+            .entity_episodes(&p, &alice.id, 10)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    let empty = store
+        .add_episode(&p, &new_episode("three", "r"))
+        .await
+        .unwrap();
+    let nothing = store
+        .complete_episode(&p, &empty.id, &GraphWrite::default(), &outcome)
+        .await
+        .unwrap();
+    assert!(nothing.entities.is_empty() && nothing.relations.is_empty());
+    for id in [&again.id, &empty.id] {
+        let ended = store.get_episode(&p, id).await.unwrap().unwrap();
+        assert_eq!(ended.status, EpisodeStatus::Done);
+    }
+    assert!(store.claim_episodes(5, false).await.unwrap().is_empty());
+}
+
+async fn complete_episode_failure_rolls_back_graph_and_status(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let other = store.ensure_project("other").await.unwrap();
+    let alice = store
+        .apply_graph(
+            &p,
+            None,
+            &GraphWrite {
+                entities: vec![node(None, "Alice", "person", None)],
+                relationships: vec![],
+            },
+        )
+        .await
+        .unwrap()
+        .entities
+        .remove(0);
+    let foreign = store
+        .create_entity(&other, &new_entity("person", "Eve"))
+        .await
+        .unwrap();
+    let episode = store
+        .add_episode(&p, &new_episode("one", "r"))
+        .await
+        .unwrap();
+    let foreign_episode = store
+        .add_episode(&other, &new_episode("x", "y"))
+        .await
+        .unwrap();
+    let claimed = store.claim_episodes(2, false).await.unwrap();
+    assert_eq!(claimed.len(), 2);
+    let outcome = EpisodeOutcome {
+        entities_stored: 3,
+        relationships_stored: 2,
+        ..EpisodeOutcome::default()
+    };
+    // Fails after the episode's end and Alice's mention were written: an unknown id.
+    let write = |missing: &str| GraphWrite {
+        entities: vec![
+            node(None, "Bob", "person", Some("New.")),
+            node(Some(&alice.id), "Alice", "person", Some("Changed.")),
+            node(Some(missing), "Eve", "person", None),
+        ],
+        relationships: vec![edge(0, 1, "knows", None), edge(1, 2, "knows", None)],
+    };
+    for missing in ["missing", foreign.id.as_str()] {
+        assert!(matches!(
+            store
+                .complete_episode(&p, &episode.id, &write(missing), &outcome)
+                .await,
+            Err(StoreError::NotFound { what: "entity", .. })
+        ));
+    }
+    let mut out_of_range = write(&alice.id);
+    out_of_range.relationships.push(edge(0, 3, "knows", None));
+    assert!(matches!(
+        store
+            .complete_episode(&p, &episode.id, &out_of_range, &outcome)
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    // Another project's episode, or none: not found, nothing written.
+    for id in [foreign_episode.id.as_str(), "missing"] {
+        assert!(matches!(
+            store
+                .complete_episode(&p, id, &write(&alice.id), &outcome)
+                .await,
+            Err(StoreError::NotFound {
+                what: "episode",
+                ..
+            })
+        ));
+    }
+
+    let running = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
+    assert_eq!(running.status, EpisodeStatus::Running);
+    assert_eq!(
+        Some(&running),
+        claimed.iter().find(|e| e.id == episode.id),
+        "the episode's end rolled back with the graph"
+    );
+    let untouched = store
+        .get_episode(&other, &foreign_episode.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(untouched.status, EpisodeStatus::Running);
+    assert_eq!(
+        store
+            .list_entities(&p, None, 10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|e| e.title.as_str())
+            .collect::<Vec<_>>(),
+        ["Alice"],
+        "Bob's insert rolled back"
+    );
+    assert_eq!(
+        store.get_entity(&p, &alice.id).await.unwrap().unwrap(),
+        alice
+    );
+    assert!(
+        store
+            .entity_episodes(&p, &alice.id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .relations_touching(&p, &ids([&alice.id]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .get_entity(&other, &foreign.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .mention_count,
+        0
+    );
+
+    // The caller then records the failure.
+    let failure = EpisodeOutcome {
+        error: Some("storing the graph failed".into()),
+        ..EpisodeOutcome::default()
+    };
+    let failed = store
+        .finish_episode(&p, &episode.id, &failure)
+        .await
+        .unwrap();
+    assert_eq!(failed.status, EpisodeStatus::Failed);
+    assert_eq!(failed.error.as_deref(), Some("storing the graph failed"));
+}
+
+async fn graph_queries(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let other = store.ensure_project("other").await.unwrap();
+    let applied = store
+        .apply_graph(
+            &p,
+            None,
+            &GraphWrite {
+                entities: vec![
+                    node(None, "Rust", "technology", None),
+                    node(None, "Trusty Tools", "organization", None),
+                    node(None, "100% Rust", "concept", None),
+                    node(None, "100x Rust", "concept", None),
+                    node(None, "a_b", "concept", None),
+                    node(None, "axb", "concept", None),
+                    node(None, "Alice", "person", None),
+                ],
+                relationships: vec![
+                    edge(6, 0, "uses", None),
+                    edge(1, 0, "builds_with", None),
+                    edge(2, 3, "related_to", None),
+                ],
+            },
+        )
+        .await
+        .unwrap();
+    let id = |i: usize| applied.entities[i].id.clone();
+    // "Trusty Tools" seen twice more: it outranks the other partial matches.
+    for _ in 0..2 {
+        store
+            .apply_graph(
+                &p,
+                None,
+                &GraphWrite {
+                    entities: vec![node(Some(&id(1)), "Trusty Tools", "organization", None)],
+                    relationships: vec![],
+                },
+            )
+            .await
+            .unwrap();
+    }
+    store
+        .apply_graph(
+            &other,
+            None,
+            &GraphWrite {
+                entities: vec![node(None, "Rust", "technology", None)],
+                relationships: vec![],
+            },
+        )
+        .await
+        .unwrap();
+
+    // recent_entities: newest first, type filter, limit.
+    let recent = store.recent_entities(&p, &[], 3).await.unwrap();
+    assert_eq!(
+        recent.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+        [id(6), id(5), id(4)]
+    );
+    let concepts = store
+        .recent_entities(
+            &p,
+            &["concept".into(), "person".into(), "concept".into()],
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        concepts.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+        [id(6), id(5), id(4), id(3), id(2)]
+    );
+    assert!(
+        store
+            .recent_entities(&p, &["place".into()], 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // find_entities_by_name: case-insensitive substring, exact first, then mentions, then title.
+    let titles = |found: Vec<quarry_core::model::Entity>| {
+        found.into_iter().map(|e| e.title).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        titles(
+            store
+                .find_entities_by_name(&p, "rust", None, 10)
+                .await
+                .unwrap()
+        ),
+        ["Rust", "Trusty Tools", "100% Rust", "100x Rust"]
+    );
+    assert_eq!(
+        titles(
+            store
+                .find_entities_by_name(&p, "RUST", Some("concept"), 10)
+                .await
+                .unwrap()
+        ),
+        ["100% Rust", "100x Rust"]
+    );
+    assert_eq!(
+        titles(
+            store
+                .find_entities_by_name(&p, "0%", None, 10)
+                .await
+                .unwrap()
+        ),
+        ["100% Rust"],
+        "% is literal"
+    );
+    assert_eq!(
+        titles(
+            store
+                .find_entities_by_name(&p, "a_b", None, 10)
+                .await
+                .unwrap()
+        ),
+        ["a_b"],
+        "_ is literal"
+    );
+    assert_eq!(
+        store
+            .find_entities_by_name(&p, "", None, 100)
+            .await
+            .unwrap()
+            .len(),
+        7
+    );
+    assert_eq!(
+        store
+            .find_entities_by_name(&p, "", None, 2)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        titles(
+            store
+                .find_entities_by_name(&other, "rust", None, 10)
+                .await
+                .unwrap()
+        ),
+        ["Rust"]
+    );
+
+    // get_entities: missing and foreign ids left out, duplicates once, long lists in pieces.
+    let mut wanted = vec![id(0), "missing".into(), id(6), id(0)];
+    let foreign = store
+        .find_entities_by_name(&other, "rust", None, 1)
+        .await
+        .unwrap()[0]
+        .id
+        .clone();
+    wanted.push(foreign.clone());
+    let mut got: Vec<String> = store
+        .get_entities(&p, &wanted)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    got.sort();
+    let mut expected = vec![id(0), id(6)];
+    expected.sort();
+    assert_eq!(got, expected);
+    assert!(store.get_entities(&p, &[]).await.unwrap().is_empty());
+    let mut many: Vec<String> = (0..1100).map(|i| format!("missing-{i}")).collect();
+    many.extend((0..7).map(id));
+    many.push(foreign);
+    assert_eq!(store.get_entities(&p, &many).await.unwrap().len(), 7);
+
+    // relations_touching: either endpoint, each relation once.
+    let touching = |ids: Vec<String>| {
+        let store = store.clone();
+        let p = p.clone();
+        async move {
+            let mut labels: Vec<String> = store
+                .relations_touching(&p, &ids)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.label)
+                .collect();
+            labels.sort();
+            labels
+        }
+    };
+    assert_eq!(touching(vec![id(0)]).await, ["builds_with", "uses"]);
+    assert_eq!(touching(vec![id(3)]).await, ["related_to"]);
+    assert_eq!(touching(vec![id(6), id(0)]).await, ["builds_with", "uses"]);
+    assert!(touching(vec![]).await.is_empty());
+    assert!(touching(vec![id(5)]).await.is_empty());
+    let mut spread: Vec<String> = (0..1100).map(|i| format!("missing-{i}")).collect();
+    spread.insert(0, id(6));
+    spread.push(id(0));
+    assert_eq!(
+        touching(spread).await,
+        ["builds_with", "uses"],
+        "ids in different pieces"
+    );
+    assert!(
+        store
+            .relations_touching(&other, &ids(&[id(0)]))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+// --- retrieval -------------------------------------------------------------------------------
+
+fn chunk(document_id: &str, ordinal: i64, embedding: Vec<f32>) -> StoredChunk {
+    let n = usize::try_from(ordinal).unwrap();
+    StoredChunk {
+        document_id: document_id.into(),
+        ordinal,
+        start: n * 10,
+        end: n * 10 + 9,
+        byte_start: n * 12,
+        byte_end: n * 12 + 11,
+        embedder: "hashing-384".into(),
+        embedding,
+    }
+}
+
+fn same_chunks(got: &[(String, StoredChunk)], expected: &[(String, StoredChunk)]) {
+    assert_eq!(got.len(), expected.len());
+    for ((got_project, got), (project, chunk)) in got.iter().zip(expected) {
+        assert_eq!(got_project, project);
+        let bits = |c: &StoredChunk| c.embedding.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(got), bits(chunk), "embeddings are bit-exact");
+        let without = |c: &StoredChunk| StoredChunk {
+            embedding: vec![],
+            ..c.clone()
+        };
+        assert_eq!(without(got), without(chunk));
+    }
+}
+
+async fn chunks_round_trip(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let q = store.ensure_project("q").await.unwrap();
+    let a = store.add_document(&p, "a", "text a").await.unwrap();
+    let b = store.add_document(&q, "b", "text b").await.unwrap();
+    let episode = store.add_episode(&p, &new_episode("c", "r")).await.unwrap();
+    let special = vec![
+        0.0,
+        -0.0,
+        1.0e-45,
+        -3.402_823_5e38,
+        f32::INFINITY,
+        f32::NAN,
+        0.1,
+        -0.333_333_34,
+    ];
+    let a_chunks = vec![
+        chunk(&a.id, 0, special.clone()),
+        chunk(&a.id, 1, vec![0.5; 384]),
+        chunk(&a.id, 2, vec![]),
+    ];
+    store.put_chunks(&p, &a.id, &a_chunks).await.unwrap();
+    let b_chunks = vec![chunk(&b.id, 0, vec![1.5, -2.25])];
+    store.put_chunks(&q, &b.id, &b_chunks).await.unwrap();
+    store
+        .put_chunks(&p, &episode.id, &[chunk(&episode.id, 0, vec![0.25])])
+        .await
+        .unwrap();
+    let mut expected: Vec<(String, StoredChunk)> = a_chunks
+        .iter()
+        .map(|c| (p.clone(), c.clone()))
+        .chain(b_chunks.iter().map(|c| (q.clone(), c.clone())))
+        .chain([(p.clone(), chunk(&episode.id, 0, vec![0.25]))])
+        .collect();
+    expected.sort_by(|x, y| (&x.1.document_id, x.1.ordinal).cmp(&(&y.1.document_id, y.1.ordinal)));
+    same_chunks(&store.all_chunks().await.unwrap(), &expected);
+
+    // Replacing: fewer chunks, new embedder; the other documents keep theirs.
+    let mut replacement = chunk(&a.id, 0, vec![9.0, 8.0]);
+    replacement.embedder = "minilm-l6-v2".into();
+    store
+        .put_chunks(&p, &a.id, std::slice::from_ref(&replacement))
+        .await
+        .unwrap();
+    expected.retain(|(_, c)| c.document_id != a.id);
+    expected.push((p.clone(), replacement));
+    expected.sort_by(|x, y| (&x.1.document_id, x.1.ordinal).cmp(&(&y.1.document_id, y.1.ordinal)));
+    same_chunks(&store.all_chunks().await.unwrap(), &expected);
+    store.put_chunks(&p, &a.id, &[]).await.unwrap();
+    expected.retain(|(_, c)| c.document_id != a.id);
+    same_chunks(&store.all_chunks().await.unwrap(), &expected);
+
+    assert!(matches!(
+        store
+            .put_chunks(&p, &b.id, &[chunk(&b.id, 0, vec![])])
+            .await,
+        Err(StoreError::NotFound {
+            what: "document",
+            ..
+        })
+    ));
+    assert!(matches!(
+        store
+            .put_chunks(&p, &a.id, &[chunk(&b.id, 0, vec![])])
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    assert!(matches!(
+        store
+            .put_chunks(
+                &p,
+                &a.id,
+                &[chunk(&a.id, 0, vec![]), chunk(&a.id, 0, vec![])]
+            )
+            .await,
+        Err(StoreError::Conflict(_))
+    ));
+    // The failed writes changed nothing; b's chunks are still there.
+    same_chunks(&store.all_chunks().await.unwrap(), &expected);
+}
+
+async fn all_document_links_lists_every_document(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let q = store.ensure_project("q").await.unwrap();
+    let x = store
+        .create_entity(&p, &new_entity("company", "X"))
+        .await
+        .unwrap();
+    let y = store
+        .create_entity(&p, &new_entity("company", "Y"))
+        .await
+        .unwrap();
+    let z = store
+        .create_entity(&q, &new_entity("company", "Z"))
+        .await
+        .unwrap();
+    let both = store.add_document(&p, "both", "t").await.unwrap();
+    let none = store.add_document(&p, "none", "t").await.unwrap();
+    let elsewhere = store.add_document(&q, "elsewhere", "t").await.unwrap();
+    store.link_document(&p, &both.id, &y.id).await.unwrap();
+    store.link_document(&p, &both.id, &x.id).await.unwrap();
+    store.link_document(&q, &elsewhere.id, &z.id).await.unwrap();
+    let episode = store.add_episode(&p, &new_episode("u", "a")).await.unwrap();
+    let applied = store
+        .apply_graph(
+            &p,
+            Some(&episode.id),
+            &GraphWrite {
+                entities: vec![node(Some(&x.id), "X", "company", None)],
+                relationships: vec![],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(applied.entities[0].id, x.id);
+
+    let mut links = store.all_document_links().await.unwrap();
+    for (_, _, entities) in &mut links {
+        entities.sort();
+    }
+    links.sort();
+    let mut both_entities = vec![x.id.clone(), y.id.clone()];
+    both_entities.sort();
+    let mut expected = vec![
+        (both.id.clone(), p.clone(), both_entities),
+        (none.id.clone(), p.clone(), vec![]),
+        (elsewhere.id.clone(), q.clone(), vec![z.id.clone()]),
+        (episode.id.clone(), p.clone(), vec![x.id.clone()]),
+    ];
+    expected.sort();
+    assert_eq!(
+        links, expected,
+        "(document id, project id, linked entity ids)"
+    );
+}
+
+async fn list_project_ids_lists_every_project(store: Arc<dyn Store>) {
+    assert!(store.list_project_ids().await.unwrap().is_empty());
+    let a = store.ensure_project("a").await.unwrap();
+    let b = store.ensure_project("b").await.unwrap();
+    store.ensure_project("a").await.unwrap();
+    let mut got = store.list_project_ids().await.unwrap();
+    got.sort();
+    let mut expected = vec![a, b];
+    expected.sort();
+    assert_eq!(got, expected);
+}
+
+async fn concurrent_apply_graph_makes_one_entity(store: Arc<dyn Store>) {
+    const TASKS: usize = 8;
+    let p = store.ensure_project("p").await.unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..TASKS {
+        let (store, p) = (store.clone(), p.clone());
+        tasks.push(tokio::spawn(async move {
+            let write = GraphWrite {
+                entities: vec![
+                    node(None, "Alice", "person", None),
+                    node(None, "NexusAI", "project", None),
+                ],
+                relationships: vec![edge(0, 1, "works_on", None)],
+            };
+            store.apply_graph(&p, None, &write).await.unwrap()
+        }));
+    }
+    let mut inserted = 0;
+    for task in tasks {
+        inserted += task.await.unwrap().inserted.iter().filter(|i| **i).count();
+    }
+    assert_eq!(inserted, 2, "each new (type, title) inserted once");
+    let entities = store.list_entities(&p, None, 10).await.unwrap();
+    assert_eq!(entities.len(), 2);
+    assert!(entities.iter().all(|e| e.mention_count == TASKS as i64));
+    let relations = store
+        .relations_touching(&p, &ids(entities.iter().map(|e| &e.id)))
+        .await
+        .unwrap();
+    assert_eq!(relations.len(), 1);
+    assert_eq!(relations[0].mention_count, TASKS as i64);
 }

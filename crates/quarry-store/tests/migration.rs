@@ -1,5 +1,6 @@
-//! A database created by an older release (here: SQLite at migration 0001, with data) opens, and
-//! migration 0002 backfills the feedback tallies from the results already there.
+//! A database created by an older release (here: SQLite at migration 0001, with data) opens,
+//! migration 0002 backfills the feedback tallies from the results already there, and migration
+//! 0003 gives old entities and documents their graph defaults (no mentions, kind `file`).
 
 use std::path::PathBuf;
 
@@ -50,6 +51,14 @@ async fn sqlite_0001_database_opens_and_backfills_feedback() {
         .await
         .unwrap();
     }
+    sqlx::query(
+        "INSERT INTO documents (id, project_id, title, text, created_at) \
+         VALUES ('d', 'p', 'report', 'text', $1)",
+    )
+    .bind(t)
+    .execute(&pool)
+    .await
+    .unwrap();
     let results = [
         ("r1", "a", "ceo", "high", "approved", None),
         ("r2", "a", "ceo", "high", "superseded", None),
@@ -97,4 +106,28 @@ async fn sqlite_0001_database_opens_and_backfills_feedback() {
     );
     let hq = store.feedback_summary("p", "company", "hq").await.unwrap();
     assert_eq!((hq.total, hq.approved), (1, 1));
+
+    let old = store.get_entity("p", "a").await.unwrap().unwrap();
+    assert_eq!(
+        (old.mention_count, old.notes, old.last_seen_at),
+        (0, None, None)
+    );
+    let documents = store.documents("p", None).await.unwrap();
+    assert_eq!(documents.len(), 1);
+    assert_eq!(documents[0].kind, quarry_core::model::DocumentKind::File);
+    // The upgraded database takes graph writes on the old rows.
+    let write = quarry_core::model::GraphWrite {
+        entities: vec![quarry_core::model::GraphEntityWrite {
+            existing_id: None,
+            name: "a".into(),
+            entity_type: "company".into(),
+            notes: Some("found by title".into()),
+            source: "ingest".into(),
+        }],
+        relationships: vec![],
+    };
+    let applied = store.apply_graph("p", None, &write).await.unwrap();
+    assert_eq!(applied.inserted, [false]);
+    assert_eq!(applied.entities[0].mention_count, 1);
+    assert_eq!(store.all_document_links().await.unwrap().len(), 1);
 }

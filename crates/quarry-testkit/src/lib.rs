@@ -7,6 +7,11 @@
 //! when the script is empty it answers 500 with a body saying so. Every request is recorded, so
 //! tests can assert the exact wire a client sent.
 //!
+//! `POST /v1/embeddings` (OpenAI-compatible) needs no script: it answers every input with
+//! [`fake_embedding`] (8 dimensions unless [`ScriptedServer::set_embedding_dimensions`] says
+//! otherwise), so equal texts get equal vectors. Errors and odd replies for it are queued apart,
+//! with [`ScriptedServer::push_embeddings`], and never consume the chat script.
+//!
 //! The server runs on its own thread and runtime, so it works from sync and async tests alike,
 //! and stops when dropped.
 //!
@@ -149,7 +154,7 @@ impl From<Reply> for Scripted {
 /// One request the server received.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
-    /// `/v1/chat/completions` or `/v1/messages`.
+    /// `/v1/chat/completions`, `/v1/messages` or `/v1/embeddings`.
     pub path: String,
     /// Header names in lower case.
     pub headers: BTreeMap<String, String>,
@@ -176,9 +181,51 @@ impl Script {
     }
 }
 
+/// How `/v1/embeddings` answers.
+struct EmbeddingsSetup {
+    dimensions: usize,
+    /// Send `data` in reverse input order (each item still carries its `index`).
+    reversed: bool,
+    script: VecDeque<Scripted>,
+}
+
+impl Default for EmbeddingsSetup {
+    fn default() -> Self {
+        EmbeddingsSetup {
+            dimensions: DEFAULT_EMBEDDING_DIMENSIONS,
+            reversed: false,
+            script: VecDeque::new(),
+        }
+    }
+}
+
+/// Dimensions of the vectors `/v1/embeddings` answers with unless set otherwise.
+pub const DEFAULT_EMBEDDING_DIMENSIONS: usize = 8;
+
+/// The vector `/v1/embeddings` answers for `text`: `dimensions` values in `[-1, 1)`, each a
+/// multiple of 1/1024 (exact in `f32` and through JSON), derived from an FNV-1a hash of the text.
+/// Equal texts get equal vectors; different texts almost surely different ones.
+pub fn fake_embedding(text: &str, dimensions: usize) -> Vec<f32> {
+    let mut state = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    (0..dimensions)
+        .map(|_| {
+            // splitmix64
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            ((z >> 53) as f32 - 1024.0) / 1024.0
+        })
+        .collect()
+}
+
 #[derive(Default)]
 struct Shared {
     script: Mutex<Script>,
+    embeddings: Mutex<EmbeddingsSetup>,
     recorded: Mutex<Vec<Recorded>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
@@ -213,6 +260,7 @@ impl ScriptedServer {
         let app = Router::new()
             .route("/v1/chat/completions", post(openai_chat))
             .route("/v1/messages", post(anthropic_messages))
+            .route("/v1/embeddings", post(openai_embeddings))
             .with_state(Arc::clone(&shared));
         let (shutdown, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -284,7 +332,29 @@ impl ScriptedServer {
         self
     }
 
-    /// Replies not yet used.
+    /// Queues a reply for the next `/v1/embeddings` request (the chat script is not used there).
+    /// [`Reply::Status`] and [`Reply::Raw`] are sent as they are; any other reply stands for the
+    /// normal answer, sent after the scripted delay and reporting its prompt tokens.
+    pub fn push_embeddings(&self, reply: impl Into<Scripted>) -> &ScriptedServer {
+        lock(&self.shared.embeddings).script.push_back(reply.into());
+        self
+    }
+
+    /// Length of the vectors `/v1/embeddings` answers with (default
+    /// [`DEFAULT_EMBEDDING_DIMENSIONS`]).
+    pub fn set_embedding_dimensions(&self, dimensions: usize) -> &ScriptedServer {
+        lock(&self.shared.embeddings).dimensions = dimensions;
+        self
+    }
+
+    /// Whether `/v1/embeddings` lists `data` in reverse input order (each item keeps its true
+    /// `index`), so tests can check that clients sort by `index`.
+    pub fn reverse_embeddings(&self, reversed: bool) -> &ScriptedServer {
+        lock(&self.shared.embeddings).reversed = reversed;
+        self
+    }
+
+    /// Replies not yet used (the chat script; embeddings replies are not counted).
     pub fn remaining(&self) -> usize {
         lock(&self.shared.script).len()
     }
@@ -362,32 +432,143 @@ async fn anthropic_messages(
     answer(&shared, Wire::Anthropic, headers, body).await
 }
 
+async fn openai_embeddings(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let _in_flight = InFlight::enter(&shared);
+    let body = json_body(&body);
+    let model = body["model"].as_str().unwrap_or("").to_string();
+    let inputs: Option<Vec<String>> = match &body["input"] {
+        Value::String(text) => Some(vec![text.clone()]),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_string))
+            .collect(),
+        _ => None,
+    };
+    record(&shared, "/v1/embeddings", &headers, body);
+    let (scripted, dimensions, reversed) = {
+        let mut setup = lock(&shared.embeddings);
+        (setup.script.pop_front(), setup.dimensions, setup.reversed)
+    };
+    let mut usage = None;
+    if let Some(scripted) = scripted {
+        if !scripted.delay.is_zero() {
+            tokio::time::sleep(scripted.delay).await;
+        }
+        match scripted.reply {
+            Reply::Status { .. } | Reply::Raw { .. } => return fixed_response(scripted.reply),
+            _ => usage = Some(scripted.usage.prompt_tokens),
+        }
+    }
+    let Some(inputs) = inputs else {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            json!({"error": {
+                "message": "quarry-testkit: `input` must be a string or an array of strings",
+                "type": "invalid_request_error",
+            }})
+            .to_string(),
+        );
+    };
+    let mut data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(index, text)| {
+            json!({
+                "object": "embedding",
+                "index": index,
+                "embedding": fake_embedding(text, dimensions),
+            })
+        })
+        .collect();
+    if reversed {
+        data.reverse();
+    }
+    let tokens = usage.unwrap_or_else(|| {
+        inputs
+            .iter()
+            .map(|text| text.split_whitespace().count() as u64)
+            .sum()
+    });
+    json_response(
+        StatusCode::OK,
+        json!({
+            "object": "list",
+            "data": data,
+            "model": model,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        })
+        .to_string(),
+    )
+}
+
+/// The request body as JSON, or a JSON string holding the raw text if it is not JSON.
+fn json_body(body: &Bytes) -> Value {
+    serde_json::from_slice(body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+}
+
+/// Records a request; returns its 1-based sequence number.
+fn record(shared: &Shared, path: &str, headers: &HeaderMap, body: Value) -> usize {
+    let mut recorded = lock(&shared.recorded);
+    recorded.push(Recorded {
+        path: path.to_string(),
+        headers: headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_string(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body,
+    });
+    recorded.len()
+}
+
+/// A [`Reply::Status`] or [`Reply::Raw`] as it goes on the wire.
+fn fixed_response(reply: Reply) -> Response {
+    match reply {
+        Reply::Status {
+            code,
+            body,
+            retry_after,
+        } => {
+            let mut response = json_response(status_code(code), body);
+            if let Some(seconds) = retry_after {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            response
+        }
+        Reply::Raw {
+            code,
+            content_type,
+            body,
+        } => Response::builder()
+            .status(status_code(code))
+            .header(header::CONTENT_TYPE, content_type)
+            .body(Body::from(body))
+            .expect("a valid raw response"),
+        other => unreachable!("only Status and Raw replies are fixed responses, not {other:?}"),
+    }
+}
+
 async fn answer(shared: &Shared, wire: Wire, headers: HeaderMap, body: Bytes) -> Response {
     let _in_flight = InFlight::enter(shared);
-    let body: Value = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
+    let body = json_body(&body);
     let model = body["model"].as_str().unwrap_or("").to_string();
     let stream = body["stream"] == Value::Bool(true);
-    let sequence = {
-        let mut recorded = lock(&shared.recorded);
-        recorded.push(Recorded {
-            path: match wire {
-                Wire::OpenAi => "/v1/chat/completions".into(),
-                Wire::Anthropic => "/v1/messages".into(),
-            },
-            headers: headers
-                .iter()
-                .map(|(name, value)| {
-                    (
-                        name.as_str().to_string(),
-                        String::from_utf8_lossy(value.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-            body,
-        });
-        recorded.len()
+    let path = match wire {
+        Wire::OpenAi => "/v1/chat/completions",
+        Wire::Anthropic => "/v1/messages",
     };
+    let sequence = record(shared, path, &headers, body);
     let Some(scripted) = lock(&shared.script).next_for(&model) else {
         let message = format!(
             "quarry-testkit: the script has no reply left for request #{sequence} (model '{model}'); \
@@ -402,30 +583,7 @@ async fn answer(shared: &Shared, wire: Wire, headers: HeaderMap, body: Bytes) ->
         tokio::time::sleep(scripted.delay).await;
     }
     let turn = match scripted.reply {
-        Reply::Status {
-            code,
-            body,
-            retry_after,
-        } => {
-            let mut response = json_response(status_code(code), body);
-            if let Some(seconds) = retry_after {
-                response
-                    .headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-            }
-            return response;
-        }
-        Reply::Raw {
-            code,
-            content_type,
-            body,
-        } => {
-            return Response::builder()
-                .status(status_code(code))
-                .header(header::CONTENT_TYPE, content_type)
-                .body(Body::from(body))
-                .expect("a valid raw response");
-        }
+        reply @ (Reply::Status { .. } | Reply::Raw { .. }) => return fixed_response(reply),
         Reply::Content(text) => Turn {
             text: Some(text),
             calls: Vec::new(),

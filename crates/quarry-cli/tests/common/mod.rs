@@ -9,8 +9,12 @@ use std::time::Duration;
 
 pub const NOW: &str = "2024-01-10T12:00:00Z";
 
+/// The binary, with the model-free hashing embedder (tests stay deterministic and fast even
+/// where the MiniLM files are installed).
 pub fn quarry() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_quarry"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_quarry"));
+    command.env("QUARRY_EMBEDDER", "hashing");
+    command
 }
 
 /// Runs `quarry` with `args` and `stdin`, returning its output.

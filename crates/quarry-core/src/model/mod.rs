@@ -4,14 +4,20 @@
 //! `entity_type.rs`, persistence behind [`crate::store::Store`].
 
 pub mod entity_type;
+pub mod graph;
 pub mod records;
 
 pub use entity_type::{
     Cascade, Connection, Consensus, ConsensusStrategy, EntityType, EntityTypeError, FieldSpec,
     FieldType, Source,
 };
+pub use graph::{
+    DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST, Episode, EpisodeOutcome, EpisodeStatus, ExtractedEntity,
+    ExtractedRelationship, GraphApplied, GraphEntityWrite, GraphExtraction, GraphRelationWrite,
+    GraphWrite, NewEpisode, StoredChunk,
+};
 pub use records::{
-    ApiKey, Confidence, Document, Entity, ExtractionResult, ExtractionRun, FeedbackSummary,
-    NewEntity, NewResult, Relation, ResultStatus, ReviewDecision, ReviewEvent, RunScope, RunStatus,
-    SourceRef,
+    ApiKey, Confidence, Document, DocumentKind, Entity, ExtractionResult, ExtractionRun,
+    FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision, ReviewEvent,
+    RunScope, RunStatus, SourceRef,
 };

@@ -17,6 +17,15 @@ pub struct Entity {
     pub metadata: Map<String, Value>,
     pub created_at: String,
     pub updated_at: String,
+    /// Times the conversation graph saw this entity (0 for entities made otherwise).
+    #[serde(default)]
+    pub mention_count: i64,
+    /// The graph's free-text description; kept when a later extraction gives none.
+    #[serde(default)]
+    pub notes: Option<String>,
+    /// When the graph last saw this entity; `None` if it never did.
+    #[serde(default)]
+    pub last_seen_at: Option<String>,
 }
 
 impl Entity {
@@ -66,7 +75,35 @@ pub struct Document {
     pub project_id: String,
     pub title: String,
     pub text: String,
+    /// What the text is: an added file or text, or a conversation episode.
+    #[serde(default)]
+    pub kind: DocumentKind,
     pub created_at: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentKind {
+    #[default]
+    File,
+    Episode,
+}
+
+impl DocumentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocumentKind::File => "file",
+            DocumentKind::Episode => "episode",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "file" => Some(DocumentKind::File),
+            "episode" => Some(DocumentKind::Episode),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

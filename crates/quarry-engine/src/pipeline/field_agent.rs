@@ -12,6 +12,7 @@ use std::time::Instant;
 use quarry_core::model::{
     Confidence, Entity, EntityType, FeedbackSummary, FieldSpec, FieldType, SourceRef,
 };
+use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 use quarry_llm::{ChatRequest, LlmClient, Message, Role, ToolChoice, Usage};
 use serde_json::{Map, Value, json};
@@ -86,6 +87,7 @@ enum Verdict {
 pub(crate) async fn extract_field(
     context: &FieldContext<'_>,
     store: &dyn Store,
+    retriever: &dyn Retriever,
     project: &str,
     settings: &AgentSettings<'_>,
 ) -> Result<FieldValue, FieldFailure> {
@@ -101,6 +103,7 @@ pub(crate) async fn extract_field(
         .map_err(|error| fail(format!("field '{}': {error}", field.name), usage))?;
     let mut tools = ToolBox::new(
         store,
+        retriever,
         project,
         context.entity,
         field,

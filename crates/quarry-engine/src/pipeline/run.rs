@@ -14,6 +14,7 @@ use quarry_core::model::{
     Confidence, Entity, EntityType, EntityTypeError, ExtractionResult, ExtractionRun, FieldSpec,
     NewResult, ResultStatus, ReviewDecision, RunScope, RunStatus, SourceRef,
 };
+use quarry_core::retrieval::Retriever;
 use quarry_core::store::{Store, StoreError};
 use quarry_llm::LlmClient;
 use serde::Serialize;
@@ -27,6 +28,7 @@ use super::field_agent::{
     value_problems,
 };
 use super::layers::DependencyLayers;
+use crate::documents::Documents;
 
 /// A model an agent name (a model string such as `openai:gpt-4o-mini`) stands for.
 #[derive(Clone)]
@@ -155,6 +157,7 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 pub struct Pipeline {
     store: Arc<dyn Store>,
+    retriever: Arc<dyn Retriever>,
     agents: Arc<dyn AgentRegistry>,
     config: PipelineConfig,
 }
@@ -173,13 +176,17 @@ struct RunShared<'a> {
 }
 
 impl Pipeline {
+    /// The pipeline over `store`, whose field agents search documents and entities through
+    /// `retriever` (documents added through [`crate::documents::Documents`] are indexed there).
     pub fn new(
         store: Arc<dyn Store>,
+        retriever: Arc<dyn Retriever>,
         agents: Arc<dyn AgentRegistry>,
         config: PipelineConfig,
     ) -> Pipeline {
         Pipeline {
             store,
+            retriever,
             agents,
             config,
         }
@@ -187,6 +194,15 @@ impl Pipeline {
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    pub fn retriever(&self) -> &Arc<dyn Retriever> {
+        &self.retriever
+    }
+
+    /// Adding and linking documents over this pipeline's store and retriever.
+    pub fn documents(&self) -> Documents {
+        Documents::new(self.store.clone(), self.retriever.clone())
     }
 
     /// Extracts `fields` (all when `None`) of an entity.
@@ -512,6 +528,13 @@ impl Pipeline {
             let value = &successes[winner].value;
             let cascade = create_cascade(store, project, shared.entity, field, value).await?;
             created_entity_ids = cascade.created;
+            if !created_entity_ids.is_empty() {
+                // New entities become searchable by meaning at once. An indexing failure does
+                // not fail the field: the next index rebuild picks them up from the store.
+                for entity in store.get_entities(project, &created_entity_ids).await? {
+                    let _ = self.retriever.index_entity(&entity);
+                }
+            }
         }
         let new_results: Vec<NewResult> = successes
             .iter()
@@ -618,7 +641,14 @@ impl Pipeline {
             temperature: self.config.temperature,
             max_tokens: self.config.max_completion_tokens,
         };
-        extract_field(context, self.store.as_ref(), project, &settings).await
+        extract_field(
+            context,
+            self.store.as_ref(),
+            self.retriever.as_ref(),
+            project,
+            &settings,
+        )
+        .await
     }
 
     /// Approves or rejects a pending result. A rejection with a reason reruns the field with the

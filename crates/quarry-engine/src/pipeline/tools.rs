@@ -1,12 +1,12 @@
-//! The field agent's tools, enabled by the field's sources: `search_documents` (BM25 over
-//! paragraph/sentence chunks of the linked or all documents), `search_entities` (connected or
-//! all entities), `get_entity_field` (this entity, its parent or a connected one), and
-//! `submit_value`, which the field agent checks itself. Every call records what it showed the
-//! model: source refs for provenance and the texts a submitted value may be grounded in.
-
-use std::collections::HashMap;
+//! The field agent's tools, enabled by the field's sources: `search_documents` (hybrid search
+//! through the [`Retriever`] over the linked or all documents), `search_entities` (connected or
+//! all entities by their words, plus the project's entities nearest in meaning),
+//! `get_entity_field` (this entity, its parent or a connected one), and `submit_value`, which the
+//! field agent checks itself. Every call records what it showed the model: source refs for
+//! provenance and the texts a submitted value may be grounded in.
 
 use quarry_core::model::{Document, Entity, FieldSpec, Source, SourceRef};
+use quarry_core::retrieval::{RetrievalError, Retriever};
 use quarry_core::store::{Store, StoreError};
 use quarry_llm::ToolSpec;
 use serde_json::{Map, Value, json};
@@ -18,134 +18,26 @@ pub(crate) const SUBMIT_VALUE: &str = "submit_value";
 
 const DEFAULT_HITS: usize = 5;
 const ENTITY_SCAN_LIMIT: usize = 500;
+/// Semantic entity hits below this cosine similarity are not shown (unrelated texts of the
+/// hashing embedder score about 0–0.1, paraphrases 0.3 and more).
+const MIN_ENTITY_SIMILARITY: f32 = 0.2;
+/// Semantic candidates asked for per wanted hit when only connected entities may be shown
+/// (project-wide hits are narrowed to the connected ones).
+const CONNECTED_OVERFETCH: usize = 10;
 
-/// A stretch of one document, in code points.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Chunk {
-    pub document: usize,
-    pub start: usize,
-    pub end: usize,
-    pub text: String,
-}
-
-/// A small BM25 index over paragraph chunks (long paragraphs split at sentence ends).
-pub(crate) struct Bm25 {
-    chunks: Vec<Chunk>,
-    terms: Vec<HashMap<String, u32>>,
-    lengths: Vec<f64>,
-    document_frequency: HashMap<String, u32>,
-    average_length: f64,
-}
-
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
-const MAX_CHUNK_CHARS: usize = 600;
-
-impl Bm25 {
-    pub(crate) fn new(documents: &[&str]) -> Bm25 {
-        let chunks: Vec<Chunk> = documents
-            .iter()
-            .enumerate()
-            .flat_map(|(i, text)| chunk(i, text))
-            .collect();
-        let mut document_frequency: HashMap<String, u32> = HashMap::new();
-        let mut terms = Vec::with_capacity(chunks.len());
-        let mut lengths = Vec::with_capacity(chunks.len());
-        for chunk in &chunks {
-            let mut counts: HashMap<String, u32> = HashMap::new();
-            let tokens = tokenize(&chunk.text);
-            lengths.push(tokens.len() as f64);
-            for token in tokens {
-                *counts.entry(token).or_default() += 1;
-            }
-            for term in counts.keys() {
-                *document_frequency.entry(term.clone()).or_default() += 1;
-            }
-            terms.push(counts);
-        }
-        let average_length = lengths.iter().sum::<f64>() / (lengths.len().max(1) as f64);
-        Bm25 {
-            chunks,
-            terms,
-            lengths,
-            document_frequency,
-            average_length: average_length.max(1.0),
-        }
-    }
-
-    /// The best chunks for `query`, best first; chunks sharing no term are left out.
-    pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<(&Chunk, f64)> {
-        let n = self.chunks.len() as f64;
-        let query_terms = tokenize(query);
-        let mut scored: Vec<(usize, f64)> = (0..self.chunks.len())
-            .filter_map(|i| {
-                let score: f64 = query_terms
-                    .iter()
-                    .filter_map(|term| {
-                        let tf = f64::from(*self.terms[i].get(term)?);
-                        let df = f64::from(self.document_frequency[term]);
-                        let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                        let norm = K1 * (1.0 - B + B * self.lengths[i] / self.average_length);
-                        Some(idf * tf * (K1 + 1.0) / (tf + norm))
-                    })
-                    .sum();
-                (score > 0.0).then_some((i, score))
-            })
-            .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        scored
-            .into_iter()
-            .take(limit)
-            .map(|(i, score)| (&self.chunks[i], score))
-            .collect()
-    }
-}
-
-fn tokenize(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|token| !token.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// Paragraphs (split at blank lines), long ones split after sentence ends; code-point offsets.
-fn chunk(document: usize, text: &str) -> Vec<Chunk> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut chunks = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    let push = |start: usize, end: usize, chunks: &mut Vec<Chunk>| {
-        let piece: String = chars[start..end].iter().collect();
-        let leading = piece.chars().take_while(|c| c.is_whitespace()).count();
-        let trimmed = piece.trim();
-        if !trimmed.is_empty() {
-            let s = start + leading;
-            chunks.push(Chunk {
-                document,
-                start: s,
-                end: s + trimmed.chars().count(),
-                text: trimmed.to_owned(),
-            });
-        }
-    };
-    while i < chars.len() {
-        let paragraph_break = chars[i] == '\n' && chars.get(i + 1) == Some(&'\n');
-        let sentence_break = i - start >= MAX_CHUNK_CHARS / 2
-            && matches!(chars[i], '.' | '!' | '?' | '。')
-            && chars.get(i + 1).is_none_or(|c| c.is_whitespace());
-        if paragraph_break || sentence_break || i - start >= MAX_CHUNK_CHARS {
-            push(start, i + 1, &mut chunks);
-            start = i + 1;
-        }
-        i += 1;
-    }
-    push(start, chars.len(), &mut chunks);
-    chunks
+/// Why a tool could not run (the field fails; the model is not told).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ToolError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Retrieval(#[from] RetrievalError),
 }
 
 /// What the tools may look at for one field agent, and what they showed it.
 pub(crate) struct ToolBox<'a> {
     pub store: &'a dyn Store,
+    pub retriever: &'a dyn Retriever,
     pub project: &'a str,
     pub entity: &'a Entity,
     pub sources: &'a [Source],
@@ -159,12 +51,14 @@ pub(crate) struct ToolBox<'a> {
     pub context_texts: Vec<String>,
     /// Source refs captured from tool calls, in call order, deduplicated.
     pub captured: Vec<SourceRef>,
-    index: Option<(Vec<Document>, Bm25)>,
+    /// The documents in this field's scope, loaded at the first search hit (titles, snippets).
+    documents: Option<Vec<Document>>,
 }
 
 impl<'a> ToolBox<'a> {
     pub(crate) fn new(
         store: &'a dyn Store,
+        retriever: &'a dyn Retriever,
         project: &'a str,
         entity: &'a Entity,
         field: &'a FieldSpec,
@@ -173,6 +67,7 @@ impl<'a> ToolBox<'a> {
     ) -> ToolBox<'a> {
         ToolBox {
             store,
+            retriever,
             project,
             entity,
             sources: &field.sources,
@@ -181,7 +76,7 @@ impl<'a> ToolBox<'a> {
             retrieved: Vec::new(),
             context_texts: Vec::new(),
             captured: Vec::new(),
-            index: None,
+            documents: None,
         }
     }
 
@@ -205,7 +100,8 @@ impl<'a> ToolBox<'a> {
         if self.has(Source::ConnectedEntities) || self.has(Source::AllEntities) {
             specs.push(ToolSpec {
                 name: SEARCH_ENTITIES.to_owned(),
-                description: "Search entities by title and field values.".to_owned(),
+                description: "Search entities by title and field values, and by meaning."
+                    .to_owned(),
                 parameters: json!({"type": "object", "required": ["query"], "properties": {
                     "query": {"type": "string"}, "limit": {"type": "integer"}}}),
             });
@@ -230,7 +126,7 @@ impl<'a> ToolBox<'a> {
     }
 
     /// Runs a non-submit tool; the reply is the tool result text.
-    pub(crate) async fn call(&mut self, name: &str, arguments: &str) -> Result<String, StoreError> {
+    pub(crate) async fn call(&mut self, name: &str, arguments: &str) -> Result<String, ToolError> {
         let arguments: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
         let text = |key: &str| {
             arguments
@@ -270,36 +166,62 @@ impl<'a> ToolBox<'a> {
         }
     }
 
-    async fn search_documents(&mut self, query: &str, limit: usize) -> Result<String, StoreError> {
-        if self.index.is_none() {
-            let scope = if self.has(Source::AllDocuments) {
-                None
-            } else {
-                Some(self.entity.id.as_str())
-            };
-            let documents = self.store.documents(self.project, scope).await?;
-            let texts: Vec<&str> = documents.iter().map(|d| d.text.as_str()).collect();
-            let index = Bm25::new(&texts);
-            self.index = Some((documents, index));
+    /// Documents linked to this entity, or every document of the project when the field's
+    /// sources include all documents.
+    fn linked_only(&self) -> bool {
+        !self.has(Source::AllDocuments)
+    }
+
+    async fn search_documents(&mut self, query: &str, limit: usize) -> Result<String, ToolError> {
+        let linked_only = self.linked_only();
+        let scope = linked_only.then(|| vec![self.entity.id.clone()]);
+        let hits = self
+            .retriever
+            .search_documents(self.project, query, scope.as_deref(), limit)?;
+        if hits.is_empty() {
+            return Ok(format!("No passage matches {query:?}. Try other words."));
         }
-        let Some((documents, index)) = &self.index else {
-            return Ok("[]".to_owned());
+        let known = |documents: &Option<Vec<Document>>, id: &str| {
+            documents
+                .as_ref()
+                .is_some_and(|docs| docs.iter().any(|d| d.id == id))
         };
-        let mut hits = Vec::new();
-        let mut refs = Vec::new();
+        // Titles and snippets come from the stored documents of the field's scope; a hit on a
+        // document added since they were loaded reloads them once.
+        if hits
+            .iter()
+            .any(|hit| !known(&self.documents, &hit.document_id))
+        {
+            let entity = linked_only.then_some(self.entity.id.as_str());
+            self.documents = Some(self.store.documents(self.project, entity).await?);
+        }
+        let documents = self.documents.as_deref().unwrap_or_default();
         let mut shown = Vec::new();
-        for (chunk, score) in index.search(query, limit) {
-            let document = &documents[chunk.document];
-            hits.push(json!({"document_id": document.id, "title": document.title,
-                "start": chunk.start, "end": chunk.end, "score": (score * 1000.0).round() / 1000.0,
-                "snippet": chunk.text}));
+        let mut refs = Vec::new();
+        let mut out = Vec::new();
+        for hit in hits {
+            let Some(document) = documents.iter().find(|d| d.id == hit.document_id) else {
+                continue;
+            };
+            let snippet: String = document
+                .text
+                .chars()
+                .skip(hit.start)
+                .take(hit.end.saturating_sub(hit.start))
+                .collect();
+            out.push(json!({"document_id": document.id, "title": document.title,
+                "start": hit.start, "end": hit.end,
+                "score": (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
+                "snippet": snippet}));
             refs.push(SourceRef::Document {
                 document_id: document.id.clone(),
-                start: chunk.start,
-                end: chunk.end,
-                snippet: Some(chunk.text.clone()),
+                start: hit.start,
+                end: hit.end,
+                snippet: Some(snippet),
             });
-            shown.push(document.clone());
+            if !shown.iter().any(|d: &Document| d.id == document.id) {
+                shown.push(document.clone());
+            }
         }
         for document in shown {
             if !self.retrieved.iter().any(|d| d.id == document.id) {
@@ -307,14 +229,18 @@ impl<'a> ToolBox<'a> {
             }
         }
         refs.into_iter().for_each(|r| self.capture(r));
-        if hits.is_empty() {
+        if out.is_empty() {
             return Ok(format!("No passage matches {query:?}. Try other words."));
         }
-        Ok(Value::Array(hits).to_string())
+        Ok(Value::Array(out).to_string())
     }
 
-    async fn search_entities(&mut self, query: &str, limit: usize) -> Result<String, StoreError> {
-        let candidates = if self.has(Source::AllEntities) {
+    /// Connected (or, with all entities as a source, the project's) entities sharing words with
+    /// the query, best first; then entities nearest in meaning that were not listed yet, from
+    /// the project when all entities are a source, else from the connected ones.
+    async fn search_entities(&mut self, query: &str, limit: usize) -> Result<String, ToolError> {
+        let all = self.has(Source::AllEntities);
+        let candidates = if all {
             self.store
                 .list_entities(self.project, None, ENTITY_SCAN_LIMIT)
                 .await?
@@ -335,11 +261,50 @@ impl<'a> ToolBox<'a> {
             .filter(|(hits, _)| *hits > 0 || query_terms.is_empty())
             .collect();
         scored.sort_by_key(|(hits, _)| std::cmp::Reverse(*hits));
-        let found: Vec<Entity> = scored
+        let mut found: Vec<Entity> = scored
             .into_iter()
             .take(limit)
             .map(|(_, e)| e.clone())
             .collect();
+
+        if found.len() < limit && !query_terms.is_empty() {
+            let wanted = if all {
+                limit
+            } else {
+                limit.saturating_mul(CONNECTED_OVERFETCH)
+            };
+            let semantic: Vec<String> = self
+                .retriever
+                .search_entities(self.project, query, None, wanted)?
+                .into_iter()
+                .filter(|hit| hit.score >= MIN_ENTITY_SIMILARITY)
+                .map(|hit| hit.entity_id)
+                .filter(|id| *id != self.entity.id && !found.iter().any(|e| e.id == *id))
+                .filter(|id| all || candidates.iter().any(|e| e.id == *id))
+                .collect();
+            let missing: Vec<String> = semantic
+                .iter()
+                .filter(|id| !candidates.iter().any(|e| e.id == **id))
+                .cloned()
+                .collect();
+            let fetched = if missing.is_empty() {
+                Vec::new()
+            } else {
+                self.store.get_entities(self.project, &missing).await?
+            };
+            for id in semantic {
+                if found.len() >= limit {
+                    break;
+                }
+                let entity = candidates
+                    .iter()
+                    .chain(&fetched)
+                    .find(|e| e.id == id)
+                    .cloned();
+                found.extend(entity);
+            }
+        }
+
         let mut hits = Vec::new();
         for entity in &found {
             hits.push(
@@ -405,6 +370,14 @@ impl<'a> ToolBox<'a> {
     }
 }
 
+/// Lowercased alphanumeric words.
+fn tokenize(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|token| !token.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// An entity as searchable and groundable text: title and field values.
 pub(crate) fn entity_text(entity: &Entity) -> String {
     let mut text = entity.title.clone();
@@ -428,39 +401,5 @@ pub(crate) fn value_text(value: &Value) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         other => other.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bm25_ranks_the_relevant_paragraph_first_with_code_point_offsets() {
-        let first =
-            "Über GmbH was founded in 1999.\n\nIts annual revenue was $4.5 million in 2023.";
-        let second = "Unrelated notes about lunch.";
-        let index = Bm25::new(&[first, second]);
-        let hits = index.search("annual revenue", 3);
-        assert_eq!(hits.len(), 1);
-        let chunk = hits[0].0;
-        assert_eq!(chunk.document, 0);
-        let expected: String = first
-            .chars()
-            .skip(chunk.start)
-            .take(chunk.end - chunk.start)
-            .collect();
-        assert_eq!(chunk.text, expected);
-        assert!(chunk.text.starts_with("Its annual revenue"));
-        assert_eq!(chunk.start, 32);
-    }
-
-    #[test]
-    fn long_paragraphs_split_at_sentences() {
-        let sentence = "This sentence is about nothing in particular at all. ";
-        let text = sentence.repeat(30);
-        let chunks = chunk(0, &text);
-        assert!(chunks.len() > 2);
-        assert!(chunks.iter().all(|c| c.end - c.start <= MAX_CHUNK_CHARS));
     }
 }

@@ -4,10 +4,12 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use quarry_core::model::Document;
+use quarry_engine::documents::DocumentsError;
 use serde::Deserialize;
 
 use crate::AppState;
 use crate::api::entities::not_found;
+use crate::api::workflows::pipeline;
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
 use crate::json::JsonBody;
@@ -45,13 +47,23 @@ pub async fn add(
             return Err(not_found("entity", entity_id));
         }
     }
-    let stored = store
-        .add_document(&caller.project_id, &document.title, &document.text)
-        .await?;
-    for entity_id in &document.entity_ids {
-        store
-            .link_document(&caller.project_id, &stored.id, entity_id)
-            .await?;
-    }
+    // Stored, linked and indexed in one path (searchable by the field agents at once).
+    let stored = pipeline(&state)?
+        .documents()
+        .add(
+            &caller.project_id,
+            &document.title,
+            &document.text,
+            &document.entity_ids,
+        )
+        .await
+        .map_err(|error| match error {
+            DocumentsError::Store(error) => ApiError::from(error),
+            DocumentsError::Retrieval(error) => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "IndexError",
+                error.to_string(),
+            ),
+        })?;
     Ok((StatusCode::CREATED, Json(stored)))
 }

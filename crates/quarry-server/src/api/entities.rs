@@ -91,6 +91,12 @@ pub async fn create(
         ));
     }
     let created = store.create_entity(&caller.project_id, &entity).await?;
+    // Searchable by meaning at once; a failure only delays that to the next start's rebuild.
+    if let Some(retriever) = &state.retriever
+        && let Err(error) = retriever.index_entity(&created)
+    {
+        tracing::warn!(entity = %created.id, %error, "indexing a new entity failed");
+    }
     Ok((StatusCode::CREATED, Json(created)))
 }
 

@@ -1,10 +1,12 @@
 //! The `/v1` REST API for teams: entity types, entities, documents, extraction results and their
-//! review, workflows, feedback. Every route authenticates with an API key and acts inside the
+//! review, workflows, feedback, conversation episodes and the graph built from them. Every route authenticates with an API key and acts inside the
 //! key's project only.
 
 mod documents;
 mod entities;
+mod episodes;
 mod extraction;
+mod graph;
 mod openapi;
 mod workflows;
 
@@ -24,6 +26,14 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/entities", post(entities::create).get(entities::list))
         .route("/v1/entities/{id}", get(entities::get))
         .route("/v1/documents", post(documents::add))
+        .route("/v1/episodes", post(episodes::add))
+        .route("/v1/episodes/{id}", get(episodes::get))
+        .route("/v1/graph/entities", get(graph::search))
+        .route("/v1/graph/entities/{id}", get(graph::get))
+        .route(
+            "/v1/graph/entities/{id}/neighbors",
+            get(graph::neighborhood),
+        )
         .route("/v1/extraction/{entity_id}", get(extraction::latest))
         .route(
             "/v1/extraction/{entity_id}/history/{field}",

@@ -40,6 +40,36 @@ pub const OPERATIONS: &[(&str, &str, &str, &str)] = &[
     ),
     (
         "post",
+        "/v1/episodes",
+        "documents:write",
+        "Store a conversation episode (answers at once; graph extraction runs in the background)",
+    ),
+    (
+        "get",
+        "/v1/episodes/{id}",
+        "entities:read",
+        "Get an episode and the state of its graph extraction",
+    ),
+    (
+        "get",
+        "/v1/graph/entities",
+        "entities:read",
+        "Find graph entities by name and meaning (?q=&type=&project_id=&limit=)",
+    ),
+    (
+        "get",
+        "/v1/graph/entities/{id}",
+        "entities:read",
+        "Get a graph entity with its episodes and relations",
+    ),
+    (
+        "get",
+        "/v1/graph/entities/{id}/neighbors",
+        "entities:read",
+        "Entities within ?depth= hops (1-3, default 2), relations followed both ways",
+    ),
+    (
+        "post",
         "/v1/workflows/{entity_id}",
         "extraction:trigger",
         "Run extraction for an entity (all or some fields)",

@@ -1,0 +1,368 @@
+//! `quarry episode …` and `quarry graph …`: conversation episodes on the durable queue, and the
+//! knowledge graph built from them.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use quarry_core::model::{Episode, EpisodeStatus, GraphExtraction, NewEpisode};
+use quarry_core::store::Store;
+use quarry_engine::graph::{
+    EntityMatch, GraphConfig, GraphExtractor, GraphWorker, find_entities, neighbors,
+};
+use serde::Serialize;
+
+use crate::args::{EpisodeCommand, GraphArgs, GraphCommand, ModelArgs};
+use crate::extract::read_file;
+use crate::failure::Failure;
+use crate::model::{chosen_model, client_from};
+use crate::table::print_table;
+use crate::workspace::Workspace;
+
+const MAX_GRAPH_BYTES: usize = 16 * 1024 * 1024;
+
+fn storage(error: impl ToString) -> Failure {
+    Failure::coded("StorageError", error)
+}
+
+fn print_json<T: Serialize>(value: &T) -> Result<ExitCode, Failure> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).map_err(|e| Failure::Other(e.into()))?
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The pre-structured graph of `--graph FILE` (or `-` for stdin).
+fn read_graph(path: &Path) -> Result<GraphExtraction, Failure> {
+    let text = if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin()
+            .take(MAX_GRAPH_BYTES as u64 + 1)
+            .read_to_string(&mut text)
+            .map_err(|error| Failure::coded("UnreadableInput", format!("stdin: {error}")))?;
+        text
+    } else {
+        read_file(path, MAX_GRAPH_BYTES)?
+    };
+    serde_json::from_str(&text).map_err(|error| {
+        Failure::coded(
+            "InvalidGraph",
+            format!(
+                "{}: {error}; expected {{\"entities\": [{{\"name\", \"type\", \"notes\"?}}], \
+                 \"relationships\": [{{\"from\", \"fromType\", \"to\", \"toType\", \"label\"}}]}}",
+                path.display()
+            ),
+        )
+    })
+}
+
+fn comma_list(raw: &str) -> Vec<String> {
+    raw.split(',')
+        .map(|item| item.trim().to_lowercase())
+        .filter(|item| !item.is_empty())
+        .collect()
+}
+
+/// The graph extractor for `quarry serve` and the episode commands: the chosen model (none: only
+/// pre-structured episodes are processed), types and stoplist from the flags.
+pub fn graph_extractor(
+    store: Arc<dyn Store>,
+    model: &ModelArgs,
+    graph: &GraphArgs,
+) -> Result<GraphExtractor, Failure> {
+    let (client, model_name) = if chosen_model(model).is_some() {
+        let (client, spec) = client_from(model)?;
+        (Some(client), spec.model)
+    } else {
+        (None, String::new())
+    };
+    let mut config = GraphConfig {
+        model: model_name,
+        concurrency: model.concurrency.max(1),
+        ..GraphConfig::default()
+    };
+    if let Some(types) = &graph.graph_types {
+        config.types = comma_list(types);
+        if config.types.is_empty() {
+            return Err(Failure::coded(
+                "InvalidGraphTypes",
+                "--graph-types names no type; give e.g. person,organization",
+            ));
+        }
+    }
+    if let Some(stoplist) = &graph.stoplist {
+        config.stoplist = comma_list(stoplist);
+    }
+    Ok(GraphExtractor::new(store, client, config))
+}
+
+/// Works the queue in this process until nothing it can take is pending: with a model every
+/// episode, without one only those carrying a pre-structured graph.
+fn work_queue(ws: &Workspace, model: &ModelArgs, graph: &GraphArgs) -> Result<(), Failure> {
+    let extractor = Arc::new(graph_extractor(ws.store.clone(), model, graph)?);
+    ws.runtime.block_on(async {
+        let worker = GraphWorker::start(extractor);
+        worker.wait_idle().await;
+        worker.shutdown().await;
+    });
+    Ok(())
+}
+
+fn describe(episode: &Episode) -> String {
+    match episode.status {
+        EpisodeStatus::Done => format!(
+            "episode {}: done, {} entities and {} relationships stored ({} entities and {} relationships skipped)",
+            episode.id,
+            episode.entities_stored,
+            episode.relationships_stored,
+            episode.entities_skipped,
+            episode.relationships_skipped
+        ),
+        EpisodeStatus::Failed => format!(
+            "episode {}: stored; graph extraction failed: {}",
+            episode.id,
+            episode.error.as_deref().unwrap_or("unknown error")
+        ),
+        EpisodeStatus::Pending => format!(
+            "episode {}: stored and queued (no model: pass --model or set QUARRY_MODEL, or send \
+             --graph; quarry serve and quarry episode process work the queue)",
+            episode.id
+        ),
+        EpisodeStatus::Running => format!("episode {}: extraction in progress", episode.id),
+    }
+}
+
+fn fetch_episode(ws: &Workspace, id: &str) -> Result<Episode, Failure> {
+    ws.runtime
+        .block_on(ws.store.get_episode(&ws.project, id))
+        .map_err(storage)?
+        .ok_or_else(|| Failure::coded("NotFound", format!("no episode '{id}' in this project")))
+}
+
+pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
+    match command {
+        EpisodeCommand::Add {
+            user,
+            assistant,
+            graph,
+            no_wait,
+            graph_args,
+            model,
+            store,
+        } => {
+            if user.trim().is_empty() && assistant.trim().is_empty() {
+                return Err(Failure::coded(
+                    "EmptyInput",
+                    "--user and --assistant are both empty; give the conversation turn",
+                ));
+            }
+            let ingest = graph.as_deref().map(read_graph).transpose()?;
+            let ws = Workspace::open(&store)?;
+            let episode = ws
+                .runtime
+                .block_on(ws.store.add_episode(
+                    &ws.project,
+                    &NewEpisode {
+                        user_message: user,
+                        assistant_response: assistant,
+                        ingest,
+                    },
+                ))
+                .map_err(storage)?;
+            if !no_wait {
+                work_queue(&ws, &model, &graph_args)?;
+            }
+            let episode = fetch_episode(&ws, &episode.id)?;
+            if ws.json {
+                return print_json(&episode);
+            }
+            println!("{}", describe(&episode));
+            Ok(ExitCode::SUCCESS)
+        }
+        EpisodeCommand::Show { id, store } => {
+            let ws = Workspace::open(&store)?;
+            let episode = fetch_episode(&ws, &id)?;
+            if ws.json {
+                return print_json(&episode);
+            }
+            println!("{}", describe(&episode));
+            println!("User: {}", episode.user_message);
+            println!("Assistant: {}", episode.assistant_response);
+            Ok(ExitCode::SUCCESS)
+        }
+        EpisodeCommand::Process {
+            graph_args,
+            model,
+            store,
+        } => {
+            let ws = Workspace::open(&store)?;
+            work_queue(&ws, &model, &graph_args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
+    match command {
+        GraphCommand::Entities {
+            query,
+            entity_type,
+            limit,
+            store,
+        } => {
+            if limit == 0 {
+                return Err(Failure::coded("InvalidLimit", "--limit must be at least 1"));
+            }
+            let ws = Workspace::open(&store)?;
+            let retriever = ws.retriever(true)?;
+            let found = ws
+                .runtime
+                .block_on(find_entities(
+                    ws.store.as_ref(),
+                    Some(retriever.as_ref()),
+                    &ws.project,
+                    query.as_deref().unwrap_or(""),
+                    entity_type.as_deref(),
+                    limit,
+                ))
+                .map_err(storage)?;
+            if ws.json {
+                return print_json(&found);
+            }
+            let rows = found
+                .iter()
+                .map(|item| {
+                    vec![
+                        item.entity.id.clone(),
+                        item.entity.entity_type.clone(),
+                        item.entity.title.clone(),
+                        item.entity.mention_count.to_string(),
+                        match item.matched {
+                            EntityMatch::Name => "name".to_owned(),
+                            EntityMatch::Meaning => {
+                                format!("meaning {:.2}", item.score.unwrap_or(0.0))
+                            }
+                        },
+                    ]
+                })
+                .collect();
+            print_table(&["ID", "TYPE", "NAME", "MENTIONS", "MATCH"], rows);
+            Ok(ExitCode::SUCCESS)
+        }
+        GraphCommand::Show { id, store } => {
+            let ws = Workspace::open(&store)?;
+            let (entity, episodes, relations) = ws
+                .runtime
+                .block_on(async {
+                    let entity = ws.store.get_entity(&ws.project, &id).await?;
+                    let episodes = ws.store.entity_episodes(&ws.project, &id, 500).await?;
+                    let relations = ws
+                        .store
+                        .relations_touching(&ws.project, std::slice::from_ref(&id))
+                        .await?;
+                    Ok::<_, quarry_core::store::StoreError>((entity, episodes, relations))
+                })
+                .map_err(storage)?;
+            let entity = entity.ok_or_else(|| {
+                Failure::coded("NotFound", format!("no entity '{id}' in this project"))
+            })?;
+            if ws.json {
+                return print_json(&serde_json::json!({
+                    "entity": entity,
+                    "episodes": episodes,
+                    "relations": relations,
+                }));
+            }
+            println!(
+                "{} ({}), mentioned {} time(s){}",
+                entity.title,
+                entity.entity_type,
+                entity.mention_count,
+                entity
+                    .notes
+                    .as_deref()
+                    .map(|notes| format!(": {notes}"))
+                    .unwrap_or_default()
+            );
+            let rows = episodes
+                .iter()
+                .map(|episode| {
+                    vec![
+                        episode.id.clone(),
+                        episode.created_at.clone(),
+                        episode.user_message.clone(),
+                    ]
+                })
+                .collect();
+            print_table(&["EPISODE", "AT", "USER"], rows);
+            Ok(ExitCode::SUCCESS)
+        }
+        GraphCommand::Neighbors { id, depth, store } => {
+            if !(1..=3).contains(&depth) {
+                return Err(Failure::coded(
+                    "InvalidDepth",
+                    "--depth must be between 1 and 3",
+                ));
+            }
+            let ws = Workspace::open(&store)?;
+            let neighborhood = ws
+                .runtime
+                .block_on(neighbors(ws.store.as_ref(), &ws.project, &id, depth, 500))
+                .map_err(|error| match error {
+                    quarry_core::store::StoreError::NotFound { .. } => {
+                        Failure::coded("NotFound", error)
+                    }
+                    other => storage(other),
+                })?;
+            if ws.json {
+                return print_json(&neighborhood);
+            }
+            print_neighborhood(&neighborhood);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn print_neighborhood(neighborhood: &quarry_engine::graph::Neighborhood) {
+    let name_of = |id: &str| -> String {
+        std::iter::once(&neighborhood.root)
+            .chain(neighborhood.entities.iter().map(|n| &n.entity))
+            .find(|entity| entity.id == id)
+            .map_or_else(|| id.to_owned(), |entity| entity.title.clone())
+    };
+    println!(
+        "{} ({}): {} entities within reach",
+        neighborhood.root.title,
+        neighborhood.root.entity_type,
+        neighborhood.entities.len()
+    );
+    let rows = neighborhood
+        .entities
+        .iter()
+        .map(|neighbor| {
+            vec![
+                neighbor.depth.to_string(),
+                neighbor.entity.id.clone(),
+                neighbor.entity.entity_type.clone(),
+                neighbor.entity.title.clone(),
+            ]
+        })
+        .collect();
+    print_table(&["HOPS", "ID", "TYPE", "NAME"], rows);
+    println!();
+    let rows = neighborhood
+        .relations
+        .iter()
+        .map(|relation| {
+            vec![
+                name_of(&relation.from_id),
+                relation.label.clone(),
+                name_of(&relation.to_id),
+                relation.mention_count.to_string(),
+            ]
+        })
+        .collect();
+    print_table(&["FROM", "RELATION", "TO", "MENTIONS"], rows);
+}

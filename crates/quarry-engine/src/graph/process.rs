@@ -1,0 +1,459 @@
+//! From a [`GraphExtraction`] to one [`GraphWrite`] applied in one transaction (which also ends
+//! the episode when asked, see [`write_extraction`]): names validated
+//! (non-empty, not absurdly long, a configured type, not on the stoplist), resolved against the
+//! project's entities of the same type (exact, normalised, near-duplicate: `ACME Corp.` finds
+//! `Acme Corp`), merged within the extraction, relationships mapped onto the merged nodes
+//! (endpoints that name nothing in the extraction are skipped and counted), labels normalised.
+//!
+//! Resolution and the write run under one lock per project, so two extractions of the same
+//! project never both insert the same new entity; the per-type [`ResolverIndex`] is loaded from
+//! the store on first use and kept up to date with what this process inserts.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::{Duration, Instant};
+
+use quarry_core::model::{
+    Entity, EpisodeOutcome, GraphEntityWrite, GraphExtraction, GraphRelationWrite, GraphWrite,
+};
+use quarry_core::resolve::ResolverIndex;
+use quarry_core::store::{Store, StoreError};
+use tokio::sync::{Mutex, MutexGuard};
+
+use super::GraphConfig;
+
+/// Per-project resolution caches, each behind the project's lock.
+pub(crate) struct GraphState {
+    projects: StdMutex<HashMap<String, Arc<Mutex<ProjectGraph>>>>,
+    /// Per project: the prompt's known entities (newest first) and when they were read.
+    recent: StdMutex<HashMap<String, (Instant, Vec<Entity>)>>,
+    /// Taken around every queue and graph write when `serialize_writes` is set.
+    write_gate: Option<Mutex<()>>,
+}
+
+#[derive(Default)]
+struct ProjectGraph {
+    /// Per entity type: the project's entities of that type.
+    resolvers: HashMap<String, ResolverIndex>,
+}
+
+impl GraphState {
+    pub(crate) fn new(serialize_writes: bool) -> Self {
+        GraphState {
+            projects: StdMutex::default(),
+            recent: StdMutex::default(),
+            write_gate: serialize_writes.then(|| Mutex::new(())),
+        }
+    }
+
+    /// One writer at a time from this process (when configured); `None` when writes run freely.
+    pub(crate) async fn write_gate(&self) -> Option<MutexGuard<'_, ()>> {
+        match &self.write_gate {
+            Some(gate) => Some(gate.lock().await),
+            None => None,
+        }
+    }
+
+    fn project(&self, project: &str) -> Arc<Mutex<ProjectGraph>> {
+        let mut projects = self
+            .projects
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        projects.entry(project.to_owned()).or_default().clone()
+    }
+
+    /// The project's known entities if read less than `ttl` ago.
+    pub(crate) fn recent(&self, project: &str, ttl: Duration) -> Option<Vec<Entity>> {
+        let recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        recent
+            .get(project)
+            .filter(|(read_at, _)| read_at.elapsed() < ttl)
+            .map(|(_, entities)| entities.clone())
+    }
+
+    pub(crate) fn set_recent(&self, project: &str, entities: Vec<Entity>) {
+        let mut recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        recent.insert(project.to_owned(), (Instant::now(), entities));
+    }
+
+    /// Entities this process just inserted go to the front of a cached known list.
+    fn push_recent(&self, project: &str, inserted: &[Entity], limit: usize) {
+        let mut recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, entities)) = recent.get_mut(project) {
+            let mut fresh: Vec<Entity> = inserted.iter().rev().cloned().collect();
+            fresh.append(entities);
+            fresh.truncate(limit);
+            *entities = fresh;
+        }
+    }
+
+    /// Forgets the cached entities of a project (e.g. after entities were merged or deleted
+    /// elsewhere); the next extraction reloads them.
+    pub(crate) fn invalidate(&self, project: &str) {
+        let mut projects = self
+            .projects
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        projects.remove(project);
+        drop(projects);
+        self.recent
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(project);
+    }
+}
+
+/// What one extraction wrote.
+pub(crate) struct Written {
+    pub outcome: EpisodeOutcome,
+    pub entities: Vec<Entity>,
+}
+
+/// A validated entity, type lower-cased and name trimmed.
+struct Valid<'a> {
+    name: &'a str,
+    entity_type: String,
+    notes: Option<&'a str>,
+}
+
+/// What a write does with its episode.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EpisodeWrite<'a> {
+    /// No episode: entities are linked to nothing.
+    None,
+    /// Entities are linked to this episode; its status is left alone.
+    Link(&'a str),
+    /// Entities are linked to this episode, which is ended `done` with the outcome in the same
+    /// transaction ([`Store::complete_episode`]): nothing or everything is written.
+    Complete(&'a str),
+}
+
+impl<'a> EpisodeWrite<'a> {
+    fn id(self) -> Option<&'a str> {
+        match self {
+            EpisodeWrite::None => None,
+            EpisodeWrite::Link(id) | EpisodeWrite::Complete(id) => Some(id),
+        }
+    }
+}
+
+/// Validates, resolves, merges and writes `extraction` for `episode`. `outcome` holds what was
+/// already counted (e.g. parts of a reply skipped while parsing); the returned outcome adds this
+/// write's counts, and is what a [`EpisodeWrite::Complete`] records.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn write_extraction(
+    store: &dyn Store,
+    state: &GraphState,
+    config: &GraphConfig,
+    project: &str,
+    episode: EpisodeWrite<'_>,
+    extraction: &GraphExtraction,
+    source: &str,
+    mut outcome: EpisodeOutcome,
+) -> Result<Written, StoreError> {
+    let types: HashSet<String> = config
+        .types
+        .iter()
+        .map(|t| t.trim().to_lowercase())
+        .collect();
+    let stoplist: HashSet<String> = config.stoplist.iter().map(|s| stop_key(s)).collect();
+
+    let mut valid: Vec<Valid<'_>> = Vec::with_capacity(extraction.entities.len());
+    for entity in &extraction.entities {
+        let name = entity.name.trim();
+        let entity_type = entity.entity_type.trim().to_lowercase();
+        let ok = !name.is_empty()
+            && name.chars().count() <= config.max_name_chars
+            && types.contains(&entity_type)
+            && !stoplist.contains(&stop_key(name));
+        if !ok {
+            outcome.entities_skipped += 1;
+            continue;
+        }
+        let notes = entity
+            .notes
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty());
+        valid.push(Valid {
+            name,
+            entity_type,
+            notes,
+        });
+    }
+
+    let graph = state.project(project);
+    let mut graph = graph.lock().await;
+    for entity in &valid {
+        if !graph.resolvers.contains_key(&entity.entity_type) {
+            let mut index = ResolverIndex::new(&entity.entity_type);
+            let existing = store
+                .list_entities(project, Some(&entity.entity_type), usize::MAX)
+                .await?;
+            // Oldest first: on equal names the first inserted wins.
+            for known in existing.iter().rev() {
+                index.insert(known.id.clone(), &known.title);
+            }
+            graph.resolvers.insert(entity.entity_type.clone(), index);
+        }
+    }
+
+    let mut nodes = Nodes::default();
+    for entity in &valid {
+        let resolver = &graph.resolvers[&entity.entity_type];
+        let index = match nodes.find_typed(resolver, entity.name, &entity.entity_type) {
+            Some(index) => index,
+            None => nodes.add(resolver, entity, source),
+        };
+        nodes
+            .by_name
+            .insert((entity.name.to_owned(), entity.entity_type.clone()), index);
+        if nodes.writes[index].notes.is_none() {
+            nodes.writes[index].notes = entity.notes.map(str::to_owned);
+        }
+    }
+
+    let mut relationships: Vec<GraphRelationWrite> = Vec::new();
+    let mut seen: HashMap<(usize, usize, String), usize> = HashMap::new();
+    for relationship in &extraction.relationships {
+        let label = normalize_label(&relationship.label);
+        let from = nodes.find(
+            &graph.resolvers,
+            &relationship.from,
+            &relationship.from_type,
+        );
+        let to = nodes.find(&graph.resolvers, &relationship.to, &relationship.to_type);
+        let (Some(from), Some(to)) = (from, to) else {
+            outcome.relationships_skipped += 1;
+            continue;
+        };
+        if label.is_empty() || from == to {
+            outcome.relationships_skipped += 1;
+            continue;
+        }
+        let notes = relationship
+            .notes
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned);
+        match seen.get(&(from, to, label.clone())) {
+            Some(&at) => {
+                if relationships[at].notes.is_none() {
+                    relationships[at].notes = notes;
+                }
+            }
+            None => {
+                seen.insert((from, to, label.clone()), relationships.len());
+                relationships.push(GraphRelationWrite {
+                    from,
+                    to,
+                    label,
+                    notes,
+                });
+            }
+        }
+    }
+
+    if nodes.writes.is_empty() {
+        drop(graph);
+        if let EpisodeWrite::Complete(id) = episode {
+            let _gate = state.write_gate().await;
+            store.finish_episode(project, id, &outcome).await?;
+        }
+        return Ok(Written {
+            outcome,
+            entities: Vec::new(),
+        });
+    }
+    let write = GraphWrite {
+        entities: nodes.writes,
+        relationships,
+    };
+    // The store writes one entity per node and one relation per relationship.
+    outcome.entities_stored = count(write.entities.len());
+    outcome.relationships_stored = count(write.relationships.len());
+    let applied = {
+        let _gate = state.write_gate().await;
+        match episode {
+            EpisodeWrite::Complete(id) => {
+                store
+                    .complete_episode(project, id, &write, &outcome)
+                    .await?
+            }
+            _ => store.apply_graph(project, episode.id(), &write).await?,
+        }
+    };
+    let mut inserted = Vec::new();
+    for ((planned, entity), &new) in write
+        .entities
+        .iter()
+        .zip(&applied.entities)
+        .zip(&applied.inserted)
+    {
+        if planned.existing_id.is_none()
+            && let Some(resolver) = graph.resolvers.get_mut(&planned.entity_type)
+        {
+            resolver.insert(entity.id.clone(), &entity.title);
+        }
+        if new {
+            inserted.push(entity.clone());
+        }
+    }
+    drop(graph);
+    if !inserted.is_empty() {
+        state.push_recent(project, &inserted, config.known_entities);
+    }
+    Ok(Written {
+        outcome,
+        entities: applied.entities,
+    })
+}
+
+/// The nodes of one extraction, merged.
+#[derive(Default)]
+struct Nodes {
+    writes: Vec<GraphEntityWrite>,
+    /// (name as written, type) → node.
+    by_name: HashMap<(String, String), usize>,
+    /// Existing entity id → node.
+    by_existing: HashMap<String, usize>,
+    /// Per type: the new names of this extraction (id = node index), so `Foo Inc` and `Foo`
+    /// named in one reply become one new node.
+    fresh: HashMap<String, ResolverIndex>,
+}
+
+impl Nodes {
+    /// The node `name` of `entity_type` already is: by its written name, the existing entity it
+    /// resolves to, or a new name of this extraction it resolves to.
+    fn find_typed(&self, resolver: &ResolverIndex, name: &str, entity_type: &str) -> Option<usize> {
+        if let Some(&index) = self.by_name.get(&(name.to_owned(), entity_type.to_owned())) {
+            return Some(index);
+        }
+        if let Some(id) = resolver.resolve(name).id() {
+            return self.by_existing.get(id).copied();
+        }
+        let fresh = self.fresh.get(entity_type)?;
+        fresh.resolve(name).id().and_then(|id| id.parse().ok())
+    }
+
+    fn add(&mut self, resolver: &ResolverIndex, entity: &Valid<'_>, source: &str) -> usize {
+        let index = self.writes.len();
+        let existing_id = resolver.resolve(entity.name).id().map(str::to_owned);
+        match &existing_id {
+            Some(id) => {
+                self.by_existing.insert(id.clone(), index);
+            }
+            None => self
+                .fresh
+                .entry(entity.entity_type.clone())
+                .or_insert_with(|| ResolverIndex::new(&entity.entity_type))
+                .insert(index.to_string(), entity.name),
+        }
+        self.writes.push(GraphEntityWrite {
+            existing_id,
+            name: entity.name.to_owned(),
+            entity_type: entity.entity_type.clone(),
+            notes: None,
+            source: source.to_owned(),
+        });
+        index
+    }
+
+    /// A relationship endpoint: by (name, type) as above; when the type is missing or names no
+    /// node, by the name alone if exactly one node has it (case-insensitively).
+    fn find(
+        &self,
+        resolvers: &HashMap<String, ResolverIndex>,
+        name: &str,
+        entity_type: &str,
+    ) -> Option<usize> {
+        let name = name.trim();
+        if name.is_empty() {
+            return None;
+        }
+        let entity_type = entity_type.trim().to_lowercase();
+        if let Some(resolver) = resolvers.get(&entity_type)
+            && let Some(index) = self.find_typed(resolver, name, &entity_type)
+        {
+            return Some(index);
+        }
+        let lowered = name.to_lowercase();
+        let mut matches = self
+            .by_name
+            .iter()
+            .filter(|((written, _), _)| written.to_lowercase() == lowered)
+            .map(|(_, &index)| index)
+            .collect::<Vec<_>>();
+        matches.sort_unstable();
+        matches.dedup();
+        match matches.as_slice() {
+            [only] => Some(*only),
+            _ => None,
+        }
+    }
+}
+
+/// Stoplist comparison key: lower case, surrounding whitespace and punctuation trimmed
+/// (`Thanks!` is `thanks`).
+fn stop_key(name: &str) -> String {
+    name.trim()
+        .trim_matches(|c: char| c.is_whitespace() || c.is_ascii_punctuation())
+        .to_lowercase()
+}
+
+/// A relationship label in snake_case: lower case, spaces and hyphens (and camelCase humps)
+/// become `_`, other punctuation is dropped, runs of `_` collapse. `Works On` → `works_on`,
+/// `part-of` → `part_of`, `createdBy` → `created_by`, `!!` → `` (skipped).
+pub fn normalize_label(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut previous_lower = false;
+    for c in raw.trim().chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && previous_lower {
+                out.push('_');
+            }
+            previous_lower = c.is_lowercase() || c.is_numeric();
+            out.extend(c.to_lowercase());
+        } else if c.is_whitespace() || c == '-' || c == '_' {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            previous_lower = false;
+        }
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    out
+}
+
+pub(crate) fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_label;
+
+    #[test]
+    fn labels_become_snake_case() {
+        assert_eq!(normalize_label("works_on"), "works_on");
+        assert_eq!(normalize_label(" Works On "), "works_on");
+        assert_eq!(normalize_label("part-of"), "part_of");
+        assert_eq!(normalize_label("createdBy"), "created_by");
+        assert_eq!(normalize_label("LOCATED IN"), "located_in");
+        assert_eq!(normalize_label("uses!"), "uses");
+        assert_eq!(normalize_label("is  a -- member_of"), "is_a_member_of");
+        assert_eq!(normalize_label("?!"), "");
+    }
+}

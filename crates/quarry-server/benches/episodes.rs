@@ -1,0 +1,199 @@
+//! `cargo bench -p quarry-server --bench episodes`: `POST /v1/episodes` latency and throughput
+//! while the graph worker extracts in the background, through the real server on loopback, the
+//! real store and the real OpenAI-compatible client against `quarry-testkit`'s scripted model
+//! server (zero added latency). Prints: episodes accepted per second, p50/p99/max latency of the
+//! POST, and the background extractions per second over the whole run (first POST to an empty
+//! queue). SQLite in a temp file; PostgreSQL too when `QUARRY_TEST_POSTGRES_URL` is set.
+//! Goal: p99 < 20 ms.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quarry_core::model::ApiKey;
+use quarry_core::store::Store;
+use quarry_engine::graph::{GraphConfig, GraphExtractor, GraphWorker};
+use quarry_llm::{ModelSpec, ProviderSettings, build_client};
+use quarry_server::{ServerConfig, keys, router};
+use quarry_testkit::{Reply, ScriptedServer};
+use serde_json::json;
+
+const EPISODES: usize = 4000;
+/// Clients posting at once.
+const CLIENTS: usize = 8;
+
+const PEOPLE: &[&str] = &[
+    "Alice Abbott",
+    "Bruno Becker",
+    "Chen Costa",
+    "Dana Dubois",
+    "Elif Eriksen",
+    "Farid Fischer",
+    "Greta Garcia",
+    "Hiro Haddad",
+    "Ines Ivanova",
+    "Jonas Jensen",
+];
+const ORGS: &[&str] = &["Acme Corp", "Globex", "Initech", "Umbrella", "Hooli"];
+const TECH: &[&str] = &["Rust", "Tokio", "SQLite", "PostgreSQL", "Tantivy"];
+
+fn model_reply(n: usize) -> Reply {
+    let person = format!("{} {n}", PEOPLE[n % PEOPLE.len()]);
+    let org = ORGS[n % ORGS.len()];
+    let tech = TECH[(n / 3) % TECH.len()];
+    Reply::content(
+        json!({
+            "entities": [
+                {"name": person, "type": "person", "notes": "Engineer."},
+                {"name": org, "type": "organization", "notes": null},
+                {"name": tech, "type": "technology", "notes": null}
+            ],
+            "relationships": [
+                {"from": person, "fromType": "person", "to": org, "toType": "organization", "label": "works_at"},
+                {"from": person, "fromType": "person", "to": tech, "toType": "technology", "label": "uses"}
+            ]
+        })
+        .to_string(),
+    )
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index]
+}
+
+async fn measure(label: &str, store: Arc<dyn Store>) {
+    let model = ScriptedServer::start();
+    for n in 0..EPISODES {
+        model.push(model_reply(n));
+    }
+    let project = store.ensure_project("bench").await.expect("project");
+    let key = keys::generate().expect("a key");
+    store
+        .create_api_key(&ApiKey {
+            id: key.prefix.clone(),
+            project_id: project.clone(),
+            name: "bench".into(),
+            prefix: key.prefix.clone(),
+            secret_hash: key.hash.clone(),
+            scopes: vec!["documents:write".into(), "entities:read".into()],
+            created_at: "2026-01-01T00:00:00Z".into(),
+            revoked: false,
+        })
+        .await
+        .expect("key stored");
+    let spec = ModelSpec::parse("openai-compatible:bench").expect("model spec");
+    let client = build_client(
+        &spec,
+        ProviderSettings {
+            base_url: Some(model.base_url()),
+            ..ProviderSettings::default()
+        },
+    )
+    .expect("client");
+    let extractor = Arc::new(GraphExtractor::new(
+        store.clone(),
+        Some(client),
+        GraphConfig {
+            model: spec.model.clone(),
+            ..GraphConfig::default()
+        },
+    ));
+    let worker = Arc::new(GraphWorker::start(extractor));
+    let app = router(ServerConfig {
+        store: Some(store.clone()),
+        graph_worker: Some(worker.clone()),
+        ..ServerConfig::default()
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let http = reqwest::Client::new();
+    let url = format!("http://{addr}/v1/episodes");
+    let started = Instant::now();
+    let mut clients = tokio::task::JoinSet::new();
+    for client in 0..CLIENTS {
+        let http = http.clone();
+        let url = url.clone();
+        let secret = key.secret.clone();
+        clients.spawn(async move {
+            let mut latencies = Vec::new();
+            for n in (client..EPISODES).step_by(CLIENTS) {
+                let body = json!({
+                    "user_message": format!("Episode {n}: who works where?"),
+                    "assistant_response": format!("Person {n} works at an organization and uses a tool."),
+                });
+                let sent = Instant::now();
+                let response = http
+                    .post(&url)
+                    .bearer_auth(&secret)
+                    .json(&body)
+                    .send()
+                    .await
+                    .expect("the server answers");
+                assert_eq!(response.status().as_u16(), 202);
+                let _ = response.bytes().await;
+                latencies.push(sent.elapsed());
+            }
+            latencies
+        });
+    }
+    let mut latencies = Vec::with_capacity(EPISODES);
+    while let Some(done) = clients.join_next().await {
+        latencies.extend(done.expect("a client task"));
+    }
+    let posted = started.elapsed();
+    let extracted_during_posts = worker.stats().finished;
+    worker.wait_idle().await;
+    let drained = started.elapsed();
+    let stats = worker.stats();
+    latencies.sort();
+    println!(
+        "{label}: {EPISODES} episodes from {CLIENTS} clients in {:.2} s = {:.0} accepted/s; \
+         POST p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {} extracted while posting; \
+         all {} extracted ({} failed) after {:.2} s = {:.0} background extractions/s",
+        posted.as_secs_f64(),
+        EPISODES as f64 / posted.as_secs_f64(),
+        percentile(&latencies, 0.50).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+        latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+        extracted_during_posts,
+        stats.finished,
+        stats.failed,
+        drained.as_secs_f64(),
+        stats.finished as f64 / drained.as_secs_f64(),
+    );
+    assert!(
+        stats.finished as usize >= EPISODES,
+        "every episode extracted"
+    );
+    assert_eq!(stats.failed, 0, "no extraction failed");
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let path =
+            std::env::temp_dir().join(format!("quarry-episodes-bench-{}.db", std::process::id()));
+        let store = quarry_store::open(path.to_str().expect("utf-8 path"))
+            .await
+            .expect("sqlite store");
+        measure("SQLite", store).await;
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        if let Ok(base) = std::env::var("QUARRY_TEST_POSTGRES_URL") {
+            let store = quarry_store::open(&base).await.expect("postgres store");
+            measure("PostgreSQL", store).await;
+        } else {
+            println!(
+                "PostgreSQL: skipped (set QUARRY_TEST_POSTGRES_URL, e.g. from scripts/postgres.sh)"
+            );
+        }
+    });
+}

@@ -1,0 +1,83 @@
+//! Conversation episodes: stored at once as documents and queued for background graph
+//! extraction. The answer never waits for a model, and a failed extraction is recorded on the
+//! episode (`GET /v1/episodes/{id}`), never returned as an error of the episode call.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use quarry_core::model::{
+    Episode, ExtractedEntity, ExtractedRelationship, GraphExtraction, NewEpisode,
+};
+use serde::Deserialize;
+
+use crate::AppState;
+use crate::api::entities::not_found;
+use crate::auth::{Caller, store};
+use crate::error::ApiError;
+use crate::json::JsonBody;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeBody {
+    user_message: String,
+    assistant_response: String,
+    /// When given, must be the key's project.
+    #[serde(default)]
+    project_id: Option<String>,
+    /// Pre-structured graph (the reference's JSON shape): applied without a model.
+    #[serde(default)]
+    entities: Option<Vec<ExtractedEntity>>,
+    #[serde(default)]
+    relationships: Option<Vec<ExtractedRelationship>>,
+}
+
+/// `POST /v1/episodes`: `{"user_message", "assistant_response", "project_id"?, "entities"?,
+/// "relationships"?}` → 202 with the stored episode (`status: pending`).
+pub async fn add(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(body): JsonBody<EpisodeBody>,
+) -> Result<(StatusCode, Json<Episode>), ApiError> {
+    caller.require("documents:write")?;
+    caller.require_project(body.project_id.as_deref())?;
+    if body.user_message.trim().is_empty() && body.assistant_response.trim().is_empty() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "EmptyInput",
+            "user_message and assistant_response are both empty; send the conversation turn",
+        ));
+    }
+    let ingest =
+        (body.entities.is_some() || body.relationships.is_some()).then(|| GraphExtraction {
+            entities: body.entities.unwrap_or_default(),
+            relationships: body.relationships.unwrap_or_default(),
+        });
+    let episode = store(&state)?
+        .add_episode(
+            &caller.project_id,
+            &NewEpisode {
+                user_message: body.user_message,
+                assistant_response: body.assistant_response,
+                ingest,
+            },
+        )
+        .await?;
+    if let Some(worker) = &state.graph_worker {
+        worker.wake();
+    }
+    Ok((StatusCode::ACCEPTED, Json(episode)))
+}
+
+/// `GET /v1/episodes/{id}`: the episode with the state of its extraction.
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Episode>, ApiError> {
+    caller.require("entities:read")?;
+    store(&state)?
+        .get_episode(&caller.project_id, &id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| not_found("episode", &id))
+}

@@ -1,0 +1,126 @@
+//! Reading the conversation graph: find entities by name and by meaning, one entity with its
+//! episodes, and its neighbourhood (relations followed in both directions).
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use quarry_core::model::{Entity, Episode, Relation};
+use quarry_engine::graph::{FoundEntity, Neighborhood, find_entities, neighbors};
+use serde::{Deserialize, Serialize};
+
+use crate::AppState;
+use crate::api::entities::not_found;
+use crate::auth::{Caller, store};
+use crate::error::ApiError;
+
+const DEFAULT_LIMIT: usize = 20;
+const MAX_LIMIT: usize = 500;
+const MAX_DEPTH: usize = 3;
+
+#[derive(Debug, Deserialize)]
+pub struct SearchQuery {
+    #[serde(default)]
+    q: Option<String>,
+    #[serde(default, rename = "type")]
+    entity_type: Option<String>,
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// `GET /v1/graph/entities?q=&type=&project_id=&limit=`: name matches first, then entities close
+/// in meaning; each item says which (`"match": "name" | "meaning"`).
+pub async fn search(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(query): Query<SearchQuery>,
+) -> Result<Json<Vec<FoundEntity>>, ApiError> {
+    caller.require("entities:read")?;
+    caller.require_project(query.project_id.as_deref())?;
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidLimit",
+            format!("limit must be between 1 and {MAX_LIMIT}"),
+        ));
+    }
+    let store = store(&state)?;
+    let found = find_entities(
+        store.as_ref(),
+        state.retriever.as_deref(),
+        &caller.project_id,
+        query.q.as_deref().unwrap_or(""),
+        query.entity_type.as_deref(),
+        limit,
+    )
+    .await?;
+    Ok(Json(found))
+}
+
+#[derive(Debug, Serialize)]
+pub struct EntityWithEpisodes {
+    #[serde(flatten)]
+    entity: Entity,
+    episodes: Vec<Episode>,
+    relations: Vec<Relation>,
+}
+
+/// `GET /v1/graph/entities/{id}`: the entity, the episodes that mention it (newest first) and its
+/// direct relations.
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<EntityWithEpisodes>, ApiError> {
+    caller.require("entities:read")?;
+    let store = store(&state)?;
+    let entity = store
+        .get_entity(&caller.project_id, &id)
+        .await?
+        .ok_or_else(|| not_found("entity", &id))?;
+    let episodes = store
+        .entity_episodes(&caller.project_id, &id, MAX_LIMIT)
+        .await?;
+    let relations = store
+        .relations_touching(&caller.project_id, std::slice::from_ref(&id))
+        .await?;
+    Ok(Json(EntityWithEpisodes {
+        entity,
+        episodes,
+        relations,
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct NeighborsQuery {
+    #[serde(default)]
+    depth: Option<usize>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// `GET /v1/graph/entities/{id}/neighbors?depth=2`: entities reachable through relations in either
+/// direction, each with its hop count, and the relations followed.
+pub async fn neighborhood(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(query): Query<NeighborsQuery>,
+) -> Result<Json<Neighborhood>, ApiError> {
+    caller.require("entities:read")?;
+    let depth = query.depth.unwrap_or(2);
+    if depth == 0 || depth > MAX_DEPTH {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidDepth",
+            format!("depth must be between 1 and {MAX_DEPTH}"),
+        ));
+    }
+    let limit = query.limit.unwrap_or(MAX_LIMIT).clamp(1, MAX_LIMIT);
+    let store = store(&state)?;
+    Ok(Json(
+        neighbors(store.as_ref(), &caller.project_id, &id, depth, limit).await?,
+    ))
+}
