@@ -27,6 +27,11 @@ impl PostgresStore {
             .map_err(migration)?;
         Ok(PostgresStore { pool })
     }
+
+    /// PostgreSQL takes concurrent writers itself (row locks): no in-process queue.
+    async fn write_gate(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        None
+    }
 }
 
 impl_store!(PostgresStore, crate::sql::CLAIM_EPISODES_POSTGRES);

@@ -18,6 +18,12 @@ const MAX_CONNECTIONS: u32 = 8;
 
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// One writer at a time within this process. SQLite allows one writer per database; without
+    /// this queue, writers that find the file locked sleep in SQLite's busy handler (1 ms, then
+    /// up to 100 ms per try), which put whole tens of milliseconds on a request behind a
+    /// background write. Queued here they wait only for the write ahead of them. Other processes
+    /// still meet the busy timeout.
+    writes: tokio::sync::Mutex<()>,
 }
 
 impl SqliteStore {
@@ -55,7 +61,15 @@ impl SqliteStore {
             .run(&pool)
             .await
             .map_err(migration)?;
-        Ok(SqliteStore { pool })
+        Ok(SqliteStore {
+            pool,
+            writes: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// Waits for this process's turn to write (see `writes`).
+    async fn write_gate(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        Some(self.writes.lock().await)
     }
 }
 

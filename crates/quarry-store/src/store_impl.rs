@@ -160,6 +160,7 @@ macro_rules! impl_store {
                             bad.label, bad.from, bad.to
                         )));
                     }
+                    let _writer = self.write_gate().await;
                     // Dropping `tx` on an early return rolls everything back.
                     let mut tx = self.pool.begin().await.map_err(backend)?;
                     // The project first: graph writes of one project queue here.
@@ -433,6 +434,7 @@ macro_rules! impl_store {
             impl Store for $store {
                 fn ensure_project<'a>(&'a self, name: &'a str) -> StoreFuture<'a, String> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         sqlx::query(sql::INSERT_PROJECT)
                             .bind(new_id())
                             .bind(name)
@@ -450,6 +452,7 @@ macro_rules! impl_store {
 
                 fn create_api_key<'a>(&'a self, key: &'a ApiKey) -> StoreFuture<'a, ()> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         sqlx::query(sql::INSERT_API_KEY)
                             .bind(&key.id)
                             .bind(&key.project_id)
@@ -492,6 +495,7 @@ macro_rules! impl_store {
                     entity_type: &'a EntityType,
                 ) -> StoreFuture<'a, ()> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         sqlx::query(sql::UPSERT_ENTITY_TYPE)
                             .bind(project)
                             .bind(&entity_type.slug)
@@ -540,6 +544,7 @@ macro_rules! impl_store {
                     entity: &'a NewEntity,
                 ) -> StoreFuture<'a, Entity> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         if let Some(parent) = &entity.parent_id {
                             self.require_entity(project, parent).await?;
                         }
@@ -629,6 +634,7 @@ macro_rules! impl_store {
                     metadata: &'a Map<String, Value>,
                 ) -> StoreFuture<'a, Entity> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let updated = sqlx::query(sql::SET_ENTITY_METADATA)
                             .bind(project)
                             .bind(id)
@@ -654,6 +660,7 @@ macro_rules! impl_store {
                     label: &'a str,
                 ) -> StoreFuture<'a, Relation> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let found: i64 = sqlx::query_scalar(sql::COUNT_ENTITIES_AMONG)
                             .bind(project)
                             .bind(from_id)
@@ -706,6 +713,7 @@ macro_rules! impl_store {
                     text: &'a str,
                 ) -> StoreFuture<'a, Document> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let document = Document {
                             id: new_id(),
                             project_id: project.to_owned(),
@@ -735,6 +743,7 @@ macro_rules! impl_store {
                     entity_id: &'a str,
                 ) -> StoreFuture<'a, ()> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let documents: i64 = sqlx::query_scalar(sql::COUNT_DOCUMENT)
                             .bind(project)
                             .bind(document_id)
@@ -785,6 +794,7 @@ macro_rules! impl_store {
                     fields: Option<&'a [String]>,
                 ) -> StoreFuture<'a, ExtractionRun> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         self.require_entity(project, entity_id).await?;
                         let run = ExtractionRun {
                             id: new_id(),
@@ -823,6 +833,7 @@ macro_rules! impl_store {
                     error: Option<&'a str>,
                 ) -> StoreFuture<'a, ExtractionRun> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let mut run = self
                             .run(project, run_id)
                             .await?
@@ -876,6 +887,7 @@ macro_rules! impl_store {
 
                 fn fail_interrupted_runs(&self) -> StoreFuture<'_, u64> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let failed = sqlx::query(sql::FAIL_RUNNING_RUNS)
                             .bind(INTERRUPTED)
                             .bind(now())
@@ -892,6 +904,7 @@ macro_rules! impl_store {
                     results: &'a [NewResult],
                 ) -> StoreFuture<'a, Vec<ExtractionResult>> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let mut tx = self.pool.begin().await.map_err(backend)?;
                         // Lock the entities first, in one order (no deadlock between batches).
                         let entities: BTreeSet<&str> = results
@@ -1080,6 +1093,7 @@ macro_rules! impl_store {
                     reviewer: &'a str,
                 ) -> StoreFuture<'a, Reviewed> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let (status, reason) = match decision {
                             ReviewDecision::Approve => (ResultStatus::Approved, None),
                             ReviewDecision::Reject { reason } => {
@@ -1288,6 +1302,7 @@ macro_rules! impl_store {
                     episode: &'a NewEpisode,
                 ) -> StoreFuture<'a, Episode> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let at = now();
                         let stored = Episode {
                             id: new_id(),
@@ -1357,6 +1372,7 @@ macro_rules! impl_store {
                     ingest_only: bool,
                 ) -> StoreFuture<'_, Vec<Episode>> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         if limit == 0 {
                             return Ok(Vec::new());
                         }
@@ -1381,6 +1397,7 @@ macro_rules! impl_store {
 
                 fn requeue_interrupted_episodes(&self) -> StoreFuture<'_, u64> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let requeued = sqlx::query(sql::REQUEUE_RUNNING_EPISODES)
                             .bind(now())
                             .execute(&self.pool)
@@ -1397,6 +1414,7 @@ macro_rules! impl_store {
                     outcome: &'a EpisodeOutcome,
                 ) -> StoreFuture<'a, Episode> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         let status = match outcome.error {
                             None => EpisodeStatus::Done,
                             Some(_) => EpisodeStatus::Failed,
@@ -1573,6 +1591,7 @@ macro_rules! impl_store {
                     chunks: &'a [StoredChunk],
                 ) -> StoreFuture<'a, ()> {
                     Box::pin(async move {
+                        let _writer = self.write_gate().await;
                         if let Some(stray) = chunks.iter().find(|c| c.document_id != document_id) {
                             return Err(StoreError::Conflict(format!(
                                 "chunk #{} of document '{}' given for document '{document_id}'",

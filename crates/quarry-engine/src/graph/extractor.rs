@@ -36,7 +36,7 @@ impl GraphExtractor {
             store,
             client,
             retriever: None,
-            state: GraphState::new(config.serialize_writes),
+            state: GraphState::new(),
             config,
         }
     }
@@ -58,11 +58,6 @@ impl GraphExtractor {
     /// Whether a model is configured (a worker without one claims only ingest episodes).
     pub fn has_model(&self) -> bool {
         self.client.is_some()
-    }
-
-    /// The in-process write gate (see [`GraphConfig::serialize_writes`]).
-    pub(crate) async fn write_gate(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        self.state.write_gate().await
     }
 
     /// Forgets the cached entities of `project`; call after entities were merged or deleted by
@@ -100,13 +95,12 @@ impl GraphExtractor {
         }
     }
 
-    /// Ends `episode` with `outcome` (under the write gate).
+    /// Ends `episode` with `outcome`.
     pub(crate) async fn finish(
         &self,
         episode: &Episode,
         outcome: &EpisodeOutcome,
     ) -> Result<(), StoreError> {
-        let _gate = self.write_gate().await;
         self.store
             .finish_episode(&episode.project_id, &episode.id, outcome)
             .await
@@ -266,7 +260,6 @@ impl GraphExtractor {
         .await;
         match indexed {
             Ok(Some((document, chunks))) => {
-                let _gate = self.write_gate().await;
                 if let Err(error) = self
                     .store
                     .put_chunks(&document.project_id, &document.id, &chunks)

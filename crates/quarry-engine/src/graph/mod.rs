@@ -62,12 +62,6 @@ pub struct GraphConfig {
     /// How long an idle worker sleeps before looking at the queue again when nobody wakes it
     /// (another process may have queued episodes).
     pub idle_poll: Duration,
-    /// One queue or graph write at a time from this process (claims, graph transactions,
-    /// outcomes). SQLite has one writer anyway, and a writer that finds the database locked
-    /// sleeps in SQLite's busy handler (1 ms, then longer), so serialising in process is much
-    /// faster there; on PostgreSQL, `false` lets different projects write in parallel (graph
-    /// writes of one project are serialised either way).
-    pub serialize_writes: bool,
     /// Longer names (in characters, after trimming) are skipped as garbage.
     pub max_name_chars: usize,
 }
@@ -89,7 +83,6 @@ impl Default for GraphConfig {
             concurrency: 8,
             claim_batch: 16,
             idle_poll: Duration::from_secs(2),
-            serialize_writes: true,
             max_name_chars: 200,
         }
     }

@@ -18,7 +18,7 @@ use quarry_core::model::{
 };
 use quarry_core::resolve::ResolverIndex;
 use quarry_core::store::{Store, StoreError};
-use tokio::sync::{Mutex, MutexGuard};
+use tokio::sync::Mutex;
 
 use super::GraphConfig;
 
@@ -27,8 +27,6 @@ pub(crate) struct GraphState {
     projects: StdMutex<HashMap<String, Arc<Mutex<ProjectGraph>>>>,
     /// Per project: the prompt's known entities (newest first) and when they were read.
     recent: StdMutex<HashMap<String, (Instant, Vec<Entity>)>>,
-    /// Taken around every queue and graph write when `serialize_writes` is set.
-    write_gate: Option<Mutex<()>>,
 }
 
 #[derive(Default)]
@@ -38,19 +36,10 @@ struct ProjectGraph {
 }
 
 impl GraphState {
-    pub(crate) fn new(serialize_writes: bool) -> Self {
+    pub(crate) fn new() -> Self {
         GraphState {
             projects: StdMutex::default(),
             recent: StdMutex::default(),
-            write_gate: serialize_writes.then(|| Mutex::new(())),
-        }
-    }
-
-    /// One writer at a time from this process (when configured); `None` when writes run freely.
-    pub(crate) async fn write_gate(&self) -> Option<MutexGuard<'_, ()>> {
-        match &self.write_gate {
-            Some(gate) => Some(gate.lock().await),
-            None => None,
         }
     }
 
@@ -267,7 +256,6 @@ pub(crate) async fn write_extraction(
     if nodes.writes.is_empty() {
         drop(graph);
         if let EpisodeWrite::Complete(id) = episode {
-            let _gate = state.write_gate().await;
             store.finish_episode(project, id, &outcome).await?;
         }
         return Ok(Written {
@@ -283,7 +271,6 @@ pub(crate) async fn write_extraction(
     outcome.entities_stored = count(write.entities.len());
     outcome.relationships_stored = count(write.relationships.len());
     let applied = {
-        let _gate = state.write_gate().await;
         match episode {
             EpisodeWrite::Complete(id) => {
                 store

@@ -158,10 +158,7 @@ async fn run(extractor: Arc<GraphExtractor>, shared: Arc<Shared>) {
         let mut claim_failed = false;
         let ticket = shared.requested.load(Ordering::SeqCst);
         if !stopping && queue.len() + running.len() <= concurrency {
-            let claimed = {
-                let _gate = extractor.write_gate().await;
-                store.claim_episodes(batch, ingest_only).await
-            };
+            let claimed = store.claim_episodes(batch, ingest_only).await;
             match claimed {
                 Ok(claimed) => {
                     found_nothing = claimed.is_empty();
