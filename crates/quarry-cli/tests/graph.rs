@@ -4,53 +4,29 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{Server, quarry, stderr, stdout};
-use quarry_testkit::{Reply, ScriptedServer};
+use common::{Sandbox, Server, stderr};
+use quarry_testkit::Reply;
 use serde_json::{Value, json};
 
 struct Graph {
-    dir: PathBuf,
-    model: ScriptedServer,
+    sandbox: Sandbox,
+}
+
+impl std::ops::Deref for Graph {
+    type Target = Sandbox;
+
+    fn deref(&self) -> &Sandbox {
+        &self.sandbox
+    }
 }
 
 impl Graph {
     fn new(name: &str) -> Graph {
-        let dir = std::env::temp_dir().join(format!("quarry-graph-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
         Graph {
-            dir,
-            model: ScriptedServer::start(),
+            sandbox: Sandbox::new(&format!("graph-{name}")),
         }
-    }
-
-    fn db(&self) -> String {
-        self.dir.join("quarry.db").display().to_string()
-    }
-
-    fn quarry(&self, args: &[&str]) -> Output {
-        quarry()
-            .args(args)
-            .args(["--db", &self.db()])
-            .env_remove("QUARRY_MODEL")
-            .env_remove("QUARRY_DB")
-            .env_remove("QUARRY_PROJECT")
-            .output()
-            .unwrap()
-    }
-
-    fn quarry_ok(&self, args: &[&str]) -> String {
-        let output = self.quarry(args);
-        assert!(
-            output.status.success(),
-            "quarry {args:?}: {}",
-            stderr(&output)
-        );
-        stdout(&output)
     }
 
     fn key(&self, scopes: &str) -> String {
@@ -77,12 +53,6 @@ impl Graph {
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         Server::start(&args)
-    }
-}
-
-impl Drop for Graph {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -4,11 +4,8 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Output;
-
-use common::{Server, quarry, stderr, stdout};
-use quarry_testkit::{Reply, ScriptedServer};
+use common::{Sandbox, Server, stderr};
+use quarry_testkit::Reply;
 use serde_json::{Value, json};
 
 const TYPES: &str = r#"
@@ -24,46 +21,23 @@ const DOC: &str = "Acme Corp reported revenue of $1.2 million in 2023. Its CEO i
                    John Roe chairs the board.";
 
 struct Team {
-    dir: PathBuf,
-    model: ScriptedServer,
+    sandbox: Sandbox,
+}
+
+impl std::ops::Deref for Team {
+    type Target = Sandbox;
+
+    fn deref(&self) -> &Sandbox {
+        &self.sandbox
+    }
 }
 
 impl Team {
     fn new(name: &str) -> Team {
-        let dir = std::env::temp_dir().join(format!("quarry-team-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("quarry.yaml"), TYPES).unwrap();
-        std::fs::write(dir.join("acme.md"), DOC).unwrap();
-        Team {
-            dir,
-            model: ScriptedServer::start(),
-        }
-    }
-
-    fn db(&self) -> String {
-        self.dir.join("quarry.db").display().to_string()
-    }
-
-    fn quarry(&self, args: &[&str]) -> Output {
-        quarry()
-            .args(args)
-            .args(["--db", &self.db()])
-            .env_remove("QUARRY_MODEL")
-            .env_remove("QUARRY_DB")
-            .env_remove("QUARRY_PROJECT")
-            .output()
-            .unwrap()
-    }
-
-    fn quarry_ok(&self, args: &[&str]) -> String {
-        let output = self.quarry(args);
-        assert!(
-            output.status.success(),
-            "quarry {args:?}: {}",
-            stderr(&output)
-        );
-        stdout(&output)
+        let sandbox = Sandbox::new(&format!("team-{name}"));
+        std::fs::write(sandbox.dir.join("quarry.yaml"), TYPES).unwrap();
+        std::fs::write(sandbox.dir.join("acme.md"), DOC).unwrap();
+        Team { sandbox }
     }
 
     fn with_model(&self, args: &[&str]) -> String {
@@ -104,12 +78,6 @@ impl Team {
             &id,
         ]);
         id
-    }
-}
-
-impl Drop for Team {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

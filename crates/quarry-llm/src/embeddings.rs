@@ -13,7 +13,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
 
 use crate::LlmError;
-use crate::model_spec::{ModelSpec, Provider, ProviderSettings};
+use crate::model_spec::{ModelSpec, Provider, ProviderSettings, resolve_endpoint};
 use crate::protocol::api_key_header;
 use crate::transport::{Endpoint, Transport, TransportConfig};
 use crate::types::Usage;
@@ -187,52 +187,8 @@ pub fn build_embedder(
                 .into(),
         });
     }
-    let base_url = match (&settings.base_url, provider) {
-        (Some(url), _) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_string(),
-        (_, Provider::Ollama) => match settings.ollama_host.as_deref().map(str::trim) {
-            Some(host) if !host.is_empty() => ollama_base_url(host),
-            _ => ollama_base_url("http://localhost:11434"),
-        },
-        _ => provider
-            .default_base_url()
-            .ok_or_else(|| LlmError::Misconfigured {
-                provider: provider.name().to_string(),
-                reason: "an OpenAI-compatible server needs a base URL, e.g. --base-url \
-                         http://localhost:8000/v1"
-                    .into(),
-            })?
-            .to_string(),
-    };
-    let api_key = settings.api_key.filter(|key| !key.trim().is_empty());
-    let at_cloud_default = provider.default_base_url() == Some(base_url.as_str());
-    if provider == Provider::OpenAi && at_cloud_default && api_key.is_none() {
-        return Err(LlmError::MissingKey {
-            provider: provider.name().to_string(),
-            variable: format!("{} or QUARRY_API_KEY", provider.key_variable()),
-        });
-    }
-    let endpoint = Endpoint {
-        provider: provider.name().to_string(),
-        base_url,
-        model: spec.model.clone(),
-        api_key,
-    };
+    let endpoint = resolve_endpoint(spec, &settings)?;
     EmbeddingsClient::new(endpoint, settings.transport, settings.concurrency)
-}
-
-/// `OLLAMA_HOST` as Ollama's CLI reads it, plus `/v1` (the same rule as chat clients).
-fn ollama_base_url(host: &str) -> String {
-    let host = host.trim_end_matches('/');
-    let with_scheme = if host.contains("://") {
-        host.to_string()
-    } else {
-        format!("http://{host}")
-    };
-    if with_scheme.ends_with("/v1") {
-        with_scheme
-    } else {
-        format!("{with_scheme}/v1")
-    }
 }
 
 /// `usage.prompt_tokens` (or `total_tokens`, which some servers send alone).

@@ -193,6 +193,30 @@ pub fn build_client(
     settings: ProviderSettings,
 ) -> Result<Arc<dyn LlmClient>, LlmError> {
     let provider = spec.provider;
+    let endpoint = resolve_endpoint(spec, &settings)?;
+    let client: Arc<dyn LlmClient> = match provider {
+        Provider::Anthropic => Arc::new(AnthropicClient::new(
+            endpoint,
+            settings.transport,
+            settings.concurrency,
+        )?),
+        _ => Arc::new(OpenAiClient::new(
+            endpoint,
+            settings.transport,
+            settings.concurrency,
+        )?),
+    };
+    Ok(client)
+}
+
+/// The endpoint `spec` and `settings` name: `--base-url`, then `OLLAMA_HOST` for Ollama, then
+/// the provider's default; the key required for `openai`/`anthropic` at their cloud URL. Shared
+/// by chat clients and the embeddings client.
+pub(crate) fn resolve_endpoint(
+    spec: &ModelSpec,
+    settings: &ProviderSettings,
+) -> Result<Endpoint, LlmError> {
+    let provider = spec.provider;
     let base_url = match (&settings.base_url, provider) {
         (Some(url), _) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_string(),
         (_, Provider::Ollama) => match settings.ollama_host.as_deref().map(str::trim) {
@@ -207,7 +231,10 @@ pub fn build_client(
             })?
             .to_string(),
     };
-    let api_key = settings.api_key.filter(|key| !key.trim().is_empty());
+    let api_key = settings
+        .api_key
+        .clone()
+        .filter(|key| !key.trim().is_empty());
     let at_cloud_default = provider.default_base_url() == Some(base_url.as_str());
     if provider.needs_key() && at_cloud_default && api_key.is_none() {
         return Err(LlmError::MissingKey {
@@ -215,25 +242,12 @@ pub fn build_client(
             variable: format!("{} or QUARRY_API_KEY", provider.key_variable()),
         });
     }
-    let endpoint = Endpoint {
+    Ok(Endpoint {
         provider: provider.name().to_string(),
         base_url,
         model: spec.model.clone(),
         api_key,
-    };
-    let client: Arc<dyn LlmClient> = match provider {
-        Provider::Anthropic => Arc::new(AnthropicClient::new(
-            endpoint,
-            settings.transport,
-            settings.concurrency,
-        )?),
-        _ => Arc::new(OpenAiClient::new(
-            endpoint,
-            settings.transport,
-            settings.concurrency,
-        )?),
-    };
-    Ok(client)
+    })
 }
 
 /// `OLLAMA_HOST` as Ollama's own CLI reads it (scheme and `/v1` optional), plus the `/v1` of its

@@ -4,8 +4,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
+
+use quarry_testkit::ScriptedServer;
 
 pub const NOW: &str = "2024-01-10T12:00:00Z";
 
@@ -15,6 +18,59 @@ pub fn quarry() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_quarry"));
     command.env("QUARRY_EMBEDDER", "hashing");
     command
+}
+
+/// A temporary folder with its own `quarry.db`, and a scripted model server; the folder goes
+/// when the sandbox is dropped.
+pub struct Sandbox {
+    pub dir: PathBuf,
+    pub model: ScriptedServer,
+}
+
+impl Sandbox {
+    pub fn new(name: &str) -> Sandbox {
+        let dir = std::env::temp_dir().join(format!("quarry-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("the sandbox folder can be made");
+        Sandbox {
+            dir,
+            model: ScriptedServer::start(),
+        }
+    }
+
+    pub fn db(&self) -> String {
+        self.dir.join("quarry.db").display().to_string()
+    }
+
+    /// `quarry ARGS --db <the sandbox's database>`, with the database, model and project taken
+    /// from flags only.
+    pub fn quarry(&self, args: &[&str]) -> Output {
+        quarry()
+            .args(args)
+            .args(["--db", &self.db()])
+            .env_remove("QUARRY_MODEL")
+            .env_remove("QUARRY_DB")
+            .env_remove("QUARRY_PROJECT")
+            .output()
+            .expect("quarry runs")
+    }
+
+    /// Like `quarry`, failing the test unless it succeeds; returns stdout.
+    pub fn quarry_ok(&self, args: &[&str]) -> String {
+        let output = self.quarry(args);
+        assert!(
+            output.status.success(),
+            "quarry {args:?}: {}",
+            stderr(&output)
+        );
+        stdout(&output)
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Runs `quarry` with `args` and `stdin`, returning its output.
