@@ -9,7 +9,7 @@ use std::sync::Arc;
 use quarry_core::model::{Episode, EpisodeStatus, GraphExtraction, NewEpisode};
 use quarry_core::store::Store;
 use quarry_engine::graph::{
-    EntityMatch, GraphConfig, GraphExtractor, GraphWorker, find_entities, neighbors,
+    EntityMatch, GraphConfig, GraphExtractor, GraphWorker, WorkerStats, find_entities, neighbors,
 };
 use serde::Serialize;
 
@@ -100,14 +100,19 @@ pub fn graph_extractor(
 
 /// Works the queue in this process until nothing it can take is pending: with a model every
 /// episode, without one only those carrying a pre-structured graph.
-fn work_queue(ws: &Workspace, model: &ModelArgs, graph: &GraphArgs) -> Result<(), Failure> {
+fn work_queue(
+    ws: &Workspace,
+    model: &ModelArgs,
+    graph: &GraphArgs,
+) -> Result<WorkerStats, Failure> {
     let extractor = Arc::new(graph_extractor(ws.store.clone(), model, graph)?);
-    ws.runtime.block_on(async {
+    Ok(ws.runtime.block_on(async {
         let worker = GraphWorker::start(extractor);
         worker.wait_idle().await;
+        let stats = worker.stats();
         worker.shutdown().await;
-    });
-    Ok(())
+        stats
+    }))
 }
 
 fn describe(episode: &Episode) -> String {
@@ -198,7 +203,19 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             store,
         } => {
             let ws = Workspace::open(&store)?;
-            work_queue(&ws, &model, &graph_args)?;
+            let stats = work_queue(&ws, &model, &graph_args)?;
+            if ws.json {
+                return print_json(&serde_json::json!({
+                    "finished": stats.finished,
+                    "failed": stats.failed,
+                    "requeued": stats.requeued,
+                }));
+            }
+            println!(
+                "{} episode(s) processed, {} of them failed (see quarry episode show ID); {} \
+                 left running by an earlier crash were requeued first",
+                stats.finished, stats.failed, stats.requeued
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

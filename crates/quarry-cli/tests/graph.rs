@@ -352,7 +352,11 @@ fn the_queue_survives_a_restart_and_ingest_needs_no_model() {
     let mut args = vec!["episode", "process"];
     let model_args = graph.model_args();
     args.extend(model_args.iter().map(String::as_str));
-    graph.quarry_ok(&args);
+    let processed = graph.quarry_ok(&args);
+    assert!(
+        processed.contains("1 episode(s) processed, 0 of them failed"),
+        "{processed}"
+    );
     let shown: Value =
         serde_json::from_str(&graph.quarry_ok(&["episode", "show", &waiting_id, "--json"]))
             .unwrap();
