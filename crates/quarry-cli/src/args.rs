@@ -194,7 +194,7 @@ pub enum EntityCommand {
 #[derive(Debug, Subcommand)]
 pub enum DocCommand {
     Add {
-        /// Text or Markdown files.
+        /// Text, Markdown or PDF (text layer) files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Link the documents to this entity.

@@ -5,6 +5,7 @@ mod args;
 mod bench;
 mod check;
 mod corpus;
+mod document_file;
 mod extract;
 mod failure;
 mod graph;

@@ -15,6 +15,7 @@ use crate::agents;
 use crate::args::{
     DocCommand, EntityArg, EntityCommand, HistoryArgs, KeyCommand, ReviewArgs, RunArgs, TypeCommand,
 };
+use crate::document_file::read_document;
 use crate::extract::read_file;
 use crate::failure::Failure;
 use crate::table::{print_results, print_table};
@@ -194,7 +195,7 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
     // Read every file first: a bad one adds nothing.
     let mut texts = Vec::new();
     for file in &files {
-        let text = read_file(file, MAX_DOCUMENT_BYTES)?;
+        let text = read_document(file, MAX_DOCUMENT_BYTES)?;
         if text.trim().is_empty() {
             return Err(Failure::coded(
                 "EmptyInput",

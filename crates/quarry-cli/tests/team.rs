@@ -379,3 +379,72 @@ fn rest_api_authenticates_scopes_and_isolates_projects() {
         assert!(spec["paths"].get(path).is_some(), "{path} is documented");
     }
 }
+
+/// A one-page PDF whose text layer is `text` (Helvetica, no compression), with a correct xref.
+fn pdf_with(text: &str) -> Vec<u8> {
+    let stream = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>".to_owned(),
+        format!("<< /Length {} >>\nstream\n{stream}\nendstream", stream.len()),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_owned(),
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (number, object) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend(format!("{} 0 obj\n{object}\nendobj\n", number + 1).bytes());
+    }
+    let xref = pdf.len();
+    pdf.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).bytes());
+    for offset in offsets {
+        pdf.extend(format!("{offset:010} 00000 n \n").bytes());
+    }
+    pdf.extend(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .bytes(),
+    );
+    pdf
+}
+
+#[test]
+fn pdf_text_is_added_and_damaged_pdfs_are_refused() {
+    let team = Team::new("pdf");
+    let good = team.dir.join("report.pdf");
+    std::fs::write(
+        &good,
+        pdf_with("Acme Corp was founded in 1999 by Jane Doe."),
+    )
+    .unwrap();
+    let damaged = team.dir.join("damaged.pdf");
+    std::fs::write(&damaged, b"%PDF-1.4\nnot really a pdf").unwrap();
+
+    // A damaged file among good ones: a clear error, exit 1, and nothing is added.
+    let output = team.quarry(&[
+        "doc",
+        "add",
+        good.to_str().unwrap(),
+        damaged.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.starts_with("Error: UnreadablePdf - ") && message.contains("damaged.pdf"),
+        "{message}"
+    );
+
+    let added: Value =
+        serde_json::from_str(&team.quarry_ok(&["doc", "add", good.to_str().unwrap(), "--json"]))
+            .unwrap();
+    assert_eq!(added.as_array().unwrap().len(), 1, "{added}");
+    let text = added[0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("Acme Corp was founded in 1999 by Jane Doe."),
+        "{text}"
+    );
+}
