@@ -18,6 +18,11 @@ pub enum Failure {
     Other(anyhow::Error),
 }
 
+/// A database failure (`StorageError`).
+pub fn storage(error: impl ToString) -> Failure {
+    Failure::coded("StorageError", error)
+}
+
 impl Failure {
     pub fn coded(code: &'static str, message: impl ToString) -> Self {
         Failure::Coded {

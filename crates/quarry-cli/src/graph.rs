@@ -11,28 +11,15 @@ use quarry_core::store::Store;
 use quarry_engine::graph::{
     EntityMatch, GraphConfig, GraphExtractor, GraphWorker, WorkerStats, find_entities, neighbors,
 };
-use serde::Serialize;
 
 use crate::args::{EpisodeCommand, GraphArgs, GraphCommand, ModelArgs};
 use crate::extract::read_file;
-use crate::failure::Failure;
+use crate::failure::{Failure, storage};
 use crate::model::{chosen_model, client_from};
-use crate::table::print_table;
+use crate::table::{print_json, print_table};
 use crate::workspace::Workspace;
 
 const MAX_GRAPH_BYTES: usize = 16 * 1024 * 1024;
-
-fn storage(error: impl ToString) -> Failure {
-    Failure::coded("StorageError", error)
-}
-
-fn print_json<T: Serialize>(value: &T) -> Result<ExitCode, Failure> {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).map_err(|e| Failure::Other(e.into()))?
-    );
-    Ok(ExitCode::SUCCESS)
-}
 
 /// The pre-structured graph of `--graph FILE` (or `-` for stdin).
 fn read_graph(path: &Path) -> Result<GraphExtraction, Failure> {

@@ -1,6 +1,20 @@
 //! Plain, aligned tables for people; `--json` is for programs.
 
+use std::process::ExitCode;
+
 use quarry_core::model::ExtractionResult;
+use serde::Serialize;
+
+use crate::failure::Failure;
+
+/// Prints `value` as pretty JSON (`--json`).
+pub fn print_json<T: Serialize>(value: &T) -> Result<ExitCode, Failure> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).map_err(|e| Failure::Other(e.into()))?
+    );
+    Ok(ExitCode::SUCCESS)
+}
 
 /// Prints `rows` under `headers`, each column as wide as its widest cell (capped at 60).
 pub fn print_table(headers: &[&str], rows: Vec<Vec<String>>) {

@@ -8,7 +8,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision};
 use quarry_engine::documents::Documents;
 use quarry_engine::pipeline::{PipelineError, load_entity_types};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::agents;
@@ -17,15 +16,11 @@ use crate::args::{
 };
 use crate::document_file::read_document;
 use crate::extract::read_file;
-use crate::failure::Failure;
-use crate::table::{print_results, print_table};
+use crate::failure::{Failure, storage};
+use crate::table::{print_json, print_results, print_table};
 use crate::workspace::Workspace;
 
 const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
-
-fn storage(error: impl ToString) -> Failure {
-    Failure::coded("StorageError", error)
-}
 
 fn pipeline_failure(error: PipelineError) -> Failure {
     let code = match &error {
@@ -37,14 +32,6 @@ fn pipeline_failure(error: PipelineError) -> Failure {
         PipelineError::InvalidValue { .. } => "InvalidValue",
     };
     Failure::coded(code, error)
-}
-
-fn print_json<T: Serialize>(value: &T) -> Result<ExitCode, Failure> {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).map_err(|e| Failure::Other(e.into()))?
-    );
-    Ok(ExitCode::SUCCESS)
 }
 
 pub fn types(command: TypeCommand) -> Result<ExitCode, Failure> {

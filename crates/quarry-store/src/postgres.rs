@@ -34,4 +34,8 @@ impl PostgresStore {
     }
 }
 
-impl_store!(PostgresStore, crate::sql::CLAIM_EPISODES_POSTGRES);
+impl_store!(
+    PostgresStore,
+    sqlx::Postgres,
+    crate::sql::CLAIM_EPISODES_POSTGRES
+);

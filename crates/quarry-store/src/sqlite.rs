@@ -73,4 +73,4 @@ impl SqliteStore {
     }
 }
 
-impl_store!(SqliteStore, crate::sql::CLAIM_EPISODES_SQLITE);
+impl_store!(SqliteStore, sqlx::Sqlite, crate::sql::CLAIM_EPISODES_SQLITE);

@@ -14,7 +14,7 @@
 /// `impl Store for $store` over `self.pool`. `$claim_episodes` is the backend's queue take
 /// (`sql::CLAIM_EPISODES_*`), the one statement whose text differs between the dialects.
 macro_rules! impl_store {
-    ($store:ty, $claim_episodes:expr) => {
+    ($store:ty, $db:ty, $claim_episodes:expr) => {
         const _: () = {
             use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,6 +43,36 @@ macro_rules! impl_store {
 
             /// Most values bound into one `IN (...)` list (SQLite allows 32766 parameters).
             const LIST_CHUNK: usize = 512;
+
+            type Arguments = <$db as sqlx::Database>::Arguments;
+
+            /// The one INSERT of an entity row (API, cascade and graph inserts alike).
+            fn insert_entity(entity: &Entity) -> sqlx::query::Query<'_, $db, Arguments> {
+                sqlx::query(sql::INSERT_ENTITY)
+                    .bind(&entity.id)
+                    .bind(&entity.project_id)
+                    .bind(&entity.entity_type)
+                    .bind(&entity.title)
+                    .bind(&entity.parent_id)
+                    .bind(Json(&entity.fields))
+                    .bind(Json(&entity.metadata))
+                    .bind(&entity.created_at)
+                    .bind(&entity.updated_at)
+                    .bind(entity.mention_count)
+                    .bind(&entity.notes)
+                    .bind(&entity.last_seen_at)
+            }
+
+            /// The one INSERT of a document row (files and episodes alike).
+            fn insert_document(document: &Document) -> sqlx::query::Query<'_, $db, Arguments> {
+                sqlx::query(sql::INSERT_DOCUMENT)
+                    .bind(&document.id)
+                    .bind(&document.project_id)
+                    .bind(&document.title)
+                    .bind(&document.text)
+                    .bind(document.kind.as_str())
+                    .bind(&document.created_at)
+            }
 
             fn sql_limit(limit: usize) -> i64 {
                 i64::try_from(limit).unwrap_or(i64::MAX)
@@ -298,19 +328,7 @@ macro_rules! impl_store {
                                     notes: node.notes.clone(),
                                     last_seen_at: Some(at.clone()),
                                 };
-                                sqlx::query(sql::INSERT_ENTITY)
-                                    .bind(&created.id)
-                                    .bind(&created.project_id)
-                                    .bind(&created.entity_type)
-                                    .bind(&created.title)
-                                    .bind(&created.parent_id)
-                                    .bind(Json(&created.fields))
-                                    .bind(Json(&created.metadata))
-                                    .bind(&created.created_at)
-                                    .bind(&created.updated_at)
-                                    .bind(created.mention_count)
-                                    .bind(&created.notes)
-                                    .bind(&created.last_seen_at)
+                                insert_entity(&created)
                                     .execute(&mut *tx)
                                     .await
                                     .map_err(backend)?;
@@ -563,19 +581,7 @@ macro_rules! impl_store {
                             notes: None,
                             last_seen_at: None,
                         };
-                        sqlx::query(sql::INSERT_ENTITY)
-                            .bind(&created.id)
-                            .bind(&created.project_id)
-                            .bind(&created.entity_type)
-                            .bind(&created.title)
-                            .bind(&created.parent_id)
-                            .bind(Json(&created.fields))
-                            .bind(Json(&created.metadata))
-                            .bind(&created.created_at)
-                            .bind(&created.updated_at)
-                            .bind(created.mention_count)
-                            .bind(&created.notes)
-                            .bind(&created.last_seen_at)
+                        insert_entity(&created)
                             .execute(&self.pool)
                             .await
                             .map_err(backend)?;
@@ -722,13 +728,7 @@ macro_rules! impl_store {
                             kind: DocumentKind::File,
                             created_at: now(),
                         };
-                        sqlx::query(sql::INSERT_DOCUMENT)
-                            .bind(&document.id)
-                            .bind(&document.project_id)
-                            .bind(&document.title)
-                            .bind(&document.text)
-                            .bind(document.kind.as_str())
-                            .bind(&document.created_at)
+                        insert_document(&document)
                             .execute(&self.pool)
                             .await
                             .map_err(backend)?;
@@ -1321,16 +1321,7 @@ macro_rules! impl_store {
                             updated_at: at,
                         };
                         let mut tx = self.pool.begin().await.map_err(backend)?;
-                        sqlx::query(sql::INSERT_DOCUMENT)
-                            .bind(&stored.id)
-                            .bind(project)
-                            .bind(Episode::document_title(&stored.user_message))
-                            .bind(Episode::document_text(
-                                &stored.user_message,
-                                &stored.assistant_response,
-                            ))
-                            .bind(DocumentKind::Episode.as_str())
-                            .bind(&stored.created_at)
+                        insert_document(&stored.document())
                             .execute(&mut *tx)
                             .await
                             .map_err(backend)?;

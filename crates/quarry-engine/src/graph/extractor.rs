@@ -11,7 +11,7 @@ use quarry_core::store::{Store, StoreError};
 use quarry_llm::LlmClient;
 
 use super::GraphConfig;
-use super::parse::parse_reply;
+use super::parse::{ParsedReply, parse_reply};
 use super::process::{EpisodeWrite, GraphState, count, write_extraction};
 use super::prompt;
 
@@ -60,12 +60,6 @@ impl GraphExtractor {
         self.client.is_some()
     }
 
-    /// Forgets the cached entities of `project`; call after entities were merged or deleted by
-    /// other means. (Entities inserted by this extractor are cached as they are written.)
-    pub fn invalidate_cache(&self, project: &str) {
-        self.state.invalidate(project);
-    }
-
     /// Extracts and stores the graph of one episode: its `ingest` when present (no model call),
     /// otherwise the model's answer. Never fails: errors are in `outcome.error`.
     /// The episode's status is left alone (see [`process_and_finish`](Self::process_and_finish)).
@@ -107,30 +101,41 @@ impl GraphExtractor {
             .map(drop)
     }
 
+    /// One episode's graph written (and, for `EpisodeWrite::Complete`, the episode ended): its
+    /// `ingest` when present, otherwise the model's answer; then indexed for search.
     async fn run(
         &self,
         episode: &Episode,
         target: EpisodeWrite<'_>,
     ) -> Result<EpisodeOutcome, String> {
-        match &episode.ingest {
-            Some(ingest) => {
-                let written = write_extraction(
-                    self.store.as_ref(),
-                    &self.state,
-                    &self.config,
-                    &episode.project_id,
-                    target,
-                    ingest,
-                    "ingest",
-                    EpisodeOutcome::default(),
-                )
-                .await
-                .map_err(|e| format!("storing the graph failed: {e}"))?;
-                self.index(Some(episode), written.entities).await;
-                Ok(written.outcome)
+        let answered;
+        let (extraction, source, skipped) = match &episode.ingest {
+            Some(ingest) => (ingest, "ingest", EpisodeOutcome::default()),
+            None => {
+                answered = self.ask_model(episode).await?;
+                // Counted before the write: a completing write records the whole outcome.
+                let skipped = EpisodeOutcome {
+                    entities_skipped: count(answered.entities_skipped),
+                    relationships_skipped: count(answered.relationships_skipped),
+                    ..EpisodeOutcome::default()
+                };
+                (&answered.extraction, "extraction", skipped)
             }
-            None => self.extract(episode, target).await,
-        }
+        };
+        let written = write_extraction(
+            self.store.as_ref(),
+            &self.state,
+            &self.config,
+            &episode.project_id,
+            target,
+            extraction,
+            source,
+            skipped,
+        )
+        .await
+        .map_err(|e| format!("storing the graph failed: {e}"))?;
+        self.index(Some(episode), written.entities).await;
+        Ok(written.outcome)
     }
 
     /// Validates, resolves and stores a pre-structured extraction (the no-model path), linked to
@@ -161,11 +166,8 @@ impl GraphExtractor {
         Ok(written.outcome)
     }
 
-    async fn extract(
-        &self,
-        episode: &Episode,
-        target: EpisodeWrite<'_>,
-    ) -> Result<EpisodeOutcome, String> {
+    /// The model's reply for `episode`, read leniently.
+    async fn ask_model(&self, episode: &Episode) -> Result<ParsedReply, String> {
         let Some(client) = &self.client else {
             return Err("no model is configured for graph extraction".to_owned());
         };
@@ -188,27 +190,7 @@ impl GraphExtractor {
                 .map(|call| call.arguments.clone())
                 .unwrap_or_default(),
         };
-        let parsed = parse_reply(&reply)?;
-        // Counted before the write: a completing write records the whole outcome.
-        let skipped = EpisodeOutcome {
-            entities_skipped: count(parsed.entities_skipped),
-            relationships_skipped: count(parsed.relationships_skipped),
-            ..EpisodeOutcome::default()
-        };
-        let written = write_extraction(
-            self.store.as_ref(),
-            &self.state,
-            &self.config,
-            &episode.project_id,
-            target,
-            &parsed.extraction,
-            "extraction",
-            skipped,
-        )
-        .await
-        .map_err(|e| format!("storing the graph failed: {e}"))?;
-        self.index(Some(episode), written.entities).await;
-        Ok(written.outcome)
+        parse_reply(&reply)
     }
 
     /// The prompt's known entities: read from the store at most once per

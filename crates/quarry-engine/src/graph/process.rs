@@ -84,21 +84,6 @@ impl GraphState {
             *entities = fresh;
         }
     }
-
-    /// Forgets the cached entities of a project (e.g. after entities were merged or deleted
-    /// elsewhere); the next extraction reloads them.
-    pub(crate) fn invalidate(&self, project: &str) {
-        let mut projects = self
-            .projects
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        projects.remove(project);
-        drop(projects);
-        self.recent
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .remove(project);
-    }
 }
 
 /// What one extraction wrote.
