@@ -4,18 +4,64 @@
 # Idempotent: a server this script started earlier (same directory) is reused. Data lives in
 # $QUARRY_PG_DIR (default /tmp/quarry-postgres); stop it with
 #   pg_ctl -D /tmp/quarry-postgres/data stop   (as the postgres user when run as root).
+# Finds initdb and friends on PATH, else in Debian's /usr/lib/postgresql/<major>/bin, else
+# installs Debian's postgresql package with apt-get (as root or with passwordless sudo).
 # Everything except the URL goes to stderr.
 set -euo pipefail
 
 dir="${QUARRY_PG_DIR:-/tmp/quarry-postgres}"
 database="${QUARRY_PG_DATABASE:-quarry_test}"
 
-for tool in initdb pg_ctl pg_isready psql; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "postgres.sh: '$tool' is not on PATH; install PostgreSQL 15+" >&2
-        exit 1
+# The server and client programs this script runs.
+pg_tools=(initdb pg_ctl postgres pg_isready psql)
+
+missing_tools() {
+    local tool missing=()
+    for tool in "${pg_tools[@]}"; do
+        command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+    done
+    echo "${missing[*]}"
+}
+
+# Debian keeps the server programs off PATH, in /usr/lib/postgresql/<major>/bin: put the highest
+# major that has them in front of PATH (its bin also holds psql and pg_isready).
+add_debian_bin_dir() {
+    local dir
+    while IFS= read -r dir; do
+        if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ] && [ -x "$dir/postgres" ]; then
+            echo "postgres.sh: using PostgreSQL from $dir" >&2
+            PATH="$dir:$PATH"
+            return 0
+        fi
+    done < <(printf '%s\n' /usr/lib/postgresql/*/bin | sort -rV)
+    return 1
+}
+
+if [ -n "$(missing_tools)" ]; then
+    add_debian_bin_dir || true
+fi
+if [ -n "$(missing_tools)" ]; then
+    # A fresh Debian machine: install the distribution's PostgreSQL (server and client). Its
+    # package may start a cluster of its own on port 5432; this script does not use that one.
+    sudo=()
+    can_install=$([ "$(id -u)" -eq 0 ] && echo yes || echo no)
+    if [ "$can_install" = no ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+        sudo=(sudo -n)
+        can_install=yes
     fi
-done
+    if [ "$can_install" = yes ] && command -v apt-get >/dev/null 2>&1; then
+        echo "postgres.sh: $(missing_tools) not found; installing PostgreSQL with apt-get" >&2
+        "${sudo[@]}" apt-get update -qq >&2 || true
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2 || true
+        add_debian_bin_dir || true
+    fi
+fi
+if [ -n "$(missing_tools)" ]; then
+    echo "postgres.sh: $(missing_tools) not found on PATH or in /usr/lib/postgresql/*/bin;" \
+        "install PostgreSQL 15+ (Debian: apt-get install postgresql)" >&2
+    exit 1
+fi
+export PATH
 
 # initdb and postgres refuse to run as root: run them as the postgres user then.
 as_pg() {

@@ -16,6 +16,14 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
 fi
 cargo --version
+# Cargo.toml's rust-version is the oldest rustc the locked dependencies build with.
+rust_needed=$(sed -n 's/^rust-version = "\([0-9.]*\)"$/\1/p' Cargo.toml)
+read -r _ rust_have _ < <(rustc --version)
+rust_have=${rust_have%%-*}
+if [ "$(printf '%s\n' "$rust_needed" "$rust_have" | sort -V | head -n1)" != "$rust_needed" ]; then
+    echo "rustc $rust_have is older than the workspace's rust-version $rust_needed: run 'rustup update'" >&2
+    exit 1
+fi
 # Components ship with rustup's default profile; add them if this toolchain lacks them.
 for component in rustfmt clippy; do
     if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
