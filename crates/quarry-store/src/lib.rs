@@ -2,7 +2,8 @@
 //! through sqlx with runtime queries and versioned migrations applied on open.
 //!
 //! Code map: `sql.rs` holds every statement (one text serves both dialects), `rows.rs` maps rows
-//! to records, `store_impl.rs` is the single `Store` implementation expanded per backend, and
+//! to records, `store_impl/` is the single `Store` implementation expanded per backend (`mod.rs`
+//! puts together one file per area: keys, entities, documents, runs, results, graph), and
 //! `sqlite.rs` / `postgres.rs` only open connections and migrate.
 
 use std::sync::Arc;

@@ -1,0 +1,161 @@
+//! Documents, their links to entities, and their chunks (the retrieval index's source).
+
+/// The `Store` methods of documents, document links and chunks.
+macro_rules! documents_methods {
+    () => {
+        fn add_document<'a>(
+            &'a self,
+            project: &'a str,
+            title: &'a str,
+            text: &'a str,
+        ) -> StoreFuture<'a, Document> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let document = Document {
+                    id: new_id(),
+                    project_id: project.to_owned(),
+                    title: title.to_owned(),
+                    text: text.to_owned(),
+                    kind: DocumentKind::File,
+                    created_at: now(),
+                };
+                insert_document(&document)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(document)
+            })
+        }
+
+        fn link_document<'a>(
+            &'a self,
+            project: &'a str,
+            document_id: &'a str,
+            entity_id: &'a str,
+        ) -> StoreFuture<'a, ()> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let documents: i64 = sqlx::query_scalar(sql::COUNT_DOCUMENT)
+                    .bind(project)
+                    .bind(document_id)
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                if documents == 0 {
+                    return Err(not_found("document", document_id));
+                }
+                self.require_entity(project, entity_id).await?;
+                sqlx::query(sql::INSERT_DOCUMENT_LINK)
+                    .bind(project)
+                    .bind(document_id)
+                    .bind(entity_id)
+                    .bind(now())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(())
+            })
+        }
+
+        fn documents<'a>(
+            &'a self,
+            project: &'a str,
+            entity_id: Option<&'a str>,
+        ) -> StoreFuture<'a, Vec<Document>> {
+            Box::pin(async move {
+                let query = match entity_id {
+                    Some(entity_id) => sqlx::query_as::<_, DocumentRow>(sql::LINKED_DOCUMENTS)
+                        .bind(project)
+                        .bind(entity_id),
+                    None => sqlx::query_as::<_, DocumentRow>(sql::DOCUMENTS).bind(project),
+                };
+                let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                rows.into_iter().map(Document::try_from).collect()
+            })
+        }
+
+        fn put_chunks<'a>(
+            &'a self,
+            project: &'a str,
+            document_id: &'a str,
+            chunks: &'a [StoredChunk],
+        ) -> StoreFuture<'a, ()> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                if let Some(stray) = chunks.iter().find(|c| c.document_id != document_id) {
+                    return Err(StoreError::Conflict(format!(
+                        "chunk #{} of document '{}' given for document '{document_id}'",
+                        stray.ordinal, stray.document_id
+                    )));
+                }
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                sqlx::query(sql::DELETE_CHUNKS)
+                    .bind(project)
+                    .bind(document_id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                let documents: i64 = sqlx::query_scalar(sql::COUNT_DOCUMENT)
+                    .bind(project)
+                    .bind(document_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                if documents == 0 {
+                    return Err(not_found("document", document_id));
+                }
+                for chunk in chunks {
+                    sqlx::query(sql::INSERT_CHUNK)
+                        .bind(project)
+                        .bind(document_id)
+                        .bind(chunk.ordinal)
+                        .bind(sql_offset("chunk start", chunk.start)?)
+                        .bind(sql_offset("chunk end", chunk.end)?)
+                        .bind(sql_offset("chunk byte start", chunk.byte_start)?)
+                        .bind(sql_offset("chunk byte end", chunk.byte_end)?)
+                        .bind(&chunk.embedder)
+                        .bind(encode_embedding(&chunk.embedding))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                }
+                tx.commit().await.map_err(backend)?;
+                Ok(())
+            })
+        }
+
+        fn all_chunks(&self) -> StoreFuture<'_, Vec<(String, StoredChunk)>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, ChunkRow>(sql::ALL_CHUNKS)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(<(String, StoredChunk)>::try_from)
+                    .collect()
+            })
+        }
+
+        fn all_document_links(&self) -> StoreFuture<'_, Vec<(String, String, Vec<String>)>> {
+            Box::pin(async move {
+                let rows: Vec<(String, String, Option<String>)> =
+                    sqlx::query_as(sql::ALL_DOCUMENT_LINKS)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                // (document id, project id, entity ids); rows come grouped by document.
+                let mut links: Vec<(String, String, Vec<String>)> = Vec::new();
+                for (project_id, document_id, entity_id) in rows {
+                    match links.last_mut() {
+                        Some((id, _, entities)) if *id == document_id => {
+                            entities.extend(entity_id);
+                        }
+                        _ => links.push((document_id, project_id, entity_id.into_iter().collect())),
+                    }
+                }
+                Ok(links)
+            })
+        }
+    };
+}
+pub(crate) use documents_methods;

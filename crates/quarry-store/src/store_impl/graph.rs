@@ -1,0 +1,675 @@
+//! Episodes (the graph worker's queue) and the graph they write: entities resolved by id or by
+//! (type, title), links to the episode's document, relations upserted.
+
+/// `write_graph` and its steps, behind `apply_graph` and `complete_episode`.
+macro_rules! graph_items {
+    ($store:ty) => {
+        impl $store {
+            /// `apply_graph`, and with `finish` also `finish_episode` of `episode_id`, in one
+            /// transaction. Statements: the project lock, the episode's end (or its existence
+            /// check), one multi-row mention of the entities named by id, per other entity a
+            /// mention by (type, title) or an insert, one multi-row link insert, one
+            /// multi-row relation upsert. Repeated ids or relation keys in one write (not
+            /// what the engine sends) take the one-row-at-a-time statements instead, which
+            /// count every repetition.
+            async fn write_graph(
+                &self,
+                project: &str,
+                episode_id: Option<&str>,
+                write: &GraphWrite,
+                finish: Option<&EpisodeOutcome>,
+            ) -> Result<GraphApplied, StoreError> {
+                let count = write.entities.len();
+                if let Some(bad) = write
+                    .relationships
+                    .iter()
+                    .find(|relation| relation.from >= count || relation.to >= count)
+                {
+                    return Err(StoreError::Conflict(format!(
+                        "relationship '{}' joins entities #{} and #{} of a write holding {count}",
+                        bad.label, bad.from, bad.to
+                    )));
+                }
+                let _writer = self.write_gate().await;
+                // Dropping `tx` on an early return rolls everything back.
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                Self::lock_project(&mut tx, project).await?;
+                // After the lock: times follow the order in which writes of a project land.
+                let at = now();
+                if let Some(episode_id) = episode_id {
+                    Self::end_or_check_episode(&mut tx, project, episode_id, finish, &at).await?;
+                }
+                let mut entities: Vec<Option<Entity>> = vec![None; count];
+                let mut inserted = vec![false; count];
+                Self::mention_entities_by_id(&mut tx, project, write, &mut entities).await?;
+                Self::resolve_entities_by_title(
+                    &mut tx,
+                    project,
+                    write,
+                    &mut entities,
+                    &mut inserted,
+                )
+                .await?;
+                let entities: Vec<Entity> = entities.into_iter().flatten().collect();
+                if let Some(episode_id) = episode_id {
+                    Self::link_episode_entities(&mut tx, project, episode_id, &entities, &at)
+                        .await?;
+                }
+                let relations =
+                    Self::upsert_relationships(&mut tx, project, write, &entities).await?;
+                tx.commit().await.map_err(backend)?;
+                Ok(GraphApplied {
+                    entities,
+                    inserted,
+                    relations,
+                })
+            }
+
+            /// The project first: graph writes of one project queue here.
+            async fn lock_project(tx: &mut Connection, project: &str) -> Result<(), StoreError> {
+                let locked = sqlx::query(sql::LOCK_PROJECT)
+                    .bind(project)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                if locked.rows_affected() == 0 {
+                    return Err(not_found("project", project));
+                }
+                Ok(())
+            }
+
+            /// Ends the episode with `finish`, or without it checks that the episode exists.
+            async fn end_or_check_episode(
+                tx: &mut Connection,
+                project: &str,
+                episode_id: &str,
+                finish: Option<&EpisodeOutcome>,
+                at: &str,
+            ) -> Result<(), StoreError> {
+                match finish {
+                    Some(outcome) => {
+                        let status = match outcome.error {
+                            None => EpisodeStatus::Done,
+                            Some(_) => EpisodeStatus::Failed,
+                        };
+                        let ended = sqlx::query(sql::END_EPISODE)
+                            .bind(project)
+                            .bind(episode_id)
+                            .bind(status.as_str())
+                            .bind(&outcome.error)
+                            .bind(outcome.entities_stored)
+                            .bind(outcome.entities_skipped)
+                            .bind(outcome.relationships_stored)
+                            .bind(outcome.relationships_skipped)
+                            .bind(at)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        if ended.rows_affected() == 0 {
+                            return Err(not_found("episode", episode_id));
+                        }
+                    }
+                    None => {
+                        let found: i64 = sqlx::query_scalar(sql::COUNT_EPISODE)
+                            .bind(project)
+                            .bind(episode_id)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        if found == 0 {
+                            return Err(not_found("episode", episode_id));
+                        }
+                    }
+                }
+                Ok(())
+            }
+
+            /// Entities named by id: one statement per chunk when the ids are distinct.
+            async fn mention_entities_by_id(
+                tx: &mut Connection,
+                project: &str,
+                write: &GraphWrite,
+                entities: &mut [Option<Entity>],
+            ) -> Result<(), StoreError> {
+                let by_id: Vec<(usize, &str)> = write
+                    .entities
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, node)| node.existing_id.as_deref().map(|id| (i, id)))
+                    .collect();
+                let distinct = by_id.iter().map(|(_, id)| *id).collect::<BTreeSet<_>>();
+                if distinct.len() == by_id.len() {
+                    for chunk in by_id.chunks(sql::MAX_ROWS) {
+                        let text = sql::with_rows(
+                            sql::MENTION_ENTITIES,
+                            sql::MENTION_ENTITIES_ROW,
+                            2,
+                            chunk.len(),
+                        );
+                        let mut query =
+                            sqlx::query_as::<_, EntityRow>(AssertSqlSafe(text)).bind(project);
+                        for &(i, id) in chunk {
+                            query = query.bind(id).bind(&write.entities[i].notes).bind(now());
+                        }
+                        let mut rows: BTreeMap<String, Entity> = query
+                            .fetch_all(&mut *tx)
+                            .await
+                            .map_err(backend)?
+                            .into_iter()
+                            .map(|row| {
+                                let entity = Entity::from(row);
+                                (entity.id.clone(), entity)
+                            })
+                            .collect();
+                        for &(i, id) in chunk {
+                            entities[i] =
+                                Some(rows.remove(id).ok_or_else(|| not_found("entity", id))?);
+                        }
+                    }
+                } else {
+                    for &(i, id) in &by_id {
+                        let row = sqlx::query_as::<_, EntityRow>(sql::MENTION_ENTITY)
+                            .bind(project)
+                            .bind(id)
+                            .bind(now())
+                            .bind(&write.entities[i].notes)
+                            .fetch_optional(&mut *tx)
+                            .await
+                            .map_err(backend)?
+                            .ok_or_else(|| not_found("entity", id))?;
+                        entities[i] = Some(Entity::from(row));
+                    }
+                }
+                Ok(())
+            }
+
+            /// The entities not named by id, by exact (type, title), inserted when missing; one
+            /// after the other, so a later one finds what an earlier one inserted.
+            async fn resolve_entities_by_title(
+                tx: &mut Connection,
+                project: &str,
+                write: &GraphWrite,
+                entities: &mut [Option<Entity>],
+                inserted: &mut [bool],
+            ) -> Result<(), StoreError> {
+                for (i, node) in write.entities.iter().enumerate() {
+                    if node.existing_id.is_some() {
+                        continue;
+                    }
+                    let at = now();
+                    entities[i] = Some(
+                        match Self::resolve_existing_entity(&mut *tx, project, node, &at).await? {
+                            Some(entity) => entity,
+                            None => {
+                                let created =
+                                    Self::insert_new_entity(&mut *tx, project, node, &at).await?;
+                                inserted[i] = true;
+                                created
+                            }
+                        },
+                    );
+                }
+                Ok(())
+            }
+
+            /// Mentions the entity of `node`'s exact (type, title), if there is one.
+            async fn resolve_existing_entity(
+                tx: &mut Connection,
+                project: &str,
+                node: &GraphEntityWrite,
+                at: &str,
+            ) -> Result<Option<Entity>, StoreError> {
+                let updated = sqlx::query_as::<_, EntityRow>(sql::MENTION_ENTITY_BY_TITLE)
+                    .bind(project)
+                    .bind(&node.entity_type)
+                    .bind(&node.name)
+                    .bind(at)
+                    .bind(&node.notes)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                Ok(updated.map(Entity::from))
+            }
+
+            /// Inserts `node` as a new entity, mentioned once.
+            async fn insert_new_entity(
+                tx: &mut Connection,
+                project: &str,
+                node: &GraphEntityWrite,
+                at: &str,
+            ) -> Result<Entity, StoreError> {
+                let mut metadata = Map::new();
+                metadata.insert("source".into(), Value::from(node.source.clone()));
+                let created = Entity {
+                    id: new_id(),
+                    project_id: project.to_owned(),
+                    entity_type: node.entity_type.clone(),
+                    title: node.name.clone(),
+                    parent_id: None,
+                    fields: Map::new(),
+                    metadata,
+                    created_at: at.to_owned(),
+                    updated_at: at.to_owned(),
+                    mention_count: 1,
+                    notes: node.notes.clone(),
+                    last_seen_at: Some(at.to_owned()),
+                };
+                insert_entity(&created)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                Ok(created)
+            }
+
+            /// Links the episode's document to each distinct entity of the write.
+            async fn link_episode_entities(
+                tx: &mut Connection,
+                project: &str,
+                episode_id: &str,
+                entities: &[Entity],
+                at: &str,
+            ) -> Result<(), StoreError> {
+                let linked: Vec<&str> = entities
+                    .iter()
+                    .map(|entity| entity.id.as_str())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                for chunk in linked.chunks(sql::MAX_ROWS) {
+                    let text = sql::with_rows(
+                        sql::INSERT_DOCUMENT_LINKS,
+                        sql::INSERT_DOCUMENT_LINKS_ROW,
+                        4,
+                        chunk.len(),
+                    );
+                    let mut query = sqlx::query(AssertSqlSafe(text))
+                        .bind(project)
+                        .bind(episode_id)
+                        .bind(at);
+                    for id in chunk {
+                        query = query.bind(*id);
+                    }
+                    query.execute(&mut *tx).await.map_err(backend)?;
+                }
+                Ok(())
+            }
+
+            /// The write's relationships between the resolved `entities`, in order: one
+            /// statement per chunk when their (from, to, label) keys are distinct.
+            async fn upsert_relationships(
+                tx: &mut Connection,
+                project: &str,
+                write: &GraphWrite,
+                entities: &[Entity],
+            ) -> Result<Vec<Relation>, StoreError> {
+                let keys: Vec<(&str, &str, &str)> = write
+                    .relationships
+                    .iter()
+                    .map(|relation| {
+                        (
+                            entities[relation.from].id.as_str(),
+                            entities[relation.to].id.as_str(),
+                            relation.label.as_str(),
+                        )
+                    })
+                    .collect();
+                if keys.iter().collect::<BTreeSet<_>>().len() == keys.len() {
+                    Self::upsert_distinct_relations(tx, project, write, &keys).await
+                } else {
+                    let mut relations = Vec::with_capacity(keys.len());
+                    for (i, &(from, to, label)) in keys.iter().enumerate() {
+                        let row = sqlx::query_as::<_, RelationRow>(sql::UPSERT_RELATION)
+                            .bind(new_id())
+                            .bind(project)
+                            .bind(from)
+                            .bind(to)
+                            .bind(label)
+                            .bind(now())
+                            .bind(&write.relationships[i].notes)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        relations.push(Relation::from(row));
+                    }
+                    Ok(relations)
+                }
+            }
+
+            /// `upsert_relationships` of distinct keys: multi-row upserts, matched back to the
+            /// keys' order.
+            async fn upsert_distinct_relations(
+                tx: &mut Connection,
+                project: &str,
+                write: &GraphWrite,
+                keys: &[(&str, &str, &str)],
+            ) -> Result<Vec<Relation>, StoreError> {
+                let mut relations = Vec::with_capacity(keys.len());
+                let rows: Vec<(usize, &(&str, &str, &str))> = keys.iter().enumerate().collect();
+                for chunk in rows.chunks(sql::MAX_ROWS) {
+                    let text = sql::with_rows(
+                        sql::UPSERT_RELATIONS,
+                        sql::UPSERT_RELATIONS_ROW,
+                        2,
+                        chunk.len(),
+                    );
+                    let mut query =
+                        sqlx::query_as::<_, RelationRow>(AssertSqlSafe(text)).bind(project);
+                    for &(i, &(from, to, label)) in chunk {
+                        let at = now();
+                        query = query
+                            .bind(new_id())
+                            .bind(from)
+                            .bind(to)
+                            .bind(label)
+                            .bind(&write.relationships[i].notes)
+                            .bind(at.clone())
+                            .bind(at);
+                    }
+                    let mut upserted: BTreeMap<(String, String, String), Relation> = query
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(backend)?
+                        .into_iter()
+                        .map(|row| {
+                            let relation = Relation::from(row);
+                            let key = (
+                                relation.from_id.clone(),
+                                relation.to_id.clone(),
+                                relation.label.clone(),
+                            );
+                            (key, relation)
+                        })
+                        .collect();
+                    for &(_, &(from, to, label)) in chunk {
+                        let key = (from.to_owned(), to.to_owned(), label.to_owned());
+                        let relation = upserted.remove(&key).ok_or_else(|| {
+                            StoreError::Backend(format!(
+                                "the upsert of relation '{label}' returned no row"
+                            ))
+                        })?;
+                        relations.push(relation);
+                    }
+                }
+                Ok(relations)
+            }
+        }
+    };
+}
+pub(crate) use graph_items;
+
+/// The `Store` methods of episodes and the graph.
+macro_rules! graph_methods {
+    ($claim_episodes:expr) => {
+        fn add_episode<'a>(
+            &'a self,
+            project: &'a str,
+            episode: &'a NewEpisode,
+        ) -> StoreFuture<'a, Episode> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let at = now();
+                let stored = Episode {
+                    id: new_id(),
+                    project_id: project.to_owned(),
+                    user_message: episode.user_message.clone(),
+                    assistant_response: episode.assistant_response.clone(),
+                    status: EpisodeStatus::Pending,
+                    attempts: 0,
+                    error: None,
+                    ingest: episode.ingest.clone(),
+                    entities_stored: 0,
+                    relationships_stored: 0,
+                    relationships_skipped: 0,
+                    entities_skipped: 0,
+                    created_at: at.clone(),
+                    updated_at: at,
+                };
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                insert_document(&stored.document())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                sqlx::query(sql::INSERT_EPISODE)
+                    .bind(&stored.id)
+                    .bind(project)
+                    .bind(&stored.user_message)
+                    .bind(&stored.assistant_response)
+                    .bind(stored.ingest.as_ref().map(Json))
+                    .bind(&stored.created_at)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                tx.commit().await.map_err(backend)?;
+                Ok(stored)
+            })
+        }
+
+        fn get_episode<'a>(
+            &'a self,
+            project: &'a str,
+            id: &'a str,
+        ) -> StoreFuture<'a, Option<Episode>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, EpisodeRow>(sql::EPISODE_BY_ID)
+                    .bind(project)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .map(Episode::try_from)
+                    .transpose()
+            })
+        }
+
+        fn claim_episodes(&self, limit: usize, ingest_only: bool) -> StoreFuture<'_, Vec<Episode>> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                if limit == 0 {
+                    return Ok(Vec::new());
+                }
+                // One statement: the take is atomic without a transaction.
+                let mut claimed = sqlx::query_as::<_, EpisodeRow>($claim_episodes)
+                    .bind(now())
+                    .bind(ingest_only)
+                    .bind(sql_limit(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(Episode::try_from)
+                    .collect::<Result<Vec<_>, _>>()?;
+                // RETURNING promises no order: oldest first, as taken.
+                claimed.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+                Ok(claimed)
+            })
+        }
+
+        fn requeue_interrupted_episodes(&self) -> StoreFuture<'_, u64> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let requeued = sqlx::query(sql::REQUEUE_RUNNING_EPISODES)
+                    .bind(now())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(requeued.rows_affected())
+            })
+        }
+
+        fn finish_episode<'a>(
+            &'a self,
+            project: &'a str,
+            id: &'a str,
+            outcome: &'a EpisodeOutcome,
+        ) -> StoreFuture<'a, Episode> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let status = match outcome.error {
+                    None => EpisodeStatus::Done,
+                    Some(_) => EpisodeStatus::Failed,
+                };
+                sqlx::query_as::<_, EpisodeRow>(sql::FINISH_EPISODE)
+                    .bind(project)
+                    .bind(id)
+                    .bind(status.as_str())
+                    .bind(&outcome.error)
+                    .bind(outcome.entities_stored)
+                    .bind(outcome.entities_skipped)
+                    .bind(outcome.relationships_stored)
+                    .bind(outcome.relationships_skipped)
+                    .bind(now())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .map(Episode::try_from)
+                    .transpose()?
+                    .ok_or_else(|| not_found("episode", id))
+            })
+        }
+
+        fn entity_episodes<'a>(
+            &'a self,
+            project: &'a str,
+            entity_id: &'a str,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<Episode>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, EpisodeRow>(sql::ENTITY_EPISODES)
+                    .bind(project)
+                    .bind(entity_id)
+                    .bind(sql_limit(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(Episode::try_from)
+                    .collect()
+            })
+        }
+
+        fn apply_graph<'a>(
+            &'a self,
+            project: &'a str,
+            episode_id: Option<&'a str>,
+            write: &'a GraphWrite,
+        ) -> StoreFuture<'a, GraphApplied> {
+            Box::pin(self.write_graph(project, episode_id, write, None))
+        }
+
+        fn complete_episode<'a>(
+            &'a self,
+            project: &'a str,
+            id: &'a str,
+            write: &'a GraphWrite,
+            outcome: &'a EpisodeOutcome,
+        ) -> StoreFuture<'a, GraphApplied> {
+            Box::pin(self.write_graph(project, Some(id), write, Some(outcome)))
+        }
+
+        fn recent_entities<'a>(
+            &'a self,
+            project: &'a str,
+            types: &'a [String],
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<Entity>> {
+            Box::pin(async move {
+                let types: BTreeSet<&str> = types.iter().map(String::as_str).collect();
+                let rows = if types.is_empty() {
+                    sqlx::query_as::<_, EntityRow>(sql::ENTITIES)
+                        .bind(project)
+                        .bind(None::<&str>)
+                        .bind(sql_limit(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                } else {
+                    let text = sql::with_list(sql::RECENT_ENTITIES_OF_TYPES, 3, types.len());
+                    let mut query = sqlx::query_as::<_, EntityRow>(AssertSqlSafe(text))
+                        .bind(project)
+                        .bind(sql_limit(limit));
+                    for entity_type in types {
+                        query = query.bind(entity_type);
+                    }
+                    query.fetch_all(&self.pool).await
+                }
+                .map_err(backend)?;
+                Ok(rows.into_iter().map(Entity::from).collect())
+            })
+        }
+
+        fn find_entities_by_name<'a>(
+            &'a self,
+            project: &'a str,
+            query: &'a str,
+            entity_type: Option<&'a str>,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<Entity>> {
+            Box::pin(async move {
+                let mut pattern = String::with_capacity(query.len() + 2);
+                pattern.push('%');
+                for c in query.chars() {
+                    if matches!(c, '%' | '_' | '\\') {
+                        pattern.push('\\');
+                    }
+                    pattern.push(c);
+                }
+                pattern.push('%');
+                let rows = sqlx::query_as::<_, EntityRow>(sql::ENTITIES_BY_NAME)
+                    .bind(project)
+                    .bind(entity_type)
+                    .bind(pattern)
+                    .bind(query)
+                    .bind(sql_limit(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(rows.into_iter().map(Entity::from).collect())
+            })
+        }
+
+        fn get_entities<'a>(
+            &'a self,
+            project: &'a str,
+            ids: &'a [String],
+        ) -> StoreFuture<'a, Vec<Entity>> {
+            Box::pin(async move {
+                let mut found = Vec::new();
+                for list in padded_lists(ids) {
+                    let text = sql::with_list(sql::ENTITIES_AMONG, 2, list.len());
+                    let mut query =
+                        sqlx::query_as::<_, EntityRow>(AssertSqlSafe(text)).bind(project);
+                    for id in list {
+                        query = query.bind(id);
+                    }
+                    let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                    found.extend(rows.into_iter().map(Entity::from));
+                }
+                Ok(found)
+            })
+        }
+
+        fn relations_touching<'a>(
+            &'a self,
+            project: &'a str,
+            ids: &'a [String],
+        ) -> StoreFuture<'a, Vec<Relation>> {
+            Box::pin(async move {
+                let mut found: Vec<Relation> = Vec::new();
+                for list in padded_lists(ids) {
+                    let text = sql::with_list(sql::RELATIONS_TOUCHING, 2, list.len());
+                    let mut query =
+                        sqlx::query_as::<_, RelationRow>(AssertSqlSafe(text)).bind(project);
+                    for id in list {
+                        query = query.bind(id);
+                    }
+                    let rows = query.fetch_all(&self.pool).await.map_err(backend)?;
+                    found.extend(rows.into_iter().map(Relation::from));
+                }
+                // A relation between ids of two lists came back twice.
+                found.sort_by(|a, b| (&a.first_seen_at, &a.id).cmp(&(&b.first_seen_at, &b.id)));
+                found.dedup_by(|a, b| a.id == b.id);
+                Ok(found)
+            })
+        }
+    };
+}
+pub(crate) use graph_methods;

@@ -1,0 +1,135 @@
+//! The one implementation of `Store`, expanded for each backend's pool type. Both backends run
+//! the same statements (`sql.rs`) and row mapping (`rows.rs`); sqlx's executor and transaction
+//! types differ per database, and a macro keeps that difference out of the logic without the
+//! wall of trait bounds a generic function would need.
+//!
+//! One file per area, each a macro of its `Store` methods (and, where it has them, one of its
+//! private items): `keys.rs` (projects and API keys), `entities.rs` (entity types, entities,
+//! relations), `documents.rs` (documents, links and chunks), `runs.rs`, `results.rs` (results,
+//! review and feedback) and `graph.rs` (episodes and the graph write). This file holds the
+//! imports and helpers they share and `impl_store!`, which puts them together per backend.
+//!
+//! SQLite note: a transaction that reads before it writes can fail with `SQLITE_BUSY` when
+//! another connection commits in between (the busy timeout cannot help an upgrade). So every
+//! transaction here *writes first*, taking the write lock (waiting on the busy timeout), and
+//! reads afterwards. The first write locks the entity concerned (`sql::LOCK_ENTITY`), which on
+//! PostgreSQL serialises writers of one entity's results under READ COMMITTED. Graph writes
+//! (`apply_graph`) lock the project row first (`sql::LOCK_PROJECT`) instead, so their look-up of
+//! an entity by (type, title) before inserting it cannot race another graph write.
+
+pub(crate) mod documents;
+pub(crate) mod entities;
+pub(crate) mod graph;
+pub(crate) mod keys;
+pub(crate) mod results;
+pub(crate) mod runs;
+
+/// `impl Store for $store` over `self.pool`. `$claim_episodes` is the backend's queue take
+/// (`sql::CLAIM_EPISODES_*`), the one statement whose text differs between the dialects.
+macro_rules! impl_store {
+    ($store:ty, $db:ty, $claim_episodes:expr) => {
+        const _: () = {
+            use std::collections::{BTreeMap, BTreeSet};
+
+            use quarry_core::model::{
+                ApiKey, Confidence, Document, DocumentKind, Entity, EntityType, Episode,
+                EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun, FeedbackSummary,
+                GraphApplied, GraphEntityWrite, GraphWrite, NewEntity, NewEpisode, NewResult,
+                Relation, ResultStatus, ReviewDecision, RunScope, RunStatus, StoredChunk,
+            };
+            use quarry_core::store::{Reviewed, Store, StoreError, StoreFuture};
+            use serde_json::{Map, Value};
+            use sqlx::AssertSqlSafe;
+            use sqlx::types::Json;
+
+            use $crate::clock::{millis_between, new_id, now};
+            use $crate::error::{backend, not_found};
+            use $crate::rows::{
+                ApiKeyRow, ChunkRow, DocumentRow, EntityRow, EntityTypeRow, EpisodeRow,
+                ReasonCountRow, RelationRow, ResultRow, RunRow, StatusCountRow, encode_embedding,
+                enum_text, parse_enum,
+            };
+            use $crate::sql;
+
+            /// Most values bound into one `IN (...)` list (SQLite allows 32766 parameters).
+            const LIST_CHUNK: usize = 512;
+
+            type Arguments = <$db as sqlx::Database>::Arguments;
+
+            /// The connection under a transaction: the write steps take `&mut tx` as this.
+            type Connection = <$db as sqlx::Database>::Connection;
+
+            /// The one INSERT of an entity row (API, cascade and graph inserts alike).
+            fn insert_entity(entity: &Entity) -> sqlx::query::Query<'_, $db, Arguments> {
+                sqlx::query(sql::INSERT_ENTITY)
+                    .bind(&entity.id)
+                    .bind(&entity.project_id)
+                    .bind(&entity.entity_type)
+                    .bind(&entity.title)
+                    .bind(&entity.parent_id)
+                    .bind(Json(&entity.fields))
+                    .bind(Json(&entity.metadata))
+                    .bind(&entity.created_at)
+                    .bind(&entity.updated_at)
+                    .bind(entity.mention_count)
+                    .bind(&entity.notes)
+                    .bind(&entity.last_seen_at)
+            }
+
+            /// The one INSERT of a document row (files and episodes alike).
+            fn insert_document(document: &Document) -> sqlx::query::Query<'_, $db, Arguments> {
+                sqlx::query(sql::INSERT_DOCUMENT)
+                    .bind(&document.id)
+                    .bind(&document.project_id)
+                    .bind(&document.title)
+                    .bind(&document.text)
+                    .bind(document.kind.as_str())
+                    .bind(&document.created_at)
+            }
+
+            fn sql_limit(limit: usize) -> i64 {
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            }
+
+            fn sql_offset(what: &str, value: usize) -> Result<i64, StoreError> {
+                i64::try_from(value)
+                    .map_err(|_| StoreError::Conflict(format!("{what} {value} is out of range")))
+            }
+
+            /// The distinct `values` in lists of at most [`LIST_CHUNK`], each padded (repeating
+            /// its last value, harmless in `IN`) to a power of two: a handful of statement texts
+            /// serve every length, so the per-connection statement cache stays small.
+            fn padded_lists(values: &[String]) -> Vec<Vec<&str>> {
+                let distinct: Vec<&str> = values
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                distinct
+                    .chunks(LIST_CHUNK)
+                    .map(|list| {
+                        let mut padded = list.to_vec();
+                        padded.resize(list.len().next_power_of_two(), list[list.len() - 1]);
+                        padded
+                    })
+                    .collect()
+            }
+
+            $crate::store_impl::entities::entities_items!($store);
+            $crate::store_impl::runs::runs_items!($store);
+            $crate::store_impl::results::results_items!($store);
+            $crate::store_impl::graph::graph_items!($store);
+
+            impl Store for $store {
+                $crate::store_impl::keys::keys_methods!();
+                $crate::store_impl::entities::entities_methods!();
+                $crate::store_impl::documents::documents_methods!();
+                $crate::store_impl::runs::runs_methods!();
+                $crate::store_impl::results::results_methods!();
+                $crate::store_impl::graph::graph_methods!($claim_episodes);
+            }
+        };
+    };
+}
+pub(crate) use impl_store;

@@ -1,0 +1,145 @@
+//! Extraction runs.
+
+/// The message of a run failed at start-up, and the run look-up.
+macro_rules! runs_items {
+    ($store:ty) => {
+        const INTERRUPTED: &str = "interrupted: the process stopped before the run finished";
+
+        impl $store {
+            async fn run(
+                &self,
+                project: &str,
+                id: &str,
+            ) -> Result<Option<ExtractionRun>, StoreError> {
+                sqlx::query_as::<_, RunRow>(sql::RUN_BY_ID)
+                    .bind(project)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .map(ExtractionRun::try_from)
+                    .transpose()
+            }
+        }
+    };
+}
+pub(crate) use runs_items;
+
+/// The `Store` methods of extraction runs.
+macro_rules! runs_methods {
+    () => {
+        fn start_run<'a>(
+            &'a self,
+            project: &'a str,
+            entity_id: &'a str,
+            scope: RunScope,
+            triggered_by: &'a str,
+            fields: Option<&'a [String]>,
+        ) -> StoreFuture<'a, ExtractionRun> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                self.require_entity(project, entity_id).await?;
+                let run = ExtractionRun {
+                    id: new_id(),
+                    project_id: project.to_owned(),
+                    entity_id: entity_id.to_owned(),
+                    scope,
+                    triggered_by: triggered_by.to_owned(),
+                    fields_requested: fields.map(<[String]>::to_vec),
+                    status: RunStatus::Running,
+                    error: None,
+                    started_at: now(),
+                    finished_at: None,
+                    duration_ms: None,
+                };
+                sqlx::query(sql::INSERT_RUN)
+                    .bind(&run.id)
+                    .bind(&run.project_id)
+                    .bind(&run.entity_id)
+                    .bind(enum_text(&run.scope))
+                    .bind(&run.triggered_by)
+                    .bind(run.fields_requested.as_ref().map(Json))
+                    .bind(enum_text(&run.status))
+                    .bind(&run.started_at)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(run)
+            })
+        }
+
+        fn finish_run<'a>(
+            &'a self,
+            project: &'a str,
+            run_id: &'a str,
+            status: RunStatus,
+            error: Option<&'a str>,
+        ) -> StoreFuture<'a, ExtractionRun> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let mut run = self
+                    .run(project, run_id)
+                    .await?
+                    .ok_or_else(|| not_found("run", run_id))?;
+                let finished_at = now();
+                run.duration_ms = millis_between(&run.started_at, &finished_at);
+                run.status = status;
+                run.error = error.map(str::to_owned);
+                run.finished_at = Some(finished_at);
+                sqlx::query(sql::FINISH_RUN)
+                    .bind(project)
+                    .bind(run_id)
+                    .bind(enum_text(&run.status))
+                    .bind(&run.error)
+                    .bind(&run.finished_at)
+                    .bind(run.duration_ms)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(run)
+            })
+        }
+
+        fn get_run<'a>(
+            &'a self,
+            project: &'a str,
+            run_id: &'a str,
+        ) -> StoreFuture<'a, Option<ExtractionRun>> {
+            Box::pin(self.run(project, run_id))
+        }
+
+        fn list_runs<'a>(
+            &'a self,
+            project: &'a str,
+            entity_id: &'a str,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<ExtractionRun>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, RunRow>(sql::RUNS_OF_ENTITY)
+                    .bind(project)
+                    .bind(entity_id)
+                    .bind(sql_limit(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(ExtractionRun::try_from)
+                    .collect()
+            })
+        }
+
+        fn fail_interrupted_runs(&self) -> StoreFuture<'_, u64> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let failed = sqlx::query(sql::FAIL_RUNNING_RUNS)
+                    .bind(INTERRUPTED)
+                    .bind(now())
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(failed.rows_affected())
+            })
+        }
+    };
+}
+pub(crate) use runs_methods;
