@@ -60,7 +60,9 @@ for crate in quarry-core quarry-detect quarry-parse quarry-index; do
     forbid "$crate" 'tokio|axum|hyper|reqwest|sqlx|clap'
 done
 forbid quarry-llm 'axum|sqlx|clap'
-forbid quarry-engine 'axum|sqlx|clap'
+for crate in quarry-agent quarry-pipeline quarry-graph; do
+    forbid "$crate" 'axum|hyper|sqlx|clap|quarry-store|quarry-index'
+done
 step "wasm32 build of the pure crates"
 if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
     timeout 120 rustup target add wasm32-unknown-unknown || true

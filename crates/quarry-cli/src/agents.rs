@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
-use quarry_engine::pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
 use quarry_llm::{ModelSpec, build_client};
+use quarry_pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
 
 use crate::args::ModelArgs;
 use crate::model::{chosen_model, provider_settings};

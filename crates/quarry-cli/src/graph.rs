@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use quarry_core::model::{Episode, EpisodeStatus, GraphExtraction, NewEpisode};
 use quarry_core::store::Store;
-use quarry_engine::graph::{
+use quarry_graph::{
     EntityMatch, GraphConfig, GraphExtractor, GraphWorker, WorkerStats, find_entities, neighbors,
 };
 
@@ -329,7 +329,7 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
     }
 }
 
-fn print_neighborhood(neighborhood: &quarry_engine::graph::Neighborhood) {
+fn print_neighborhood(neighborhood: &quarry_graph::Neighborhood) {
     let name_of = |id: &str| -> String {
         std::iter::once(&neighborhood.root)
             .chain(neighborhood.entities.iter().map(|n| &n.entity))

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use quarry_engine::ExtractorConfig;
+use quarry_agent::ExtractorConfig;
 use quarry_llm::{LlmClient, ModelSpec, ProviderSettings, TransportConfig, build_client};
 
 use crate::args::ModelArgs;

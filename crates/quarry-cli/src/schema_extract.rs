@@ -9,9 +9,9 @@ use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use quarry_agent::{EngineError, Extraction, Extractor, Schema};
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::check_text;
-use quarry_engine::{EngineError, Extraction, Extractor, Schema};
 
 use crate::args::ExtractArgs;
 use crate::extract::{read_file, read_text};

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use std::sync::Arc;
 
-use quarry_engine::Extractor;
-use quarry_engine::graph::GraphWorker;
+use quarry_agent::Extractor;
+use quarry_graph::GraphWorker;
 use quarry_server::ServerConfig;
 
 use crate::agents::pipeline;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision};
-use quarry_engine::documents::Documents;
-use quarry_engine::pipeline::{PipelineError, load_entity_types};
+use quarry_pipeline::documents::Documents;
+use quarry_pipeline::{PipelineError, load_entity_types};
 use serde_json::{Map, Value};
 
 use crate::agents;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use quarry_core::model::ApiKey;
 use quarry_core::store::Store;
-use quarry_engine::graph::{GraphConfig, GraphExtractor, GraphWorker};
+use quarry_graph::{GraphConfig, GraphExtractor, GraphWorker};
 use quarry_llm::{ModelSpec, ProviderSettings, build_client};
 use quarry_server::{ServerConfig, keys, router};
 use quarry_testkit::{Reply, ScriptedServer};

@@ -17,7 +17,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use quarry_engine::{Extraction, Schema};
+use quarry_agent::{Extraction, Schema};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;

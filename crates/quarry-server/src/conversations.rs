@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use quarry_engine::Schema;
+use quarry_agent::Schema;
 
 /// One conversation's state, cheap to clone for a turn.
 #[derive(Debug, Clone)]

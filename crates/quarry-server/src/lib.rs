@@ -33,19 +33,19 @@ pub struct ServerConfig {
     /// Largest `text` the skill accepts, in bytes.
     pub max_input_bytes: usize,
     /// The schema agent behind `POST /v1/chat`; `None` when the server runs without a model.
-    pub agent: Option<Arc<quarry_engine::Extractor>>,
+    pub agent: Option<Arc<quarry_agent::Extractor>>,
     /// Chat conversations kept in memory at once.
     pub max_conversations: usize,
     /// The database behind the `/v1` REST API; `None` serves the skill endpoints only.
     pub store: Option<Arc<dyn quarry_core::store::Store>>,
     /// The entity pipeline over `store`; `None` when the server cannot run extractions.
-    pub pipeline: Option<Arc<quarry_engine::pipeline::Pipeline>>,
+    pub pipeline: Option<Arc<quarry_pipeline::Pipeline>>,
     /// Search by meaning for `/v1/graph/entities` (the pipeline's own retriever, so one index
     /// serves both); `None` answers name matches only.
     pub retriever: Option<Arc<dyn quarry_core::retrieval::Retriever>>,
     /// The background worker of the episode queue, woken when an episode arrives; `None` leaves
     /// episodes to its idle poll or to another process.
-    pub graph_worker: Option<Arc<quarry_engine::graph::GraphWorkerHandle>>,
+    pub graph_worker: Option<Arc<quarry_graph::GraphWorkerHandle>>,
 }
 
 impl Default for ServerConfig {
@@ -67,12 +67,12 @@ impl Default for ServerConfig {
 #[derive(Clone)]
 pub struct AppState {
     pub max_input_bytes: usize,
-    pub agent: Option<Arc<quarry_engine::Extractor>>,
+    pub agent: Option<Arc<quarry_agent::Extractor>>,
     pub conversations: Arc<conversations::Conversations>,
     pub store: Option<Arc<dyn quarry_core::store::Store>>,
-    pub pipeline: Option<Arc<quarry_engine::pipeline::Pipeline>>,
+    pub pipeline: Option<Arc<quarry_pipeline::Pipeline>>,
     pub retriever: Option<Arc<dyn quarry_core::retrieval::Retriever>>,
-    pub graph_worker: Option<Arc<quarry_engine::graph::GraphWorkerHandle>>,
+    pub graph_worker: Option<Arc<quarry_graph::GraphWorkerHandle>>,
 }
 
 /// Every route of the server.

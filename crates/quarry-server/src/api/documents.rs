@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use quarry_core::model::Document;
-use quarry_engine::documents::DocumentsError;
+use quarry_pipeline::documents::DocumentsError;
 use serde::Deserialize;
 
 use crate::AppState;

@@ -30,7 +30,7 @@ pub async fn put_type(
     };
     // The path names the type; a slug in the body, if any, is overridden.
     object.insert("slug".to_owned(), Value::String(slug));
-    let entity_type = quarry_engine::pipeline::entity_type_from_value(body)
+    let entity_type = quarry_pipeline::entity_type_from_value(body)
         .map_err(|error| invalid(error.to_string()))?;
     store(&state)?
         .put_entity_type(&caller.project_id, &entity_type)

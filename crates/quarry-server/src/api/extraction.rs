@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use quarry_core::model::{
     Confidence, ExtractionResult, FeedbackSummary, ReviewDecision, SourceRef,
 };
-use quarry_engine::pipeline::ReviewOutcome;
+use quarry_pipeline::ReviewOutcome;
 use serde::Deserialize;
 use serde_json::Value;
 

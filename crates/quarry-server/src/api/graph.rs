@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use quarry_core::model::{Entity, Episode, Relation};
-use quarry_engine::graph::{FoundEntity, Neighborhood, find_entities, neighbors};
+use quarry_graph::{FoundEntity, Neighborhood, find_entities, neighbors};
 use serde::{Deserialize, Serialize};
 
 use crate::AppState;

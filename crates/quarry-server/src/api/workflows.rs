@@ -5,7 +5,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use quarry_core::model::{ExtractionResult, ExtractionRun};
-use quarry_engine::pipeline::{Pipeline, PipelineError, RunReport};
+use quarry_pipeline::{Pipeline, PipelineError, RunReport};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -10,10 +10,10 @@ use quarry_core::retrieval::Retriever;
 use quarry_core::store::{Store, StoreError};
 use quarry_llm::LlmClient;
 
-use super::GraphConfig;
-use super::parse::{ParsedReply, parse_reply};
-use super::process::{EpisodeWrite, GraphState, count, write_extraction};
-use super::prompt;
+use crate::GraphConfig;
+use crate::parse::{ParsedReply, parse_reply};
+use crate::process::{EpisodeWrite, GraphState, count, write_extraction};
+use crate::prompt;
 
 /// Extracts and stores the graph of conversation episodes. Cheap to share (`Arc`); holds the
 /// per-project resolution caches, so one extractor per process is the intended use.

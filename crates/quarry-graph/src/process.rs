@@ -20,7 +20,7 @@ use quarry_core::resolve::ResolverIndex;
 use quarry_core::store::{Store, StoreError};
 use tokio::sync::Mutex;
 
-use super::GraphConfig;
+use crate::GraphConfig;
 
 /// Per-project resolution caches, each behind the project's lock.
 pub(crate) struct GraphState {

@@ -14,7 +14,7 @@ use quarry_core::model::{Episode, EpisodeOutcome};
 use tokio::sync::{Notify, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
-use super::GraphExtractor;
+use crate::GraphExtractor;
 
 /// Starts workers; see the module docs.
 pub struct GraphWorker;

@@ -6,12 +6,12 @@
 //! 3. wall time for 1,000 documents at concurrency 64 with 200 ms model latency, against the
 //!    ideal 1000/64 × 200 ms.
 //!
-//! Run: `cargo bench -p quarry-engine --bench agent` (add `-- --quick` for a shorter run).
+//! Run: `cargo bench -p quarry-agent --bench agent` (add `-- --quick` for a shorter run).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quarry_engine::{Extractor, ExtractorConfig, Schema};
+use quarry_agent::{Extractor, ExtractorConfig, Schema};
 use quarry_llm::{
     BoxFuture, ChatRequest, ChatResponse, Endpoint, LlmClient, LlmError, OpenAiClient, TokenSink,
     ToolCall, TransportConfig, Usage,

@@ -1,4 +1,4 @@
-//! `cargo bench -p quarry-engine --bench graph`: background conversation-graph extraction
+//! `cargo bench -p quarry-graph --bench graph`: background conversation-graph extraction
 //! throughput. N episodes are queued first, then one worker drains the queue with a zero-latency
 //! in-process model answering a reference-shaped JSON (four entities, three relationships,
 //! varying per episode over a pool of a few hundred names, so resolution, upserts and new
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use quarry_core::model::{ExtractedEntity, ExtractedRelationship, GraphExtraction, NewEpisode};
 use quarry_core::store::Store;
-use quarry_engine::graph::{GraphConfig, GraphExtractor, GraphWorker};
+use quarry_graph::{GraphConfig, GraphExtractor, GraphWorker};
 use quarry_llm::{BoxFuture, ChatRequest, ChatResponse, LlmClient, LlmError, TokenSink, Usage};
 use serde_json::json;
 

@@ -11,13 +11,13 @@ use quarry_core::model::{
 };
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
-use quarry_engine::documents::Documents;
-use quarry_engine::pipeline::{
+use quarry_index::Library;
+use quarry_llm::{Endpoint, OpenAiClient, TransportConfig};
+use quarry_pipeline::documents::Documents;
+use quarry_pipeline::{
     AgentRegistry, FieldOutcome, Pipeline, PipelineConfig, ResolvedAgent, feedback_sentence,
     load_entity_types,
 };
-use quarry_index::Library;
-use quarry_llm::{Endpoint, OpenAiClient, TransportConfig};
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::{Map, Value, json};
 
@@ -547,7 +547,7 @@ async fn cascade_creates_deduplicates_and_links() {
     assert_eq!(&result.created_entity_ids, created_entity_ids);
 }
 
-fn report_result_id(report: &quarry_engine::pipeline::RunReport, field: &str) -> String {
+fn report_result_id(report: &quarry_pipeline::RunReport, field: &str) -> String {
     match report.outcome(field) {
         Some(FieldOutcome::Extracted { result_id, .. }) => result_id.clone(),
         other => panic!("{other:?}"),

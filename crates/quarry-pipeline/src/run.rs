@@ -21,14 +21,14 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use thiserror::Error;
 
-use super::cascade::create_cascade;
-use super::consensus::decide;
-use super::field_agent::{
+use crate::cascade::create_cascade;
+use crate::consensus::decide;
+use crate::documents::Documents;
+use crate::field_agent::{
     AgentSettings, FieldContext, FieldFailure, FieldValue, extract_field, feedback_sentence,
     value_problems,
 };
-use super::layers::DependencyLayers;
-use crate::documents::Documents;
+use crate::layers::DependencyLayers;
 
 /// A model an agent name (a model string such as `openai:gpt-4o-mini`) stands for.
 #[derive(Clone)]

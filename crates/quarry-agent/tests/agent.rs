@@ -4,7 +4,7 @@ mod support;
 
 use std::sync::Arc;
 
-use quarry_engine::{
+use quarry_agent::{
     Confidence, EngineError, Extractor, ExtractorConfig, GroundingStatus, Outcome, ProblemKind,
     Schema,
 };

@@ -6,10 +6,12 @@
 //!
 //! Code map: `entity_types` loads and validates types; `layers` orders fields; `tools` are what a
 //! field agent may call (and the BM25 search); `field_agent` is one field's loop; `consensus`
-//! picks among agents; `cascade` creates connected entities; `run` is the [`Pipeline`].
+//! picks among agents; `cascade` creates connected entities; `run` is the [`Pipeline`];
+//! `documents` is the one path that adds a document (store, links, index, chunks).
 
 mod cascade;
 mod consensus;
+pub mod documents;
 mod entity_types;
 mod field_agent;
 mod layers;

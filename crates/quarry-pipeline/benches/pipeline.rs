@@ -5,20 +5,18 @@
 //! 2. one entity with 200 ms model latency: wall time against the critical path
 //!    (layers × latency).
 //!
-//! Run: `cargo bench -p quarry-engine --bench pipeline` (`-- --quick` for 200 entities).
+//! Run: `cargo bench -p quarry-pipeline --bench pipeline` (`-- --quick` for 200 entities).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quarry_core::model::NewEntity;
 use quarry_core::store::Store;
-use quarry_engine::pipeline::{
-    AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent, load_entity_types,
-};
 use quarry_index::Library;
 use quarry_llm::{
     BoxFuture, ChatRequest, ChatResponse, LlmClient, LlmError, TokenSink, ToolCall, Usage,
 };
+use quarry_pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent, load_entity_types};
 use serde_json::json;
 
 /// 10 fields in 4 layers: f0–f3, then f4–f6 (on f0), f7–f8 (on f4), f9 (on f7).

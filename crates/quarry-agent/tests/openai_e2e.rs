@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use quarry_engine::{EngineError, Extractor, ExtractorConfig, Outcome, Schema};
+use quarry_agent::{EngineError, Extractor, ExtractorConfig, Outcome, Schema};
 use quarry_llm::{Endpoint, OpenAiClient, TransportConfig};
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::{Value, json};

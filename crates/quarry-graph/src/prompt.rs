@@ -7,7 +7,7 @@ use quarry_core::model::Entity;
 use quarry_llm::{ChatRequest, Message, ResponseFormat};
 use serde_json::{Value, json};
 
-use super::GraphConfig;
+use crate::GraphConfig;
 
 pub const SYSTEM_PROMPT: &str =
     "You are a named entity and relationship extractor. You output only valid JSON.";

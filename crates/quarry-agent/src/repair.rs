@@ -1,5 +1,6 @@
 //! Reading a submission: the model's tool arguments or plain content, through `quarry-parse`'s
-//! lenient parser and schema coercion. This file is the engine's only contact with that crate.
+//! lenient parser and schema coercion. This file is the agent's only contact with that crate
+//! (the pipeline's field agents read their submissions through it too).
 
 use serde_json::Value;
 
@@ -7,7 +8,7 @@ use crate::schema::Schema;
 
 /// A submission read as JSON and fitted to the schema, with what had to be repaired.
 #[derive(Debug, Clone)]
-pub(crate) struct Repaired {
+pub struct Repaired {
     pub value: Value,
     /// Repair and coercion flags in snake_case (`extracted_from_prose`, `string_to_number`).
     pub repairs: Vec<String>,
@@ -17,7 +18,7 @@ pub(crate) struct Repaired {
 ///
 /// Coercion misfits are not reported here: the value is kept as it was and validation, which
 /// knows the whole schema, names the problem.
-pub(crate) fn read_extraction(raw: &str, schema: &Schema) -> Result<Repaired, String> {
+pub fn read_extraction(raw: &str, schema: &Schema) -> Result<Repaired, String> {
     if raw.trim().is_empty() {
         return Err("it was empty".to_owned());
     }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use quarry_core::model::{EntityType, EntityTypeError};
 use serde_json::Value;
 
-use super::layers::DependencyLayers;
+use crate::layers::DependencyLayers;
 
 /// The source names a field may list, as written in YAML.
 const SOURCES: [&str; 4] = [

@@ -12,9 +12,7 @@ use quarry_core::model::{
 };
 use quarry_core::retrieval::{EntityHit, PassageHit, RetrievalError, Retriever};
 use quarry_core::store::{Store, StoreError};
-use quarry_engine::graph::{
-    GraphConfig, GraphExtractor, GraphWorker, neighbors, prompt::SYSTEM_PROMPT,
-};
+use quarry_graph::{GraphConfig, GraphExtractor, GraphWorker, neighbors, prompt::SYSTEM_PROMPT};
 use quarry_llm::{Endpoint, LlmClient, OpenAiClient, TransportConfig};
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::{Value, json};

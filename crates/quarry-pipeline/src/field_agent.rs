@@ -17,11 +17,11 @@ use quarry_core::store::Store;
 use quarry_llm::{ChatRequest, LlmClient, Message, Role, ToolChoice, Usage};
 use serde_json::{Map, Value, json};
 
-use super::tools::{SUBMIT_VALUE, ToolBox, entity_text, value_text};
-use crate::ground::{Evidence, GroundingStatus, ground_fields};
-use crate::repair::read_extraction;
-use crate::schema::Schema;
-use crate::validate::validate_field;
+use crate::tools::{SUBMIT_VALUE, ToolBox, entity_text, value_text};
+use quarry_agent::ground::{Evidence, GroundingStatus, ground_fields};
+use quarry_agent::repair::read_extraction;
+use quarry_agent::schema::Schema;
+use quarry_agent::validate::validate_field;
 
 /// The sentence a rerun after a rejection adds to the prompt.
 pub fn feedback_sentence(rejected_value: &Value, reason: &str) -> String {

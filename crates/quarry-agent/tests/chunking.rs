@@ -4,7 +4,7 @@ mod support;
 
 use std::sync::Arc;
 
-use quarry_engine::{Extractor, ExtractorConfig, GroundingStatus, Schema};
+use quarry_agent::{Extractor, ExtractorConfig, GroundingStatus, Schema};
 use quarry_llm::Role;
 use serde_json::json;
 use support::{RespondingClient, texts, tool_call};
