@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use chrono::DateTime;
 use indicatif::ProgressBar;
-use quarry_core::Target;
 use quarry_core::json::to_spaced_string;
+use quarry_core::{ErrorCode, Target};
 use quarry_detect::skill::SkillDefaults;
 use quarry_detect::{DetectOptions, detect, detect_all};
 use serde_json::json;
@@ -111,7 +111,7 @@ fn stream_jsonl(bytes: usize, now: DateTime<chrono::FixedOffset>) -> Result<usiz
     let summary = jsonl::stream(reader, io::sink(), &defaults, ProgressBar::hidden())?;
     if summary.failures > 0 {
         return Err(Failure::coded(
-            "BenchError",
+            ErrorCode::BenchError,
             format!(
                 "{} generated JSONL lines failed; the streaming figures would be wrong",
                 summary.failures

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use quarry_core::ErrorCode;
+
 use crate::extract::read_file;
 use crate::failure::Failure;
 
@@ -19,7 +21,7 @@ pub fn read_document(path: &Path, max_bytes: usize) -> Result<String, Failure> {
     }
     let unreadable = |reason: String| {
         Failure::coded(
-            "UnreadablePdf",
+            ErrorCode::UnreadablePdf,
             format!(
                 "{}: {reason}; convert it to text (e.g. pdftotext) and add that",
                 path.display()
@@ -27,11 +29,16 @@ pub fn read_document(path: &Path, max_bytes: usize) -> Result<String, Failure> {
         )
     };
     let size = std::fs::metadata(path)
-        .map_err(|error| Failure::coded("UnreadableInput", format!("{}: {error}", path.display())))?
+        .map_err(|error| {
+            Failure::coded(
+                ErrorCode::UnreadableInput,
+                format!("{}: {error}", path.display()),
+            )
+        })?
         .len();
     if size > max_bytes as u64 {
         return Err(Failure::coded(
-            "InputTooLarge",
+            ErrorCode::InputTooLarge,
             format!(
                 "{} is {size} bytes; the limit is {max_bytes}",
                 path.display()
@@ -39,7 +46,10 @@ pub fn read_document(path: &Path, max_bytes: usize) -> Result<String, Failure> {
         ));
     }
     let bytes = std::fs::read(path).map_err(|error| {
-        Failure::coded("UnreadableInput", format!("{}: {error}", path.display()))
+        Failure::coded(
+            ErrorCode::UnreadableInput,
+            format!("{}: {error}", path.display()),
+        )
     })?;
     // The PDF parser may panic on damaged files: that is the file's fault, reported as such.
     let extracted = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem(&bytes))

@@ -1,30 +1,37 @@
-//! How a command fails: a skill error prints the contract's `Error: <Code> - <message>`; anything
-//! else prints its cause chain. Both exit with status 1. A closed stdout (`quarry … | head`) is
-//! not a failure.
+//! How a command fails: a coded failure (a skill error included) prints the contract's
+//! `Error: <Code> - <message>` and exits with its code's status from [`ErrorCode`]'s table (1 for
+//! most, 5 for storage; see README "Exit statuses"); anything else prints its cause chain and
+//! exits 1. A closed stdout (`quarry … | head`) is not a failure.
 
+use std::any::Any;
 use std::io;
 use std::process::ExitCode;
 
-use quarry_core::SkillError;
+use quarry_core::store::StoreError;
+use quarry_core::{ErrorCode, SkillError};
 
 #[derive(Debug)]
 pub enum Failure {
     Skill(SkillError),
     /// A failure with a stable code outside the skill's own (e.g. `ModelError`, `InvalidSchema`).
     Coded {
-        code: &'static str,
+        code: ErrorCode,
         message: String,
     },
     Other(anyhow::Error),
 }
 
-/// A database failure (`StorageError`).
-pub fn storage(error: impl ToString) -> Failure {
-    Failure::coded("StorageError", error)
+/// A database failure: a [`StoreError`] keeps its own code (`NotFound`, `Conflict`, `LeaseLost`,
+/// …, as over HTTP); anything else is `StorageError`.
+pub fn storage<E: ToString + 'static>(error: E) -> Failure {
+    let code = (&error as &dyn Any)
+        .downcast_ref::<StoreError>()
+        .map_or(ErrorCode::StorageError, StoreError::code);
+    Failure::coded(code, error)
 }
 
 impl Failure {
-    pub fn coded(code: &'static str, message: impl ToString) -> Self {
+    pub fn coded(code: ErrorCode, message: impl ToString) -> Self {
         Failure::Coded {
             code,
             message: message.to_string(),
@@ -34,17 +41,24 @@ impl Failure {
 
 impl Failure {
     pub fn report(self) -> ExitCode {
-        match self {
-            Failure::Skill(error) => eprintln!("Error: {} - {error}", error.code()),
-            Failure::Coded { code, message } => eprintln!("Error: {code} - {message}"),
+        let code = match self {
+            Failure::Skill(error) => {
+                eprintln!("Error: {} - {error}", error.code());
+                error.error_code()
+            }
+            Failure::Coded { code, message } => {
+                eprintln!("Error: {code} - {message}");
+                code
+            }
             Failure::Other(error) => {
                 if is_broken_pipe(&error) {
                     return ExitCode::SUCCESS;
                 }
                 eprintln!("Error: {error:#}");
+                return ExitCode::FAILURE;
             }
-        }
-        ExitCode::FAILURE
+        };
+        ExitCode::from(code.exit_status())
     }
 }
 

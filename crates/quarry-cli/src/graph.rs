@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use quarry_core::ErrorCode;
 use quarry_core::model::{Episode, EpisodeStatus, GraphExtraction, NewEpisode};
 use quarry_core::store::Store;
 use quarry_graph::{
@@ -28,14 +29,16 @@ fn read_graph(path: &Path) -> Result<GraphExtraction, Failure> {
         std::io::stdin()
             .take(MAX_GRAPH_BYTES as u64 + 1)
             .read_to_string(&mut text)
-            .map_err(|error| Failure::coded("UnreadableInput", format!("stdin: {error}")))?;
+            .map_err(|error| {
+                Failure::coded(ErrorCode::UnreadableInput, format!("stdin: {error}"))
+            })?;
         text
     } else {
         read_file(path, MAX_GRAPH_BYTES)?
     };
     serde_json::from_str(&text).map_err(|error| {
         Failure::coded(
-            "InvalidGraph",
+            ErrorCode::InvalidGraph,
             format!(
                 "{}: {error}; expected {{\"entities\": [{{\"name\", \"type\", \"notes\"?}}], \
                  \"relationships\": [{{\"from\", \"fromType\", \"to\", \"toType\", \"label\"}}]}}",
@@ -74,7 +77,7 @@ pub fn graph_extractor(
         config.types = comma_list(types);
         if config.types.is_empty() {
             return Err(Failure::coded(
-                "InvalidGraphTypes",
+                ErrorCode::InvalidGraphTypes,
                 "--graph-types names no type; give e.g. person,organization",
             ));
         }
@@ -130,7 +133,12 @@ fn fetch_episode(ws: &Workspace, id: &str) -> Result<Episode, Failure> {
     ws.runtime
         .block_on(ws.store.get_episode(&ws.project, id))
         .map_err(storage)?
-        .ok_or_else(|| Failure::coded("NotFound", format!("no episode '{id}' in this project")))
+        .ok_or_else(|| {
+            Failure::coded(
+                ErrorCode::NotFound,
+                format!("no episode '{id}' in this project"),
+            )
+        })
 }
 
 pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
@@ -146,7 +154,7 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
         } => {
             if user.trim().is_empty() && assistant.trim().is_empty() {
                 return Err(Failure::coded(
-                    "EmptyInput",
+                    ErrorCode::EmptyInput,
                     "--user and --assistant are both empty; give the conversation turn",
                 ));
             }
@@ -217,7 +225,10 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
             store,
         } => {
             if limit == 0 {
-                return Err(Failure::coded("InvalidLimit", "--limit must be at least 1"));
+                return Err(Failure::coded(
+                    ErrorCode::InvalidLimit,
+                    "--limit must be at least 1",
+                ));
             }
             let ws = Workspace::open(&store)?;
             let retriever = ws.retriever(true)?;
@@ -270,7 +281,10 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
                 })
                 .map_err(storage)?;
             let entity = entity.ok_or_else(|| {
-                Failure::coded("NotFound", format!("no entity '{id}' in this project"))
+                Failure::coded(
+                    ErrorCode::NotFound,
+                    format!("no entity '{id}' in this project"),
+                )
             })?;
             if ws.json {
                 return print_json(&serde_json::json!({
@@ -306,7 +320,7 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
         GraphCommand::Neighbors { id, depth, store } => {
             if !(1..=3).contains(&depth) {
                 return Err(Failure::coded(
-                    "InvalidDepth",
+                    ErrorCode::InvalidDepth,
                     "--depth must be between 1 and 3",
                 ));
             }
@@ -316,7 +330,7 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
                 .block_on(neighbors(ws.store.as_ref(), &ws.project, &id, depth, 500))
                 .map_err(|error| match error {
                     quarry_core::store::StoreError::NotFound { .. } => {
-                        Failure::coded("NotFound", error)
+                        Failure::coded(ErrorCode::NotFound, error)
                     }
                     other => storage(other),
                 })?;

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use quarry_agent::ExtractorConfig;
+use quarry_core::ErrorCode;
 use quarry_llm::{LlmClient, ModelSpec, ProviderSettings, TransportConfig, build_client};
 
 use crate::args::ModelArgs;
@@ -14,14 +15,15 @@ use crate::failure::Failure;
 pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), Failure> {
     let raw = chosen_model(args).ok_or_else(|| {
         Failure::coded(
-            "MissingModel",
+            ErrorCode::MissingModel,
             "no model: pass --model provider:model (e.g. ollama:qwen2.5:3b) or set QUARRY_MODEL",
         )
     })?;
-    let spec = ModelSpec::parse(&raw).map_err(|error| Failure::coded("InvalidModel", error))?;
+    let spec =
+        ModelSpec::parse(&raw).map_err(|error| Failure::coded(ErrorCode::InvalidModel, error))?;
     let settings = provider_settings(&spec, args.base_url.clone(), args.retries, args.concurrency);
-    let client =
-        build_client(&spec, settings).map_err(|error| Failure::coded("ModelError", error))?;
+    let client = build_client(&spec, settings)
+        .map_err(|error| Failure::coded(ErrorCode::ModelError, error))?;
     Ok((client, spec))
 }
 

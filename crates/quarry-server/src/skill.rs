@@ -4,9 +4,10 @@
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use chrono::Local;
+use quarry_core::ErrorCode;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::{self, SkillDefaults, SkillInput};
 use serde::{Deserialize, Serialize};
@@ -41,8 +42,7 @@ fn spaced_json<T: Serialize>(value: &T) -> Response {
 
 fn internal() -> ApiError {
     ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "Internal",
+        ErrorCode::Internal,
         "the extraction task failed; please report this input",
     )
 }
@@ -66,8 +66,7 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
         Ok(())
     } else {
         Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "UnsupportedContentType",
+            ErrorCode::UnsupportedContentType,
             format!(
                 "expected Content-Type: application/json, got '{}'",
                 if content_type.is_empty() {
@@ -97,10 +96,7 @@ pub async fn check(
 ) -> Result<Response, ApiError> {
     let body = json_body(&headers, body)?;
     let request: CheckRequest = serde_json::from_slice(&body).map_err(|error| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "MalformedRequest",
-            format!(
+        ApiError::new(ErrorCode::MalformedRequest, format!(
                 "expected {{\"text\": \"...\", \"target\": \"email\", \"output\": \"{{...}}\"}}: {error}"
             ),
         )

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use quarry_core::ErrorCode;
 use quarry_core::model::Document;
 use quarry_pipeline::documents::DocumentsError;
 use serde::Deserialize;
@@ -32,8 +33,7 @@ pub async fn add(
     caller.require("documents:write")?;
     if document.text.trim().is_empty() {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "EmptyInput",
+            ErrorCode::EmptyInput,
             "text is empty; send the document's text",
         ));
     }
@@ -59,11 +59,9 @@ pub async fn add(
         .await
         .map_err(|error| match error {
             DocumentsError::Store(error) => ApiError::from(error),
-            DocumentsError::Retrieval(error) => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "IndexError",
-                error.to_string(),
-            ),
+            DocumentsError::Retrieval(error) => {
+                ApiError::new(ErrorCode::IndexError, error.to_string())
+            }
         })?;
     Ok((StatusCode::CREATED, Json(stored)))
 }

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use quarry_core::ErrorCode;
 use quarry_core::model::{Entity, EntityType, NewEntity};
 use serde::Deserialize;
 use serde_json::Value;
@@ -21,8 +22,7 @@ pub async fn put_type(
     JsonBody(mut body): JsonBody<Value>,
 ) -> Result<Json<EntityType>, ApiError> {
     caller.require("entities:write")?;
-    let invalid =
-        |message: String| ApiError::new(StatusCode::BAD_REQUEST, "InvalidEntityType", message);
+    let invalid = |message: String| ApiError::new(ErrorCode::InvalidEntityType, message);
     let Some(object) = body.as_object_mut() else {
         return Err(invalid(
             "the body must be an entity type object like {\"fields\": [...]}".to_owned(),
@@ -75,8 +75,7 @@ pub async fn create(
         .is_none()
     {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "UnknownEntityType",
+            ErrorCode::UnknownEntityType,
             format!(
                 "no entity type '{}'; define it with PUT /v1/entity-types/{}",
                 entity.entity_type, entity.entity_type
@@ -85,8 +84,7 @@ pub async fn create(
     }
     if entity.title.trim().is_empty() {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "InvalidEntity",
+            ErrorCode::InvalidEntity,
             "title is empty; give the entity a title",
         ));
     }
@@ -136,8 +134,7 @@ pub async fn get(
 
 pub fn not_found(what: &str, id: &str) -> ApiError {
     ApiError::new(
-        StatusCode::NOT_FOUND,
-        "NotFound",
+        ErrorCode::NotFound,
         format!("no {what} '{id}' in this project"),
     )
 }

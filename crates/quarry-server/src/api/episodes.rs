@@ -5,6 +5,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use quarry_core::ErrorCode;
 use quarry_core::model::{
     Episode, ExtractedEntity, ExtractedRelationship, GraphExtraction, NewEpisode,
 };
@@ -42,8 +43,7 @@ pub async fn add(
     caller.require_project(body.project_id.as_deref())?;
     if body.user_message.trim().is_empty() && body.assistant_response.trim().is_empty() {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "EmptyInput",
+            ErrorCode::EmptyInput,
             "user_message and assistant_response are both empty; send the conversation turn",
         ));
     }

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use quarry_core::ErrorCode;
 use quarry_core::model::{Entity, Episode, Relation};
 use quarry_graph::{FoundEntity, Neighborhood, find_entities, neighbors};
 use serde::{Deserialize, Serialize};
@@ -41,8 +41,7 @@ pub async fn search(
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "InvalidLimit",
+            ErrorCode::InvalidLimit,
             format!("limit must be between 1 and {MAX_LIMIT}"),
         ));
     }
@@ -113,8 +112,7 @@ pub async fn neighborhood(
     let depth = query.depth.unwrap_or(2);
     if depth == 0 || depth > MAX_DEPTH {
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "InvalidDepth",
+            ErrorCode::InvalidDepth,
             format!("depth must be between 1 and {MAX_DEPTH}"),
         ));
     }

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use quarry_core::ErrorCode;
 use quarry_core::model::{ExtractionResult, ExtractionRun};
 use quarry_pipeline::{Pipeline, PipelineError, RunReport};
 use serde::{Deserialize, Serialize};
@@ -35,8 +35,7 @@ pub async fn trigger(
     } else {
         serde_json::from_slice(&body).map_err(|error| {
             ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "MalformedRequest",
+                ErrorCode::MalformedRequest,
                 format!("expected {{\"fields\"?: [\"name\", ...]}}: {error}"),
             )
         })?
@@ -102,10 +101,7 @@ pub async fn history(
 /// The pipeline, or 503 when the server has no database or no agents.
 pub fn pipeline(state: &AppState) -> Result<Arc<Pipeline>, ApiError> {
     state.pipeline.clone().ok_or_else(|| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "PipelineNotConfigured",
-            "this server cannot run extractions; start it with quarry serve --db PATH --model provider:model",
+        ApiError::new(ErrorCode::PipelineNotConfigured, "this server cannot run extractions; start it with quarry serve --db PATH --model provider:model",
         )
     })
 }
@@ -116,19 +112,13 @@ pub fn pipeline_error(error: PipelineError) -> ApiError {
     match error {
         PipelineError::Store(store_error) => store_error.into(),
         PipelineError::EntityNotFound(_) | PipelineError::ResultNotFound(_) => {
-            ApiError::new(StatusCode::NOT_FOUND, "NotFound", message)
+            ApiError::new(ErrorCode::NotFound, message)
         }
         PipelineError::EntityTypeNotFound(_) => {
-            ApiError::new(StatusCode::BAD_REQUEST, "UnknownEntityType", message)
+            ApiError::new(ErrorCode::UnknownEntityType, message)
         }
-        PipelineError::UnknownField { .. } => {
-            ApiError::new(StatusCode::BAD_REQUEST, "UnknownField", message)
-        }
-        PipelineError::InvalidValue { .. } => {
-            ApiError::new(StatusCode::BAD_REQUEST, "InvalidValue", message)
-        }
-        PipelineError::EntityType(_) => {
-            ApiError::new(StatusCode::BAD_REQUEST, "InvalidEntityType", message)
-        }
+        PipelineError::UnknownField { .. } => ApiError::new(ErrorCode::UnknownField, message),
+        PipelineError::InvalidValue { .. } => ApiError::new(ErrorCode::InvalidValue, message),
+        PipelineError::EntityType(_) => ApiError::new(ErrorCode::InvalidEntityType, message),
     }
 }
