@@ -86,8 +86,28 @@ pub enum EpisodeCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Work the queue until no episode is pending (episodes left by a crash included).
+    /// Work the queue until no episode is pending (episodes whose worker died are taken over
+    /// once their lease expires; transient failures are retried with a backoff).
     Process {
+        #[command(flatten)]
+        graph_args: GraphArgs,
+        #[command(flatten)]
+        model: ModelArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Queue failed episodes again (attempts from zero), the named ones or with --failed every
+    /// failed one of the project; then work the queue as `episode add` does (unless --no-wait).
+    Retry {
+        /// Episodes to retry (each must be failed).
+        #[arg(required_unless_present = "failed", conflicts_with = "failed")]
+        ids: Vec<String>,
+        /// Retry every failed episode of the project.
+        #[arg(long)]
+        failed: bool,
+        /// Only queue them; `quarry serve` or `quarry episode process` extracts later.
+        #[arg(long)]
+        no_wait: bool,
         #[command(flatten)]
         graph_args: GraphArgs,
         #[command(flatten)]

@@ -17,6 +17,7 @@ use crate::args::{EpisodeCommand, GraphArgs, GraphCommand, ModelArgs};
 use crate::extract::read_file;
 use crate::failure::{Failure, storage};
 use crate::model::{chosen_model, client_from};
+use crate::owner::worker_owner;
 use crate::table::{print_json, print_table};
 use crate::workspace::Workspace;
 
@@ -71,6 +72,7 @@ pub fn graph_extractor(
     let mut config = GraphConfig {
         model: model_name,
         concurrency: model.concurrency.max(1),
+        owner: worker_owner(),
         ..GraphConfig::default()
     };
     if let Some(types) = &graph.graph_types {
@@ -120,6 +122,11 @@ fn describe(episode: &Episode) -> String {
             episode.id,
             episode.error.as_deref().unwrap_or("unknown error")
         ),
+        EpisodeStatus::Pending if episode.error.is_some() => format!(
+            "episode {}: queued for another attempt after a transient failure ({})",
+            episode.id,
+            episode.error.as_deref().unwrap_or_default()
+        ),
         EpisodeStatus::Pending => format!(
             "episode {}: stored and queued (no model: pass --model or set QUARRY_MODEL, or send \
              --graph; quarry serve and quarry episode process work the queue)",
@@ -127,6 +134,40 @@ fn describe(episode: &Episode) -> String {
         ),
         EpisodeStatus::Running => format!("episode {}: extraction in progress", episode.id),
     }
+}
+
+/// What a worker did, for `--json`.
+fn stats_json(stats: WorkerStats) -> serde_json::Value {
+    serde_json::json!({
+        "finished": stats.finished,
+        "failed": stats.failed,
+        "released": stats.released,
+        "lease_lost": stats.lease_lost,
+    })
+}
+
+/// Success, unless an episode's extraction failed: then `ExtractionFailed` with the reasons (the
+/// episodes are kept and were printed already).
+fn extraction_failures(episodes: &[Episode]) -> Result<ExitCode, Failure> {
+    let reasons: Vec<String> = episodes
+        .iter()
+        .filter(|episode| episode.status == EpisodeStatus::Failed)
+        .map(|episode| match episodes.len() {
+            1 => episode.error.clone().unwrap_or_default(),
+            _ => format!(
+                "episode {}: {}",
+                episode.id,
+                episode.error.as_deref().unwrap_or_default()
+            ),
+        })
+        .collect();
+    if reasons.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(Failure::coded(
+        ErrorCode::ExtractionFailed,
+        reasons.join("; "),
+    ))
 }
 
 fn fetch_episode(ws: &Workspace, id: &str) -> Result<Episode, Failure> {
@@ -176,10 +217,49 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             }
             let episode = fetch_episode(&ws, &episode.id)?;
             if ws.json {
-                return print_json(&episode);
+                print_json(&episode)?;
+            } else {
+                println!("{}", describe(&episode));
             }
-            println!("{}", describe(&episode));
-            Ok(ExitCode::SUCCESS)
+            // The episode is kept (and printed); the command still fails with the reason.
+            extraction_failures(std::slice::from_ref(&episode))
+        }
+        EpisodeCommand::Retry {
+            ids,
+            failed: _,
+            no_wait,
+            graph_args,
+            model,
+            store,
+        } => {
+            let ws = Workspace::open(&store)?;
+            let chosen = (!ids.is_empty()).then_some(ids.as_slice());
+            let retried = ws
+                .runtime
+                .block_on(ws.store.retry_episodes(&ws.project, chosen))
+                .map_err(storage)?;
+            let stats = if no_wait || retried.is_empty() {
+                None
+            } else {
+                Some(work_queue(&ws, &model, &graph_args)?)
+            };
+            let episodes = retried
+                .iter()
+                .map(|episode| fetch_episode(&ws, &episode.id))
+                .collect::<Result<Vec<_>, _>>()?;
+            if ws.json {
+                print_json(&serde_json::json!({
+                    "retried": episodes.len(),
+                    "episodes": episodes,
+                    "worked": stats.map(stats_json),
+                }))?;
+            } else {
+                println!("{} failed episode(s) queued again", episodes.len());
+                for episode in &episodes {
+                    println!("{}", describe(episode));
+                }
+            }
+            extraction_failures(&episodes)
         }
         EpisodeCommand::Show { id, store } => {
             let ws = Workspace::open(&store)?;
@@ -200,16 +280,13 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             let ws = Workspace::open(&store)?;
             let stats = work_queue(&ws, &model, &graph_args)?;
             if ws.json {
-                return print_json(&serde_json::json!({
-                    "finished": stats.finished,
-                    "failed": stats.failed,
-                    "requeued": stats.requeued,
-                }));
+                return print_json(&stats_json(stats));
             }
             println!(
-                "{} episode(s) processed, {} of them failed (see quarry episode show ID); {} \
-                 left running by an earlier crash were requeued first",
-                stats.finished, stats.failed, stats.requeued
+                "{} episode(s) processed, {} of them failed (see quarry episode show ID; quarry \
+                 episode retry --failed tries them again); {} attempt(s) failed transiently and \
+                 were retried",
+                stats.finished, stats.failed, stats.released
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -281,7 +281,10 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
 fn a_failed_extraction_is_recorded_on_the_episode_not_returned() {
     let graph = Graph::new("failure");
     let key = graph.key("documents:write,entities:read");
-    graph.model.push(Reply::status(500, "model crashed"));
+    // A 400 is permanent: failed after one attempt (a 5xx would be retried with a backoff).
+    graph
+        .model
+        .push(Reply::status(400, "model rejected the request"));
     let server = graph.serve(true);
     let (status, episode) = call(
         &server,
@@ -291,10 +294,128 @@ fn a_failed_extraction_is_recorded_on_the_episode_not_returned() {
         Some(json!({"user_message": "Alice joined Acme.", "assistant_response": "Nice."})),
     );
     assert_eq!(status, 202, "{episode}");
-    let done = finished(&server, &key, episode["id"].as_str().unwrap());
+    let id = episode["id"].as_str().unwrap().to_owned();
+    let done = finished(&server, &key, &id);
     assert_eq!(done["status"], "failed", "{done}");
-    assert!(done["error"].as_str().unwrap().contains("500"), "{done}");
+    assert!(done["error"].as_str().unwrap().contains("400"), "{done}");
+    assert_eq!(done["attempts"], 1, "{done}");
     assert_eq!(done["user_message"], "Alice joined Acme.");
+
+    // Retried once the model is fixed: 202 with the episode queued again, then done.
+    graph.model.push(reply(
+        json!([{"name": "Alice", "type": "person"}, {"name": "Acme", "type": "organization"}]),
+        json!([]),
+    ));
+    let retry = format!("/v1/episodes/{id}/retry");
+    let (status, queued) = call(&server, &key, "POST", &retry, None);
+    assert_eq!(status, 202, "{queued}");
+    assert_eq!(queued["status"], "pending", "{queued}");
+    assert_eq!(queued["attempts"], 0, "{queued}");
+    assert_eq!(queued["error"], Value::Null, "{queued}");
+    let done = finished(&server, &key, &id);
+    assert_eq!(done["status"], "done", "{done}");
+    assert_eq!(done["entities_stored"], 2, "{done}");
+    // Only failed episodes are retried.
+    let (status, refused) = call(&server, &key, "POST", &retry, None);
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (409, Some("InvalidState")),
+        "{refused}"
+    );
+    assert!(
+        refused["message"].as_str().unwrap().contains("not failed"),
+        "{refused}"
+    );
+    let (status, missing) = call(&server, &key, "POST", "/v1/episodes/nope/retry", None);
+    assert_eq!(
+        (status, missing["error"].as_str()),
+        (404, Some("NotFound")),
+        "{missing}"
+    );
+    let reader = graph.key("entities:read");
+    let (status, _) = call(&server, &reader, "POST", &retry, None);
+    assert_eq!(status, 403, "retrying needs the write scope");
+}
+
+#[test]
+fn episode_add_fails_with_the_extraction_and_episode_retry_completes_it() {
+    let graph = Graph::new("cli-retry");
+    graph
+        .model
+        .push(Reply::status(400, "model rejected the request"));
+    let mut args = vec![
+        "episode",
+        "add",
+        "--user",
+        "Frank joined Initech.",
+        "--assistant",
+        "Congratulations.",
+        "--json",
+    ];
+    let model_args = graph.model_args();
+    args.extend(model_args.iter().map(String::as_str));
+    let output = graph.quarry(&args);
+    assert!(
+        !output.status.success(),
+        "a failed extraction fails the command"
+    );
+    assert!(
+        stderr(&output).starts_with("Error: ExtractionFailed - model call failed"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("400"), "{}", stderr(&output));
+    // The episode is kept, and printed.
+    let added: Value = serde_json::from_str(&common::stdout(&output)).unwrap();
+    assert_eq!(added["status"], "failed", "{added}");
+    let id = added["id"].as_str().unwrap().to_owned();
+    let shown: Value =
+        serde_json::from_str(&graph.quarry_ok(&["episode", "show", &id, "--json"])).unwrap();
+    assert_eq!(shown["status"], "failed", "{shown}");
+    assert!(shown["error"].as_str().unwrap().contains("400"), "{shown}");
+
+    // Only failed episodes can be named; nothing to retry is no error.
+    let refused = graph.quarry(&["episode", "retry", "missing-id", "--no-wait"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).starts_with("Error: NotFound - "),
+        "{}",
+        stderr(&refused)
+    );
+    let usage = graph.quarry(&["episode", "retry"]);
+    assert!(!usage.status.success(), "an id or --failed is required");
+
+    // The model is fixed: retrying every failed episode completes it.
+    graph.model.push(reply(
+        json!([{"name": "Frank", "type": "person"}, {"name": "Initech", "type": "organization"}]),
+        json!([{"from": "Frank", "fromType": "person", "to": "Initech", "toType": "organization", "label": "works_at"}]),
+    ));
+    let mut args = vec!["episode", "retry", "--failed", "--json"];
+    args.extend(model_args.iter().map(String::as_str));
+    let retried: Value = serde_json::from_str(&graph.quarry_ok(&args)).unwrap();
+    assert_eq!(retried["retried"], 1, "{retried}");
+    assert_eq!(retried["episodes"][0]["id"], id.as_str(), "{retried}");
+    assert_eq!(retried["episodes"][0]["status"], "done", "{retried}");
+    assert_eq!(retried["episodes"][0]["attempts"], 1, "{retried}");
+    assert_eq!(retried["worked"]["finished"], 1, "{retried}");
+    let shown: Value =
+        serde_json::from_str(&graph.quarry_ok(&["episode", "show", &id, "--json"])).unwrap();
+    assert_eq!(shown["status"], "done", "{shown}");
+    assert_eq!(shown["relationships_stored"], 1, "{shown}");
+
+    // Done now: naming it again is refused.
+    let again = graph.quarry(&["episode", "retry", &id]);
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).starts_with("Error: InvalidState - "),
+        "{}",
+        stderr(&again)
+    );
+    let nothing: Value =
+        serde_json::from_str(&graph.quarry_ok(&["episode", "retry", "--failed", "--json"]))
+            .unwrap();
+    assert_eq!(nothing["retried"], 0, "{nothing}");
+    assert_eq!(graph.model.request_count(), 2);
 }
 
 #[test]

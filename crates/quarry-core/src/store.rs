@@ -6,14 +6,15 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use serde_json::Value;
 use thiserror::Error;
 
 use crate::model::{
-    ApiKey, Document, Entity, EntityType, Episode, EpisodeOutcome, ExtractionResult, ExtractionRun,
-    FeedbackSummary, GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult, Relation,
-    ReviewDecision, RunScope, RunStatus, StoredChunk,
+    ApiKey, Document, Entity, EntityType, Episode, EpisodeLease, EpisodeOutcome, ExtractionResult,
+    ExtractionRun, FeedbackSummary, GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult,
+    Relation, ReviewDecision, RunScope, RunStatus, StoredChunk,
 };
 
 /// A boxed, sendable future, so `Store` is object-safe (`Arc<dyn Store>`).
@@ -221,20 +222,56 @@ pub trait Store: Send + Sync {
     ) -> StoreFuture<'a, Episode>;
     fn get_episode<'a>(&'a self, project: &'a str, id: &'a str)
     -> StoreFuture<'a, Option<Episode>>;
-    /// Takes up to `limit` pending episodes of any project, oldest first, marking them `running`
-    /// and counting an attempt, atomically: two workers never take the same episode. With
+    /// Takes up to `limit` episodes of any project, atomically (two workers never take the same
+    /// one): `running` episodes whose lease expired (their worker died or stalled) first, then
+    /// `pending` ones whose `available_at` is unset or passed, oldest first. Each becomes
+    /// `running` under `owner` until now + `lease`, with one more attempt; the returned episodes
+    /// carry their [`EpisodeLease`](crate::model::EpisodeLease) (`Episode::lease`). With
     /// `ingest_only`, only episodes carrying a pre-structured `ingest` (a worker without a model
     /// leaves the others queued).
-    fn claim_episodes(&self, limit: usize, ingest_only: bool) -> StoreFuture<'_, Vec<Episode>>;
-    /// On start-up: episodes left `running` by a crash go back to `pending`; returns how many.
-    fn requeue_interrupted_episodes(&self) -> StoreFuture<'_, u64>;
-    /// Ends a running episode: `done` when `outcome.error` is `None`, else `failed`.
+    fn claim_episodes<'a>(
+        &'a self,
+        owner: &'a str,
+        lease: Duration,
+        limit: usize,
+        ingest_only: bool,
+    ) -> StoreFuture<'a, Vec<Episode>>;
+    /// The heartbeat: pushes the lease's expiry to now + `lease_for` while `held` is still the
+    /// episode's lease; `false` when it was taken over (or the episode ended).
+    fn renew_episode_lease<'a>(
+        &'a self,
+        held: &'a EpisodeLease,
+        lease_for: Duration,
+    ) -> StoreFuture<'a, bool>;
+    /// Ends an episode: `done` when `outcome.error` is `None`, else `failed`; the lease is
+    /// cleared. With `held`, fenced: only while the episode is `running` under exactly that lease
+    /// (else [`StoreError::LeaseLost`] and nothing written); without, unconditionally.
     fn finish_episode<'a>(
         &'a self,
         project: &'a str,
         id: &'a str,
+        held: Option<&'a EpisodeLease>,
         outcome: &'a EpisodeOutcome,
     ) -> StoreFuture<'a, Episode>;
+    /// A transient failure: the episode goes back to `pending`, claimable after `retry_after`,
+    /// with `error` kept (its attempts are kept too). Fenced like
+    /// [`finish_episode`](Self::finish_episode) with a lease.
+    fn release_episode<'a>(
+        &'a self,
+        project: &'a str,
+        held: &'a EpisodeLease,
+        error: &'a str,
+        retry_after: Duration,
+    ) -> StoreFuture<'a, Episode>;
+    /// One transaction: the `failed` episodes `ids` (every failed episode of the project when
+    /// `None`) go back to `pending`, claimable at once, attempts from zero and the error
+    /// cleared. An id that is not a failed episode is [`StoreError::InvalidState`] (or
+    /// `NotFound`) and nothing changes. Returns the episodes requeued.
+    fn retry_episodes<'a>(
+        &'a self,
+        project: &'a str,
+        ids: Option<&'a [String]>,
+    ) -> StoreFuture<'a, Vec<Episode>>;
     /// Episodes linked to an entity, newest first, at most `limit`.
     fn entity_episodes<'a>(
         &'a self,
@@ -254,16 +291,18 @@ pub trait Store: Send + Sync {
         write: &'a GraphWrite,
     ) -> StoreFuture<'a, GraphApplied>;
     /// One transaction: [`apply_graph`](Self::apply_graph) of `write` linked to the episode
-    /// `id`, and the episode ended as by [`finish_episode`](Self::finish_episode) with
-    /// `outcome` (recorded as given: the caller counts what it stores and skipped). What a
-    /// successful extraction calls, so the graph and the episode's status never disagree. No
-    /// episode `id` in this project is `NotFound`; on any error nothing is written and the
-    /// episode keeps its status (`running` for a claimed one), so the caller can still record
-    /// the failure with `finish_episode`.
+    /// `held.episode_id`, and the episode ended as by [`finish_episode`](Self::finish_episode)
+    /// with `outcome` (recorded as given: the caller counts what it stores and skipped). What a
+    /// successful extraction calls, so the graph and the episode's status never disagree. The
+    /// first statement is the fence: unless the episode is still `running` under exactly `held`
+    /// it is [`StoreError::LeaseLost`] (no such episode in this project: `NotFound`) and nothing
+    /// is written, so a worker whose lease was taken over never writes the graph a second time.
+    /// On any error nothing is written and the episode keeps its status (`running` for a
+    /// claimed one), so the caller can still record the failure with `finish_episode`.
     fn complete_episode<'a>(
         &'a self,
         project: &'a str,
-        id: &'a str,
+        held: &'a EpisodeLease,
         write: &'a GraphWrite,
         outcome: &'a EpisodeOutcome,
     ) -> StoreFuture<'a, GraphApplied>;

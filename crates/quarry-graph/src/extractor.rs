@@ -1,11 +1,14 @@
 //! One episode end to end: known entities → prompt → model → lenient parse → validate, resolve,
 //! merge → one transaction (the graph, and with [`GraphExtractor::process_and_finish`] the
-//! episode's end) → entity index. Failures are outcomes, never errors: the episode is kept and
-//! its row says why the extraction failed.
+//! episode's end, fenced by its lease) → entity index. Failures are outcomes, never errors: the
+//! episode is kept and its row says why the extraction failed. Each failure says whether another
+//! attempt may succeed ([`FailureKind`]): a claimed episode whose attempt failed transiently goes
+//! back to the queue with a backoff, up to `max_attempts`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use quarry_core::model::{Entity, Episode, EpisodeOutcome, GraphExtraction};
+use quarry_core::model::{Entity, Episode, EpisodeLease, EpisodeOutcome, GraphExtraction};
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::{Store, StoreError};
 use quarry_llm::LlmClient;
@@ -14,6 +17,92 @@ use crate::GraphConfig;
 use crate::parse::{ParsedReply, parse_reply};
 use crate::process::{EpisodeWrite, GraphState, count, write_extraction};
 use crate::prompt;
+
+/// Whether another attempt of a failed extraction may succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Later it may work: the model could not be reached, timed out, was rate limited or failed
+    /// on its side ([`LlmError::is_transient`](quarry_llm::LlmError::is_transient)), or the store
+    /// failed (a lost connection, say).
+    Transient,
+    /// Another attempt would fail the same way (a 4xx, an unreadable reply, a bad write).
+    Permanent,
+    /// The episode's lease was taken over before its end was written (it expired while this
+    /// worker stalled): nothing was written, another worker owns the episode now.
+    LeaseLost,
+}
+
+/// Why an extraction attempt failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractionFailure {
+    pub kind: FailureKind,
+    pub reason: String,
+}
+
+impl ExtractionFailure {
+    fn transient(reason: String) -> Self {
+        ExtractionFailure {
+            kind: FailureKind::Transient,
+            reason,
+        }
+    }
+
+    fn permanent(reason: String) -> Self {
+        ExtractionFailure {
+            kind: FailureKind::Permanent,
+            reason,
+        }
+    }
+
+    /// A store error while writing: a lost lease is no failure of the extraction, a backend
+    /// error may pass, anything else (a missing episode or entity) would happen again.
+    fn storing(error: StoreError) -> Self {
+        let reason = format!("storing the graph failed: {error}");
+        let kind = match error {
+            StoreError::LeaseLost(_) => FailureKind::LeaseLost,
+            StoreError::Backend(_) => FailureKind::Transient,
+            _ => FailureKind::Permanent,
+        };
+        ExtractionFailure { kind, reason }
+    }
+}
+
+/// How one attempt at a claimed episode ended ([`GraphExtractor::process_and_finish`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttemptEnd {
+    /// The graph and the episode's end (`done`) were written in one transaction.
+    Done(EpisodeOutcome),
+    /// The episode was ended `failed` (a permanent failure, a transient one on the last attempt,
+    /// or a claim past `max_attempts`); `outcome.error` says why, with the attempt count.
+    Failed(EpisodeOutcome),
+    /// A transient failure: the episode is back in the queue, claimable after `retry_after`.
+    Released {
+        error: String,
+        retry_after: Duration,
+    },
+    /// The lease was taken over before the end was written: this worker wrote nothing, and must
+    /// not retry (another worker owns the episode).
+    LeaseLost(String),
+    /// Recording the end failed; the episode stays `running` until its lease expires and a claim
+    /// takes it over (counting an attempt).
+    NotRecorded { error: String, cause: StoreError },
+}
+
+/// The longest backoff between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The backoff after a transient failure of attempt `attempt` (1-based): `base * 2^(attempt -
+/// 1)`, at most 60 s, then ± 20 % jitter (from the clock's nanoseconds: cheap, and different
+/// enough between workers that they do not retry in lockstep).
+pub fn retry_backoff(base: Duration, attempt: i64) -> Duration {
+    let exponent = u32::try_from(attempt.saturating_sub(1).clamp(0, 16)).unwrap_or(16);
+    let delay = base.saturating_mul(1 << exponent).min(MAX_BACKOFF);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.subsec_nanos());
+    let factor = 0.8 + 0.4 * f64::from(nanos % 1_000_001) / 1_000_000.0;
+    delay.mul_f64(factor)
+}
 
 /// Extracts and stores the graph of conversation episodes. Cheap to share (`Arc`); holds the
 /// per-project resolution caches, so one extractor per process is the intended use.
@@ -66,39 +155,101 @@ impl GraphExtractor {
     pub async fn process(&self, episode: &Episode) -> EpisodeOutcome {
         self.run(episode, EpisodeWrite::Link(&episode.id))
             .await
-            .unwrap_or_else(failure)
+            .unwrap_or_else(|failed| failure(failed.reason))
     }
 
-    /// [`process`](Self::process), and the outcome recorded on the episode: a successful
-    /// extraction's graph and the episode's end (`done`) are one transaction; after a failure
-    /// (nothing written) the episode is ended `failed` with
-    /// [`Store::finish_episode`](quarry_core::store::Store::finish_episode). The second value
-    /// is whether recording worked (if not, the episode stays `running` until a restart
-    /// requeues it).
-    pub async fn process_and_finish(
-        &self,
-        episode: &Episode,
-    ) -> (EpisodeOutcome, Result<(), StoreError>) {
-        match self.run(episode, EpisodeWrite::Complete(&episode.id)).await {
-            Ok(outcome) => (outcome, Ok(())),
-            Err(error) => {
-                let outcome = failure(error);
-                let recorded = self.finish(episode, &outcome).await;
-                (outcome, recorded)
+    /// One attempt at a claimed episode (one returned by
+    /// [`Store::claim_episodes`](quarry_core::store::Store::claim_episodes), carrying its
+    /// lease), with the outcome recorded under that lease: a successful extraction's graph and
+    /// the episode's end (`done`) are one transaction; after a transient failure on an attempt
+    /// before `max_attempts` the episode goes back to the queue with a backoff
+    /// ([`retry_backoff`]); after any other failure (nothing written) it is ended `failed`, the
+    /// reason naming the attempts. A claim past `max_attempts` (a worker died on the last one)
+    /// ends it `failed` without trying. A lease taken over meanwhile is
+    /// [`AttemptEnd::LeaseLost`]: nothing is written.
+    pub async fn process_and_finish(&self, episode: &Episode) -> AttemptEnd {
+        let Some(held) = episode.lease() else {
+            return AttemptEnd::NotRecorded {
+                error: "the episode was not claimed".to_owned(),
+                cause: StoreError::InvalidState(format!(
+                    "episode '{}' is {} without a lease; claim it first",
+                    episode.id,
+                    episode.status.as_str()
+                )),
+            };
+        };
+        let max_attempts = i64::from(self.config.max_attempts.max(1));
+        if episode.attempts > max_attempts {
+            let reason = match &episode.error {
+                Some(last) => format!("gave up after {max_attempts} attempts; the last: {last}"),
+                None => format!(
+                    "gave up after {max_attempts} attempts (the workers holding it stopped \
+                     before finishing)"
+                ),
+            };
+            return self.end_failed(episode, &held, reason).await;
+        }
+        let failed = match self.run(episode, EpisodeWrite::Complete(&held)).await {
+            Ok(outcome) => return AttemptEnd::Done(outcome),
+            Err(failed) => failed,
+        };
+        match failed.kind {
+            FailureKind::LeaseLost => AttemptEnd::LeaseLost(failed.reason),
+            FailureKind::Transient if episode.attempts < max_attempts => {
+                let retry_after = retry_backoff(self.config.retry_base, episode.attempts);
+                let released = self
+                    .store
+                    .release_episode(&episode.project_id, &held, &failed.reason, retry_after)
+                    .await;
+                match released {
+                    Ok(_) => AttemptEnd::Released {
+                        error: failed.reason,
+                        retry_after,
+                    },
+                    Err(StoreError::LeaseLost(lost)) => AttemptEnd::LeaseLost(lost),
+                    Err(cause) => AttemptEnd::NotRecorded {
+                        error: failed.reason,
+                        cause,
+                    },
+                }
+            }
+            FailureKind::Transient => {
+                let reason = format!(
+                    "{} (gave up after {} attempts)",
+                    failed.reason, episode.attempts
+                );
+                self.end_failed(episode, &held, reason).await
+            }
+            FailureKind::Permanent => {
+                let reason = format!(
+                    "{} (attempt {}; not retried: the failure is permanent)",
+                    failed.reason, episode.attempts
+                );
+                self.end_failed(episode, &held, reason).await
             }
         }
     }
 
-    /// Ends `episode` with `outcome`.
-    pub(crate) async fn finish(
+    /// Ends the claimed `episode` `failed` with `reason`, under its lease.
+    pub(crate) async fn end_failed(
         &self,
         episode: &Episode,
-        outcome: &EpisodeOutcome,
-    ) -> Result<(), StoreError> {
-        self.store
-            .finish_episode(&episode.project_id, &episode.id, outcome)
-            .await
-            .map(drop)
+        held: &EpisodeLease,
+        reason: String,
+    ) -> AttemptEnd {
+        let outcome = failure(reason);
+        let ended = self
+            .store
+            .finish_episode(&episode.project_id, &episode.id, Some(held), &outcome)
+            .await;
+        match ended {
+            Ok(_) => AttemptEnd::Failed(outcome),
+            Err(StoreError::LeaseLost(lost)) => AttemptEnd::LeaseLost(lost),
+            Err(cause) => AttemptEnd::NotRecorded {
+                error: outcome.error.unwrap_or_default(),
+                cause,
+            },
+        }
     }
 
     /// One episode's graph written (and, for `EpisodeWrite::Complete`, the episode ended): its
@@ -107,7 +258,7 @@ impl GraphExtractor {
         &self,
         episode: &Episode,
         target: EpisodeWrite<'_>,
-    ) -> Result<EpisodeOutcome, String> {
+    ) -> Result<EpisodeOutcome, ExtractionFailure> {
         let answered;
         let (extraction, source, skipped) = match &episode.ingest {
             Some(ingest) => (ingest, "ingest", EpisodeOutcome::default()),
@@ -133,7 +284,7 @@ impl GraphExtractor {
             skipped,
         )
         .await
-        .map_err(|e| format!("storing the graph failed: {e}"))?;
+        .map_err(ExtractionFailure::storing)?;
         self.index(Some(episode), written.entities).await;
         Ok(written.outcome)
     }
@@ -167,21 +318,30 @@ impl GraphExtractor {
     }
 
     /// The model's reply for `episode`, read leniently.
-    async fn ask_model(&self, episode: &Episode) -> Result<ParsedReply, String> {
+    async fn ask_model(&self, episode: &Episode) -> Result<ParsedReply, ExtractionFailure> {
         let Some(client) = &self.client else {
-            return Err("no model is configured for graph extraction".to_owned());
+            return Err(ExtractionFailure::permanent(
+                "no model is configured for graph extraction".to_owned(),
+            ));
         };
-        let known = self.known_entities(&episode.project_id).await?;
+        let known = self
+            .known_entities(&episode.project_id)
+            .await
+            .map_err(ExtractionFailure::transient)?;
         let request = prompt::request(
             &self.config,
             &known,
             &episode.user_message,
             &episode.assistant_response,
         );
-        let response = client
-            .chat(&request)
-            .await
-            .map_err(|e| format!("model call failed: {e}"))?;
+        let response = client.chat(&request).await.map_err(|e| ExtractionFailure {
+            kind: if e.is_transient() {
+                FailureKind::Transient
+            } else {
+                FailureKind::Permanent
+            },
+            reason: format!("model call failed: {e}"),
+        })?;
         let reply = match response.content.as_deref().map(str::trim) {
             Some(content) if !content.is_empty() => content.to_owned(),
             _ => response
@@ -190,7 +350,7 @@ impl GraphExtractor {
                 .map(|call| call.arguments.clone())
                 .unwrap_or_default(),
         };
-        parse_reply(&reply)
+        parse_reply(&reply).map_err(ExtractionFailure::permanent)
     }
 
     /// The prompt's known entities: read from the store at most once per
@@ -261,5 +421,30 @@ fn failure(error: String) -> EpisodeOutcome {
     EpisodeOutcome {
         error: Some(error),
         ..EpisodeOutcome::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_per_attempt_with_jitter_and_a_cap() {
+        let base = Duration::from_secs(1);
+        for (attempt, expected) in [
+            (1, 1.0),
+            (2, 2.0),
+            (3, 4.0),
+            (6, 32.0),
+            (7, 60.0),
+            (40, 60.0),
+        ] {
+            let delay = retry_backoff(base, attempt).as_secs_f64();
+            assert!(
+                (expected * 0.8..=expected * 1.2).contains(&delay),
+                "attempt {attempt}: {delay} s, expected {expected} s ± 20 %"
+            );
+        }
+        assert_eq!(retry_backoff(Duration::ZERO, 3), Duration::ZERO);
     }
 }

@@ -3,11 +3,13 @@
 //! conversation-entity-graph.md`), with entity resolution before anything is written.
 //!
 //! An episode is stored (and queued) by [`Store::add_episode`](quarry_core::store::Store); a
-//! [`GraphWorker`] claims queued episodes, asks the model (at most `concurrency` calls in
+//! [`GraphWorker`] claims queued episodes under a lease (renewed by its heartbeat; an expired
+//! lease is taken over by another worker), asks the model (at most `concurrency` calls in
 //! flight) with the prompt of [`prompt`], reads the reply leniently ([`parse`]), validates,
 //! resolves and merges the names ([`process`]) and writes one episode's graph and its end
-//! (`done`, with the counts) in one transaction; a failed extraction writes nothing and ends the
-//! episode `failed`. Episodes that carry a pre-structured `ingest` skip the model. Reading the graph
+//! (`done`, with the counts) in one transaction fenced by the lease; a failed extraction writes
+//! nothing and puts the episode back in the queue with a backoff when the failure is transient
+//! (up to `max_attempts`), else ends it `failed`. Episodes that carry a pre-structured `ingest` skip the model. Reading the graph
 //! back is [`neighbors`] and [`find_entities`] (name, then meaning).
 //!
 //! Code map: `prompt.rs` (what the model reads, the constrained-output schema), `parse.rs` (reply
@@ -28,7 +30,7 @@ use std::time::Duration;
 
 use quarry_core::model::{DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST};
 
-pub use extractor::GraphExtractor;
+pub use extractor::{AttemptEnd, ExtractionFailure, FailureKind, GraphExtractor, retry_backoff};
 pub use parse::{ParsedReply, parse_reply};
 pub use process::normalize_label;
 pub use read::{MAX_DEPTH, Neighbor, Neighborhood, neighbors};
@@ -64,6 +66,36 @@ pub struct GraphConfig {
     pub idle_poll: Duration,
     /// Longer names (in characters, after trimming) are skipped as garbage.
     pub max_name_chars: usize,
+    /// Who claims episodes (recorded as their `lease_owner`): unique per process, e.g.
+    /// `pid@host:start_ms`. The default is made of the process id and the time it was first
+    /// asked for.
+    pub owner: String,
+    /// How long a claim holds an episode; the worker's heartbeat renews the leases of the
+    /// episodes it holds every `lease / 3`. An episode whose lease expired (its worker died or
+    /// stalled) is taken over by the next claim.
+    pub lease: Duration,
+    /// Attempts per episode, each claim counting one: a transient failure (model unreachable,
+    /// rate limited, 5xx) on an earlier attempt puts the episode back in the queue, on the last
+    /// one it ends `failed`; a claim beyond this (a worker died on the last attempt) ends it
+    /// `failed` without trying ("gave up after N attempts").
+    pub max_attempts: u32,
+    /// The backoff after a transient failure: `retry_base * 2^(attempt - 1)`, at most 60 s,
+    /// ± 20 % jitter.
+    pub retry_base: Duration,
+}
+
+/// The default [`GraphConfig::owner`]: the process id and the time it was first asked for, the
+/// same for the whole process.
+fn default_owner() -> String {
+    static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OWNER
+        .get_or_init(|| {
+            let started = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| since.as_millis());
+            format!("{}@localhost:{started}", std::process::id())
+        })
+        .clone()
 }
 
 impl Default for GraphConfig {
@@ -84,6 +116,10 @@ impl Default for GraphConfig {
             claim_batch: 16,
             idle_poll: Duration::from_secs(2),
             max_name_chars: 200,
+            owner: default_owner(),
+            lease: Duration::from_secs(30),
+            max_attempts: 5,
+            retry_base: Duration::from_secs(1),
         }
     }
 }

@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
 use quarry_core::model::{
-    Entity, EpisodeOutcome, GraphEntityWrite, GraphExtraction, GraphRelationWrite, GraphWrite,
+    Entity, EpisodeLease, EpisodeOutcome, GraphEntityWrite, GraphExtraction, GraphRelationWrite,
+    GraphWrite,
 };
 use quarry_core::resolve::ResolverIndex;
 use quarry_core::store::{Store, StoreError};
@@ -106,16 +107,18 @@ pub(crate) enum EpisodeWrite<'a> {
     None,
     /// Entities are linked to this episode; its status is left alone.
     Link(&'a str),
-    /// Entities are linked to this episode, which is ended `done` with the outcome in the same
-    /// transaction ([`Store::complete_episode`]): nothing or everything is written.
-    Complete(&'a str),
+    /// Entities are linked to the episode of this lease, which is ended `done` with the outcome
+    /// in the same transaction ([`Store::complete_episode`], fenced by the lease): nothing or
+    /// everything is written.
+    Complete(&'a EpisodeLease),
 }
 
 impl<'a> EpisodeWrite<'a> {
     fn id(self) -> Option<&'a str> {
         match self {
             EpisodeWrite::None => None,
-            EpisodeWrite::Link(id) | EpisodeWrite::Complete(id) => Some(id),
+            EpisodeWrite::Link(id) => Some(id),
+            EpisodeWrite::Complete(held) => Some(&held.episode_id),
         }
     }
 }
@@ -240,8 +243,10 @@ pub(crate) async fn write_extraction(
 
     if nodes.writes.is_empty() {
         drop(graph);
-        if let EpisodeWrite::Complete(id) = episode {
-            store.finish_episode(project, id, &outcome).await?;
+        if let EpisodeWrite::Complete(held) = episode {
+            store
+                .finish_episode(project, &held.episode_id, Some(held), &outcome)
+                .await?;
         }
         return Ok(Written {
             outcome,
@@ -257,9 +262,9 @@ pub(crate) async fn write_extraction(
     outcome.relationships_stored = count(write.relationships.len());
     let applied = {
         match episode {
-            EpisodeWrite::Complete(id) => {
+            EpisodeWrite::Complete(held) => {
                 store
-                    .complete_episode(project, id, &write, &outcome)
+                    .complete_episode(project, held, &write, &outcome)
                     .await?
             }
             _ => store.apply_graph(project, episode.id(), &write).await?,

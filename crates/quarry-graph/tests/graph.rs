@@ -7,12 +7,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use quarry_core::model::{
-    Document, Entity, EpisodeStatus, ExtractedEntity, ExtractedRelationship, GraphExtraction,
-    NewEpisode, StoredChunk,
+    Document, Entity, Episode, EpisodeStatus, ExtractedEntity, ExtractedRelationship,
+    GraphExtraction, NewEpisode, StoredChunk,
 };
 use quarry_core::retrieval::{EntityHit, PassageHit, RetrievalError, Retriever};
 use quarry_core::store::{Store, StoreError};
-use quarry_graph::{GraphConfig, GraphExtractor, GraphWorker, neighbors, prompt::SYSTEM_PROMPT};
+use quarry_graph::{
+    AttemptEnd, GraphConfig, GraphExtractor, GraphWorker, neighbors, prompt::SYSTEM_PROMPT,
+};
 use quarry_llm::{Endpoint, LlmClient, OpenAiClient, TransportConfig};
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::{Value, json};
@@ -510,7 +512,8 @@ async fn stoplist_and_invalid_types_are_skipped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn model_errors_fail_the_episode_and_keep_it() {
     let w = world().await;
-    w.server.push(Reply::status(500, "model crashed"));
+    w.server
+        .push(Reply::status(400, "model rejected the request"));
     w.server.push(Reply::content(
         "I am sorry, I cannot find any entities here.",
     ));
@@ -549,7 +552,7 @@ async fn model_errors_fail_the_episode_and_keep_it() {
     assert_eq!(failed.status, EpisodeStatus::Failed);
     assert_eq!(unreadable.status, EpisodeStatus::Failed);
     assert!(
-        errors.iter().any(|e| e.contains("500")),
+        errors.iter().any(|e| e.contains("400")),
         "the status is recorded: {errors:?}"
     );
     assert!(
@@ -647,6 +650,14 @@ async fn ingest_path_needs_no_model() {
     assert_eq!(alice.mention_count, 2);
 }
 
+/// A claim as the tests' own worker, with a lease no test outlives.
+async fn claim(store: &Arc<dyn Store>, limit: usize, ingest_only: bool) -> Vec<Episode> {
+    store
+        .claim_episodes("1@test:1", Duration::from_secs(600), limit, ingest_only)
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn process_and_finish_writes_the_graph_and_the_end_together() {
     let store = open(&temp_db()).await;
@@ -663,21 +674,20 @@ async fn process_and_finish_writes_the_graph_and_the_end_together() {
         )
         .await
         .unwrap();
-    let claimed = store.claim_episodes(1, true).await.unwrap();
+    let claimed = claim(&store, 1, true).await;
     assert_eq!(claimed[0].id, queued.id);
 
-    // Another project's episode id: the combined write fails as a whole, nothing is stored.
+    // Another project's episode id: the combined write fails as a whole, nothing is stored, and
+    // the failure cannot be recorded either.
     let mut elsewhere = claimed[0].clone();
     elsewhere.project_id = other.clone();
-    let (outcome, recorded) = extractor.process_and_finish(&elsewhere).await;
-    assert!(
-        outcome
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("storing the graph failed")),
-        "{outcome:?}"
-    );
-    assert!(matches!(recorded, Err(StoreError::NotFound { .. })));
+    match extractor.process_and_finish(&elsewhere).await {
+        AttemptEnd::NotRecorded { error, cause } => {
+            assert!(error.contains("storing the graph failed"), "{error}");
+            assert!(matches!(cause, StoreError::NotFound { .. }), "{cause:?}");
+        }
+        other => panic!("{other:?}"),
+    }
     assert!(
         store
             .list_entities(&other, None, 10)
@@ -685,9 +695,18 @@ async fn process_and_finish_writes_the_graph_and_the_end_together() {
             .unwrap()
             .is_empty()
     );
+    // Not claimed: nothing to record under.
+    assert!(matches!(
+        extractor.process_and_finish(&queued).await,
+        AttemptEnd::NotRecorded {
+            cause: StoreError::InvalidState(_),
+            ..
+        }
+    ));
 
-    let (outcome, recorded) = extractor.process_and_finish(&claimed[0]).await;
-    recorded.unwrap();
+    let AttemptEnd::Done(outcome) = extractor.process_and_finish(&claimed[0]).await else {
+        panic!("the ingest episode is done");
+    };
     assert_eq!(outcome.error, None);
     let done = store
         .get_episode(&project, &queued.id)
@@ -707,15 +726,16 @@ async fn process_and_finish_writes_the_graph_and_the_end_together() {
         .unwrap();
     assert_eq!(linked, [done]);
 
-    // A failed extraction writes nothing and ends the episode `failed`.
+    // A failed extraction (no model: permanent) writes nothing and ends the episode `failed`.
     let plain = store
         .add_episode(&project, &episode("Bob works on Atlas.", "OK."))
         .await
         .unwrap();
-    let claimed = store.claim_episodes(1, false).await.unwrap();
+    let claimed = claim(&store, 1, false).await;
     assert_eq!(claimed[0].id, plain.id);
-    let (outcome, recorded) = extractor.process_and_finish(&claimed[0]).await;
-    recorded.unwrap();
+    let AttemptEnd::Failed(outcome) = extractor.process_and_finish(&claimed[0]).await else {
+        panic!("a permanent failure ends the episode");
+    };
     let failed = store
         .get_episode(&project, &plain.id)
         .await
@@ -723,7 +743,257 @@ async fn process_and_finish_writes_the_graph_and_the_end_together() {
         .unwrap();
     assert_eq!(failed.status, EpisodeStatus::Failed);
     assert_eq!(failed.error, outcome.error);
-    assert!(failed.error.is_some());
+    let error = failed.error.unwrap();
+    assert!(error.contains("no model is configured"), "{error}");
+    assert!(error.contains("attempt 1"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_late_finisher_whose_lease_was_taken_over_writes_nothing() {
+    let store = open(&temp_db()).await;
+    let project = store.ensure_project("graph").await.unwrap();
+    let extractor = GraphExtractor::new(store.clone(), None, config());
+    let queued = store
+        .add_episode(
+            &project,
+            &NewEpisode {
+                ingest: Some(ingest_extraction()),
+                ..episode("Alice works on Atlas.", "OK.")
+            },
+        )
+        .await
+        .unwrap();
+    let stalled = store
+        .claim_episodes("a", Duration::from_millis(50), 1, true)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let taken = store
+        .claim_episodes("b", Duration::from_secs(600), 1, true)
+        .await
+        .unwrap();
+    assert_eq!(
+        (taken[0].id.as_str(), taken[0].attempts),
+        (queued.id.as_str(), 2)
+    );
+
+    assert!(matches!(
+        extractor.process_and_finish(&stalled[0]).await,
+        AttemptEnd::LeaseLost(_)
+    ));
+    assert!(
+        store
+            .list_entities(&project, None, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "A wrote nothing"
+    );
+    assert!(matches!(
+        extractor.process_and_finish(&taken[0]).await,
+        AttemptEnd::Done(_)
+    ));
+    let alice = entity_named(store.as_ref(), &project, "Alice", "person").await;
+    assert_eq!(alice.mention_count, 1, "one graph write");
+}
+
+/// A worker whose model calls fail by status: the transport makes one attempt per call (see
+/// `client`), so what is measured is the episode-level policy.
+fn retrying_world(
+    server: &ScriptedServer,
+    store: Arc<dyn Store>,
+    max_attempts: u32,
+) -> Arc<GraphExtractor> {
+    Arc::new(GraphExtractor::new(
+        store,
+        Some(client(server)),
+        GraphConfig {
+            max_attempts,
+            retry_base: Duration::from_millis(20),
+            ..config()
+        },
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_transient_failure_is_retried_after_a_backoff() {
+    let store = open(&temp_db()).await;
+    let project = store.ensure_project("graph").await.unwrap();
+    let server = ScriptedServer::start();
+    server.push(Reply::status(500, "model crashed"));
+    server.push(Reply::content(graph_json(
+        &[("Alice", "person", None)],
+        &[],
+    )));
+    let stored = store
+        .add_episode(&project, &episode("Alice is here.", "Hi Alice."))
+        .await
+        .unwrap();
+    let worker = GraphWorker::start(retrying_world(&server, store.clone(), 5));
+    worker.wait_idle().await;
+    let stats = worker.stats();
+    worker.shutdown().await;
+    let done = store
+        .get_episode(&project, &stored.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(done.status, EpisodeStatus::Done, "{:?}", done.error);
+    assert_eq!(done.attempts, 2);
+    assert_eq!(done.error, None);
+    assert_eq!(done.lease_owner, None);
+    assert_eq!((stats.released, stats.finished, stats.failed), (1, 1, 0));
+    assert_eq!(server.request_count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rate_limits_beyond_max_attempts_fail_the_episode() {
+    let store = open(&temp_db()).await;
+    let project = store.ensure_project("graph").await.unwrap();
+    let server = ScriptedServer::start();
+    for _ in 0..5 {
+        server.push(Reply::status(429, "slow down"));
+    }
+    let stored = store
+        .add_episode(&project, &episode("Alice is here.", "Hi Alice."))
+        .await
+        .unwrap();
+    let worker = GraphWorker::start(retrying_world(&server, store.clone(), 3));
+    worker.wait_idle().await;
+    let stats = worker.stats();
+    worker.shutdown().await;
+    let failed = store
+        .get_episode(&project, &stored.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(failed.status, EpisodeStatus::Failed);
+    assert_eq!(failed.attempts, 3);
+    let error = failed.error.unwrap();
+    assert!(error.contains("429"), "{error}");
+    assert!(error.contains("gave up after 3 attempts"), "{error}");
+    assert_eq!((stats.released, stats.finished, stats.failed), (2, 1, 1));
+    assert_eq!(server.request_count(), 3, "bounded by max_attempts");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_permanent_error_fails_at_once() {
+    let store = open(&temp_db()).await;
+    let project = store.ensure_project("graph").await.unwrap();
+    let server = ScriptedServer::start();
+    server.push(Reply::status(400, "bad request"));
+    server.push(Reply::content(graph_json(
+        &[("Alice", "person", None)],
+        &[],
+    )));
+    let stored = store
+        .add_episode(&project, &episode("Alice is here.", "Hi Alice."))
+        .await
+        .unwrap();
+    let worker = GraphWorker::start(retrying_world(&server, store.clone(), 5));
+    worker.wait_idle().await;
+    let stats = worker.stats();
+    worker.shutdown().await;
+    let failed = store
+        .get_episode(&project, &stored.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(failed.status, EpisodeStatus::Failed);
+    assert_eq!(failed.attempts, 1);
+    let error = failed.error.unwrap();
+    assert!(error.contains("400"), "{error}");
+    assert!(error.contains("attempt 1"), "{error}");
+    assert_eq!((stats.released, stats.finished, stats.failed), (0, 1, 1));
+    assert_eq!(
+        server.request_count(),
+        1,
+        "a permanent error is not retried"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_heartbeat_keeps_a_slow_extraction_leased() {
+    let store = open(&temp_db()).await;
+    let project = store.ensure_project("graph").await.unwrap();
+    let server = ScriptedServer::start();
+    server.push(
+        Reply::content(graph_json(&[("Alice", "person", None)], &[]))
+            .after(Duration::from_millis(600)),
+    );
+    let stored = store
+        .add_episode(&project, &episode("Alice is here.", "Hi Alice."))
+        .await
+        .unwrap();
+    let extractor = Arc::new(GraphExtractor::new(
+        store.clone(),
+        Some(client(&server)),
+        GraphConfig {
+            lease: Duration::from_millis(150),
+            owner: "slow".to_owned(),
+            ..config()
+        },
+    ));
+    let worker = GraphWorker::start(extractor);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Well past the first expiry, the slow worker still holds it.
+    let held = store
+        .get_episode(&project, &stored.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (held.status, held.lease_owner.as_deref()),
+        (EpisodeStatus::Running, Some("slow"))
+    );
+    assert!(
+        store
+            .claim_episodes("other", Duration::from_secs(600), 10, false)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a renewed lease is not taken over"
+    );
+    worker.wait_idle().await;
+    assert_eq!(worker.stats().lease_lost, 0);
+    worker.shutdown().await;
+    let done = store
+        .get_episode(&project, &stored.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((done.status, done.attempts), (EpisodeStatus::Done, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_claim_past_max_attempts_gives_up() {
+    // A poison episode that kills its worker: every claim counts, so it cannot loop forever.
+    let store = open(&temp_db()).await;
+    let project = store.ensure_project("graph").await.unwrap();
+    let stored = store
+        .add_episode(&project, &episode("Alice is here.", "Hi Alice."))
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        store
+            .claim_episodes("dies", Duration::from_millis(20), 1, false)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    let server = ScriptedServer::start();
+    let worker = GraphWorker::start(retrying_world(&server, store.clone(), 2));
+    worker.wait_idle().await;
+    worker.shutdown().await;
+    let failed = store
+        .get_episode(&project, &stored.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((failed.status, failed.attempts), (EpisodeStatus::Failed, 3));
+    let error = failed.error.unwrap();
+    assert!(error.contains("gave up after 2 attempts"), "{error}");
+    assert_eq!(server.request_count(), 0, "the model is not asked again");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -770,23 +1040,41 @@ async fn queued_episodes_survive_a_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn an_episode_left_running_by_a_crash_is_requeued() {
+async fn an_episode_left_running_by_a_crash_is_taken_over_once_its_lease_expires() {
     let path = temp_db();
-    let (project, id) = {
+    let (project, crashed, alive) = {
         let store = open(&path).await;
         let project = store.ensure_project("graph").await.unwrap();
-        let stored = store
+        let crashed = store
             .add_episode(&project, &episode("Alice builds Atlas.", "OK."))
             .await
             .unwrap();
         // A worker took it and the process died.
-        let claimed = store.claim_episodes(10, false).await.unwrap();
+        let claimed = store
+            .claim_episodes("dead", Duration::from_millis(100), 10, false)
+            .await
+            .unwrap();
         assert_eq!(claimed.len(), 1);
-        (project, stored.id)
+        // Another process is working on this one right now.
+        let alive = store
+            .add_episode(&project, &episode("Bob builds Zeus.", "OK."))
+            .await
+            .unwrap();
+        let claimed = store
+            .claim_episodes("alive", Duration::from_secs(600), 10, false)
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 1);
+        (project, crashed.id, alive.id)
     };
     let store = open(&path).await;
-    let running = store.get_episode(&project, &id).await.unwrap().unwrap();
+    let running = store
+        .get_episode(&project, &crashed)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(running.status, EpisodeStatus::Running);
+    tokio::time::sleep(Duration::from_millis(150)).await;
     let server = ScriptedServer::start();
     server.push(Reply::content(graph_json(
         &[("Alice", "person", None), ("Atlas", "project", None)],
@@ -799,12 +1087,27 @@ async fn an_episode_left_running_by_a_crash_is_requeued() {
     ));
     let worker = GraphWorker::start(extractor);
     worker.wait_idle().await;
-    assert_eq!(worker.stats().requeued, 1);
+    assert_eq!(worker.stats().finished, 1);
     worker.shutdown().await;
-    let done = store.get_episode(&project, &id).await.unwrap().unwrap();
+    let done = store
+        .get_episode(&project, &crashed)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(done.status, EpisodeStatus::Done, "{:?}", done.error);
     assert_eq!(done.attempts, 2);
     assert_eq!(done.relationships_stored, 1);
+    let untouched = store.get_episode(&project, &alive).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            untouched.status,
+            untouched.attempts,
+            untouched.lease_owner.as_deref()
+        ),
+        (EpisodeStatus::Running, 1, Some("alive")),
+        "a live process's episode is not run twice"
+    );
+    assert_eq!(server.request_count(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

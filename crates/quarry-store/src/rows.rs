@@ -143,6 +143,9 @@ pub(crate) struct EpisodeRow {
     relationships_skipped: i64,
     created_at: String,
     updated_at: String,
+    lease_owner: Option<String>,
+    lease_expires_at: Option<String>,
+    available_at: Option<String>,
 }
 
 impl TryFrom<EpisodeRow> for Episode {
@@ -164,6 +167,9 @@ impl TryFrom<EpisodeRow> for Episode {
             entities_skipped: row.entities_skipped,
             created_at: row.created_at,
             updated_at: row.updated_at,
+            lease_owner: row.lease_owner,
+            lease_expires_at: row.lease_expires_at,
+            available_at: row.available_at,
         })
     }
 }

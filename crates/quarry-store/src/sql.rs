@@ -1,7 +1,7 @@
 //! The SQL both backends run. Placeholders are `$N`, which PostgreSQL and sqlx's SQLite driver
 //! both read positionally; every statement filters by `project_id` (except key lookup by
-//! prefix, which happens before a project is known, the start-up sweeps of interrupted runs and
-//! episodes, the episode queue take, and the index rebuild reads, which serve every project).
+//! prefix, which happens before a project is known, the start-up sweeps of interrupted runs, the
+//! episode queue take and lease renewal, and the index rebuild reads, which serve every project).
 
 macro_rules! entity_columns {
     () => {
@@ -36,7 +36,7 @@ macro_rules! episode_columns {
     () => {
         "id, project_id, user_message, assistant_response, status, attempts, error, ingest, \
          entities_stored, entities_skipped, relationships_stored, relationships_skipped, \
-         created_at, updated_at"
+         created_at, updated_at, lease_owner, lease_expires_at, available_at"
     };
 }
 macro_rules! chunk_columns {
@@ -243,7 +243,7 @@ pub(crate) const FEEDBACK_REASONS: &str = "SELECT reason, n FROM feedback_reason
 pub(crate) const INSERT_EPISODE: &str = concat!(
     "INSERT INTO episodes (",
     episode_columns!(),
-    ") VALUES ($1, $2, $3, $4, 'pending', 0, NULL, $5, 0, 0, 0, 0, $6, $6)"
+    ") VALUES ($1, $2, $3, $4, 'pending', 0, NULL, $5, 0, 0, 0, 0, $6, $6, NULL, NULL, NULL)"
 );
 pub(crate) const EPISODE_BY_ID: &str = concat!(
     "SELECT ",
@@ -252,29 +252,46 @@ pub(crate) const EPISODE_BY_ID: &str = concat!(
 );
 pub(crate) const COUNT_EPISODE: &str =
     "SELECT COUNT(*) FROM episodes WHERE project_id = $1 AND id = $2";
-/// The queue take, across projects. Two texts because only PostgreSQL needs (and has)
-/// `SKIP LOCKED`: there a second taker skips the rows the first one locked instead of
-/// re-checking them after it commits. On SQLite the single statement holds the write lock from
-/// its start, so takers run one after another. The pick is a materialised CTE: as an `IN`
-/// subquery PostgreSQL may rescan it while updating, and a rescan skips the rows this very
-/// statement already updated and picks further ones, past the limit. The outer
-/// `status = 'pending'` keeps a row re-checked after a concurrent update from being taken twice.
+/// The queue take, across projects (migration 0004): `running` episodes whose lease expired
+/// (`$1` now; their worker died or stalled), then `pending` ones available by `$1`, oldest first;
+/// `$2` ingest only, `$3` the limit, `$4` the owner, `$5` the lease's expiry. Two texts because
+/// only PostgreSQL needs (and has) `SKIP LOCKED`: there a second taker skips the rows the first
+/// one locked instead of re-checking them after it commits. On SQLite the single statement holds
+/// the write lock from its start, so takers run one after another. The picks are materialised
+/// CTEs: as an `IN` subquery PostgreSQL may rescan them while updating, and a rescan skips the
+/// rows this very statement already updated and picks further ones, past the limit. The outer
+/// condition keeps a row re-checked after a concurrent update from being taken twice.
 ///
-/// The pick walks the `episodes_queue` index (status, created_at, id) in order and stops after
-/// `$3` rows. The update finds the picked rows by primary key; on SQLite the outer status test
-/// is written `+status` so the planner cannot choose the queue index there instead, which
-/// would visit every pending episode for each take.
+/// Each pick walks one index in order and stops after `$3` rows: expired leases the
+/// `episodes_leases` index (status, lease_expires_at), pending episodes the `episodes_queue`
+/// index (status, created_at, id); `picked` keeps `$3` of both (PostgreSQL's row locks on the
+/// rest end with the statement). The update finds the picked rows by primary key; on SQLite the
+/// outer status tests are written `+status` so the planner cannot choose a status index there
+/// instead, which would visit every pending episode for each take.
 macro_rules! claim_episodes {
     ($lock:literal, $outer_status:literal) => {
         concat!(
-            "WITH picked AS MATERIALIZED (SELECT id FROM episodes \
-               WHERE status = 'pending' AND (NOT $2 OR ingest IS NOT NULL) \
+            "WITH expired AS MATERIALIZED (SELECT id, created_at FROM episodes \
+               WHERE status = 'running' AND lease_expires_at < $1 \
+                 AND (NOT $2 OR ingest IS NOT NULL) \
+               ORDER BY lease_expires_at, id LIMIT $3",
+            $lock,
+            "), fresh AS MATERIALIZED (SELECT id, created_at FROM episodes \
+               WHERE status = 'pending' AND (available_at IS NULL OR available_at <= $1) \
+                 AND (NOT $2 OR ingest IS NOT NULL) \
                ORDER BY created_at, id LIMIT $3",
             $lock,
-            ") UPDATE episodes SET status = 'running', attempts = attempts + 1, updated_at = $1 \
-             WHERE ",
+            "), picked AS MATERIALIZED (SELECT id FROM (\
+                 SELECT id, 0 AS taken_over, created_at FROM expired \
+                 UNION ALL SELECT id, 1 AS taken_over, created_at FROM fresh) AS candidates \
+               ORDER BY taken_over, created_at, id LIMIT $3) \
+             UPDATE episodes SET status = 'running', attempts = attempts + 1, lease_owner = $4, \
+               lease_expires_at = $5, updated_at = $1 \
+             WHERE id IN (SELECT id FROM picked) AND ((",
             $outer_status,
-            " = 'pending' AND id IN (SELECT id FROM picked) RETURNING ",
+            " = 'pending' AND (available_at IS NULL OR available_at <= $1)) OR (",
+            $outer_status,
+            " = 'running' AND lease_expires_at < $1)) RETURNING ",
             episode_columns!()
         )
     };
@@ -282,20 +299,56 @@ macro_rules! claim_episodes {
 pub(crate) const CLAIM_EPISODES_SQLITE: &str = claim_episodes!("", "+status");
 pub(crate) const CLAIM_EPISODES_POSTGRES: &str =
     claim_episodes!(" FOR UPDATE SKIP LOCKED", "status");
-pub(crate) const REQUEUE_RUNNING_EPISODES: &str =
-    "UPDATE episodes SET status = 'pending', updated_at = $1 WHERE status = 'running'";
-macro_rules! finish_episode {
+/// The heartbeat: `$1` the new expiry, while the episode is still `running` under exactly this
+/// lease (`$2` id, `$3` owner, `$4` attempt).
+pub(crate) const RENEW_EPISODE_LEASE: &str = "UPDATE episodes SET lease_expires_at = $1 \
+     WHERE id = $2 AND status = 'running' AND lease_owner = $3 AND attempts = $4";
+/// An episode's end: `$3` status, `$4` error, `$5`..`$8` the counts, `$9` now; the lease is
+/// cleared.
+macro_rules! end_episode {
     () => {
         "UPDATE episodes SET status = $3, error = $4, entities_stored = $5, entities_skipped = $6, \
-         relationships_stored = $7, relationships_skipped = $8, updated_at = $9 \
+         relationships_stored = $7, relationships_skipped = $8, updated_at = $9, \
+         lease_owner = NULL, lease_expires_at = NULL, available_at = NULL \
          WHERE project_id = $1 AND id = $2"
     };
 }
-pub(crate) const FINISH_EPISODE: &str =
-    concat!(finish_episode!(), " RETURNING ", episode_columns!());
-/// [`FINISH_EPISODE`] inside a graph transaction (`complete_episode`): no row back, zero rows
-/// affected means no such episode in the project.
-pub(crate) const END_EPISODE: &str = finish_episode!();
+/// The fence of a lease (`$10` owner, `$11` attempt): zero rows means the lease was taken over,
+/// the episode ended, or there is no such episode.
+macro_rules! fenced {
+    () => {
+        " AND status = 'running' AND lease_owner = $10 AND attempts = $11"
+    };
+}
+/// `finish_episode` without a lease.
+pub(crate) const FINISH_EPISODE: &str = concat!(end_episode!(), " RETURNING ", episode_columns!());
+/// `finish_episode` with a lease.
+pub(crate) const FINISH_EPISODE_FENCED: &str =
+    concat!(end_episode!(), fenced!(), " RETURNING ", episode_columns!());
+/// [`FINISH_EPISODE_FENCED`] as the first statement of a graph transaction
+/// (`complete_episode`): no row back.
+pub(crate) const END_EPISODE_FENCED: &str = concat!(end_episode!(), fenced!());
+/// A transient failure (fenced like [`FINISH_EPISODE_FENCED`]: `$1` project, `$2` id, `$3`
+/// owner, `$4` attempt): back to `pending` with `$5` the error, claimable from `$6`; `$7` now.
+pub(crate) const RELEASE_EPISODE: &str = concat!(
+    "UPDATE episodes SET status = 'pending', error = $5, available_at = $6, updated_at = $7, \
+       lease_owner = NULL, lease_expires_at = NULL \
+     WHERE project_id = $1 AND id = $2 AND status = 'running' AND lease_owner = $3 \
+       AND attempts = $4 RETURNING ",
+    episode_columns!()
+);
+/// A retry of failed episodes: back to `pending` at once, attempts from zero, error cleared.
+/// `$1` project, `$2` now, `$3` one id (NULL: every failed episode of the project).
+pub(crate) const RETRY_EPISODES: &str = concat!(
+    "UPDATE episodes SET status = 'pending', attempts = 0, error = NULL, available_at = NULL, \
+       lease_owner = NULL, lease_expires_at = NULL, updated_at = $2 \
+     WHERE project_id = $1 AND status = 'failed' \
+       AND (CAST($3 AS TEXT) IS NULL OR id = CAST($3 AS TEXT)) RETURNING ",
+    episode_columns!()
+);
+/// An episode's status (why a fenced write or a retry found nothing to change).
+pub(crate) const EPISODE_STATUS: &str =
+    "SELECT status FROM episodes WHERE project_id = $1 AND id = $2";
 pub(crate) const ENTITY_EPISODES: &str = concat!(
     "SELECT ",
     episode_columns!(),

@@ -6,11 +6,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Once};
+use std::time::Duration;
 
 use quarry_core::model::{
-    ApiKey, Confidence, DocumentKind, EpisodeOutcome, EpisodeStatus, ExtractedEntity,
-    GraphEntityWrite, GraphExtraction, GraphRelationWrite, GraphWrite, NewEntity, NewEpisode,
-    NewResult, ResultStatus, ReviewDecision, RunScope, RunStatus, SourceRef, StoredChunk,
+    ApiKey, Confidence, DocumentKind, Episode, EpisodeLease, EpisodeOutcome, EpisodeStatus,
+    ExtractedEntity, GraphEntityWrite, GraphExtraction, GraphRelationWrite, GraphWrite, NewEntity,
+    NewEpisode, NewResult, ResultStatus, ReviewDecision, RunScope, RunStatus, SourceRef,
+    StoredChunk,
 };
 use quarry_core::store::{Store, StoreError};
 use serde_json::{Map, Value, json};
@@ -126,7 +128,10 @@ conformance!(
     episodes_add_and_get,
     claims_are_exclusive,
     claim_oldest_first_and_ingest_only,
-    requeue_returns_running_episodes,
+    expired_leases_are_taken_over_and_fence_the_late_finisher,
+    renew_keeps_a_lease_alive,
+    released_episodes_wait_for_their_backoff,
+    retry_episodes_requeues_failed_ones,
     finish_episode_done_and_failed,
     apply_graph_inserts_then_updates,
     apply_graph_failures_write_nothing,
@@ -140,19 +145,20 @@ conformance!(
 );
 
 /// A crash: episodes taken by a worker, the process gone, the store opened again on the same
-/// database; the start-up requeue makes them claimable again.
+/// database; nothing is requeued because a process started, but once the dead worker's lease
+/// expires the episode is claimable again.
 mod crash {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn sqlite_requeue_after_reopen() {
+    async fn sqlite_taken_over_after_reopen() {
         let path = std::env::temp_dir().join(format!("quarry-store-{}.db", uuid::Uuid::new_v4()));
         let _file = super::TempDb(path.clone());
-        super::requeue_after_reopen(path.to_str().expect("utf-8 temp path")).await;
+        super::taken_over_after_reopen(path.to_str().expect("utf-8 temp path")).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn postgres_requeue_after_reopen() {
+    async fn postgres_taken_over_after_reopen() {
         if let Some(url) = super::postgres_database().await {
-            super::requeue_after_reopen(&url).await;
+            super::taken_over_after_reopen(&url).await;
         }
     }
 }
@@ -1239,6 +1245,23 @@ fn ids<'a>(items: impl IntoIterator<Item = &'a String>) -> Vec<String> {
     items.into_iter().cloned().collect()
 }
 
+/// The owner of the claims most episode tests make, with a lease no test outlives.
+const OWNER: &str = "1@test-host:1";
+const LONG_LEASE: Duration = Duration::from_secs(600);
+
+async fn claim(store: &Arc<dyn Store>, limit: usize, ingest_only: bool) -> Vec<Episode> {
+    store
+        .claim_episodes(OWNER, LONG_LEASE, limit, ingest_only)
+        .await
+        .unwrap()
+}
+
+fn lease_of(episode: &Episode) -> EpisodeLease {
+    episode
+        .lease()
+        .expect("a claimed episode carries its lease")
+}
+
 async fn episodes_add_and_get(store: Arc<dyn Store>) {
     let p = store.ensure_project("p").await.unwrap();
     let other = store.ensure_project("other").await.unwrap();
@@ -1314,13 +1337,15 @@ async fn claims_are_exclusive(store: Arc<dyn Store>) {
         workers.push(tokio::spawn(async move {
             let mut taken = Vec::new();
             loop {
-                let batch = store.claim_episodes(3, false).await.unwrap();
+                let batch = claim(&store, 3, false).await;
                 if batch.is_empty() {
                     return taken;
                 }
                 for episode in batch {
                     assert_eq!(episode.status, EpisodeStatus::Running);
                     assert_eq!(episode.attempts, 1);
+                    assert_eq!(episode.lease_owner.as_deref(), Some(OWNER));
+                    assert!(episode.lease_expires_at.is_some());
                     taken.push(episode.id);
                 }
             }
@@ -1334,7 +1359,7 @@ async fn claims_are_exclusive(store: Arc<dyn Store>) {
     assert!(a.is_disjoint(&b));
     let union: std::collections::BTreeSet<_> = a.union(&b).cloned().collect();
     assert_eq!(union, all.iter().cloned().collect(), "every episode taken");
-    assert!(store.claim_episodes(10, false).await.unwrap().is_empty());
+    assert!(claim(&store, 10, false).await.is_empty());
 }
 
 async fn claim_oldest_first_and_ingest_only(store: Arc<dyn Store>) {
@@ -1344,21 +1369,21 @@ async fn claim_oldest_first_and_ingest_only(store: Arc<dyn Store>) {
     let ingest_b = store.add_episode(&q, &ingest_episode("b")).await.unwrap();
     let plain_c = store.add_episode(&p, &new_episode("c", "r")).await.unwrap();
     let ingest_d = store.add_episode(&p, &ingest_episode("d")).await.unwrap();
-    assert!(store.claim_episodes(0, false).await.unwrap().is_empty());
+    assert!(claim(&store, 0, false).await.is_empty());
 
-    let ingest = store.claim_episodes(10, true).await.unwrap();
+    let ingest = claim(&store, 10, true).await;
     assert_eq!(
         ingest.iter().map(|e| &e.id).collect::<Vec<_>>(),
         [&ingest_b.id, &ingest_d.id],
         "only pre-structured episodes, oldest first, any project"
     );
     assert_eq!(ingest[0].project_id, q);
-    assert!(store.claim_episodes(10, true).await.unwrap().is_empty());
+    assert!(claim(&store, 10, true).await.is_empty());
 
-    let oldest = store.claim_episodes(1, false).await.unwrap();
+    let oldest = claim(&store, 1, false).await;
     assert_eq!(oldest.len(), 1);
     assert_eq!(oldest[0].id, plain_a.id);
-    let rest = store.claim_episodes(10, false).await.unwrap();
+    let rest = claim(&store, 10, false).await;
     assert_eq!(
         rest.iter().map(|e| &e.id).collect::<Vec<_>>(),
         [&plain_c.id]
@@ -1370,56 +1395,369 @@ async fn claim_oldest_first_and_ingest_only(store: Arc<dyn Store>) {
     );
 }
 
-async fn requeue_returns_running_episodes(store: Arc<dyn Store>) {
+/// Test (1) of the leases: a live lease is never taken; an expired one is, with one more
+/// attempt; the first owner's late completion is refused and writes nothing.
+async fn expired_leases_are_taken_over_and_fence_the_late_finisher(store: Arc<dyn Store>) {
     let p = store.ensure_project("p").await.unwrap();
-    let q = store.ensure_project("q").await.unwrap();
-    let a = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
-    let b = store.add_episode(&q, &new_episode("b", "r")).await.unwrap();
-    let done = store.add_episode(&p, &new_episode("c", "r")).await.unwrap();
-    let waiting = store.add_episode(&p, &new_episode("d", "r")).await.unwrap();
-    assert_eq!(store.claim_episodes(3, false).await.unwrap().len(), 3);
-    store
-        .finish_episode(&p, &done.id, &EpisodeOutcome::default())
+    let episode = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
+    let short = Duration::from_millis(50);
+    let by_a = store.claim_episodes("a", short, 5, false).await.unwrap();
+    assert_eq!(by_a.len(), 1);
+    let lease_a = lease_of(&by_a[0]);
+    assert_eq!(
+        (lease_a.owner.as_str(), lease_a.attempt),
+        ("a", 1),
+        "the claim's fencing token"
+    );
+    assert!(
+        store
+            .claim_episodes("b", LONG_LEASE, 5, false)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a live lease is not taken over"
+    );
+
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let by_b = store
+        .claim_episodes("b", LONG_LEASE, 5, false)
         .await
         .unwrap();
-    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 2);
-    for (project, id) in [(&p, &a.id), (&q, &b.id), (&p, &waiting.id)] {
-        let episode = store.get_episode(project, id).await.unwrap().unwrap();
-        assert_eq!(episode.status, EpisodeStatus::Pending);
+    assert_eq!(by_b.len(), 1, "an expired lease is taken over");
+    assert_eq!(
+        (by_b[0].id.as_str(), by_b[0].status, by_b[0].attempts),
+        (episode.id.as_str(), EpisodeStatus::Running, 2)
+    );
+    let lease_b = lease_of(&by_b[0]);
+    assert_eq!(lease_b.owner, "b");
+
+    let write = GraphWrite {
+        entities: vec![
+            node(None, "Alice", "person", None),
+            node(None, "Acme", "organization", None),
+        ],
+        relationships: vec![edge(0, 1, "works_at", None)],
+    };
+    let outcome = EpisodeOutcome {
+        entities_stored: 2,
+        relationships_stored: 1,
+        ..EpisodeOutcome::default()
+    };
+    // A, back from a long stall: every fenced write of its old lease is refused.
+    assert!(matches!(
+        store.complete_episode(&p, &lease_a, &write, &outcome).await,
+        Err(StoreError::LeaseLost(_))
+    ));
+    assert!(
+        store.list_entities(&p, None, 10).await.unwrap().is_empty(),
+        "the late finisher wrote no graph"
+    );
+    assert!(
+        !store
+            .renew_episode_lease(&lease_a, LONG_LEASE)
+            .await
+            .unwrap()
+    );
+    assert!(matches!(
+        store
+            .finish_episode(&p, &episode.id, Some(&lease_a), &outcome)
+            .await,
+        Err(StoreError::LeaseLost(_))
+    ));
+    assert!(matches!(
+        store
+            .release_episode(&p, &lease_a, "stalled", Duration::ZERO)
+            .await,
+        Err(StoreError::LeaseLost(_))
+    ));
+    let still = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
+    assert_eq!(still, by_b[0], "B's claim untouched");
+
+    let applied = store
+        .complete_episode(&p, &lease_b, &write, &outcome)
+        .await
+        .unwrap();
+    assert_eq!(applied.inserted, [true, true]);
+    // Once ended, the old lease and B's are both spent.
+    for lease in [&lease_a, &lease_b] {
+        assert!(matches!(
+            store.complete_episode(&p, lease, &write, &outcome).await,
+            Err(StoreError::LeaseLost(_))
+        ));
     }
-    let finished = store.get_episode(&p, &done.id).await.unwrap().unwrap();
-    assert_eq!(finished.status, EpisodeStatus::Done);
-    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 0);
-    let again = store.claim_episodes(10, false).await.unwrap();
+    let entities = store.list_entities(&p, None, 10).await.unwrap();
+    assert_eq!(entities.len(), 2, "exactly one set of graph nodes");
+    assert!(entities.iter().all(|e| e.mention_count == 1));
+    assert_eq!(
+        store
+            .relations_touching(&p, &ids(entities.iter().map(|e| &e.id)))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let done = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            done.status,
+            done.attempts,
+            done.lease_owner,
+            done.lease_expires_at
+        ),
+        (EpisodeStatus::Done, 2, None, None),
+        "ended: the lease is cleared"
+    );
+    // A lease of an episode of another project, or of none: not found.
+    let q = store.ensure_project("q").await.unwrap();
+    assert!(matches!(
+        store.complete_episode(&q, &lease_b, &write, &outcome).await,
+        Err(StoreError::NotFound {
+            what: "episode",
+            ..
+        })
+    ));
+}
+
+/// Test (2): the heartbeat keeps a lease past its first expiry; only the owner renews.
+async fn renew_keeps_a_lease_alive(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let episode = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
+    let lease = Duration::from_millis(300);
+    let claimed = store.claim_episodes("a", lease, 1, false).await.unwrap();
+    let held = lease_of(&claimed[0]);
+    let first_expiry = claimed[0].lease_expires_at.clone().unwrap();
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(store.renew_episode_lease(&held, lease).await.unwrap());
+    }
+    // 400 ms after the claim: past the first expiry, still held.
+    let renewed = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
+    assert!(renewed.lease_expires_at.clone().unwrap() > first_expiry);
+    assert!(
+        store
+            .claim_episodes("b", lease, 1, false)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a renewed lease is not taken over"
+    );
+    for stranger in [
+        EpisodeLease {
+            owner: "b".into(),
+            ..held.clone()
+        },
+        EpisodeLease {
+            attempt: 2,
+            ..held.clone()
+        },
+        EpisodeLease {
+            episode_id: "missing".into(),
+            ..held.clone()
+        },
+    ] {
+        assert!(
+            !store
+                .renew_episode_lease(&stranger, LONG_LEASE)
+                .await
+                .unwrap(),
+            "{stranger:?} does not hold the episode"
+        );
+    }
+    assert_eq!(
+        store
+            .get_episode(&p, &episode.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .lease_expires_at,
+        renewed.lease_expires_at,
+        "a refused renewal changes nothing"
+    );
+}
+
+/// Test (3): a release after a transient failure puts the episode back, claimable only after
+/// its backoff, with the error and the attempts kept.
+async fn released_episodes_wait_for_their_backoff(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let episode = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
+    let claimed = claim(&store, 1, false).await;
+    let released = store
+        .release_episode(
+            &p,
+            &lease_of(&claimed[0]),
+            "model call failed: 503",
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            released.status,
+            released.attempts,
+            released.error.as_deref(),
+            released.lease_owner.as_deref()
+        ),
+        (
+            EpisodeStatus::Pending,
+            1,
+            Some("model call failed: 503"),
+            None
+        )
+    );
+    assert!(released.available_at.is_some());
+    assert_eq!(
+        store.get_episode(&p, &episode.id).await.unwrap().unwrap(),
+        released
+    );
+    assert!(
+        claim(&store, 5, false).await.is_empty(),
+        "not claimable before its backoff"
+    );
+    // Released, the old lease is spent.
+    assert!(matches!(
+        store
+            .release_episode(&p, &lease_of(&claimed[0]), "again", Duration::ZERO)
+            .await,
+        Err(StoreError::LeaseLost(_))
+    ));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let again = claim(&store, 5, false).await;
+    assert_eq!(again.len(), 1, "claimable after its backoff");
+    assert_eq!(
+        (again[0].id.as_str(), again[0].attempts),
+        (episode.id.as_str(), 2)
+    );
+}
+
+/// Test (4): failed episodes start over; asking to retry any other is refused.
+async fn retry_episodes_requeues_failed_ones(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let q = store.ensure_project("q").await.unwrap();
+    let mut added = Vec::new();
+    for name in ["a", "b", "c", "d"] {
+        added.push(
+            store
+                .add_episode(&p, &new_episode(name, "r"))
+                .await
+                .unwrap(),
+        );
+    }
+    let elsewhere = store.add_episode(&q, &new_episode("e", "r")).await.unwrap();
+    let claimed = claim(&store, 10, false).await;
+    assert_eq!(claimed.len(), 5);
+    let failure = EpisodeOutcome {
+        error: Some("model call failed: 400".into()),
+        ..EpisodeOutcome::default()
+    };
+    // a, b and e failed; c is done; d is still running.
+    for episode in claimed
+        .iter()
+        .filter(|e| ["a", "b", "e"].contains(&e.user_message.as_str()))
+    {
+        store
+            .finish_episode(
+                &episode.project_id,
+                &episode.id,
+                Some(&lease_of(episode)),
+                &failure,
+            )
+            .await
+            .unwrap();
+    }
+    let c = claimed.iter().find(|e| e.user_message == "c").unwrap();
+    store
+        .finish_episode(&p, &c.id, Some(&lease_of(c)), &EpisodeOutcome::default())
+        .await
+        .unwrap();
+    let [a, b, c, d] = [0, 1, 2, 3].map(|i| added[i].id.clone());
+
+    for (id, status) in [(&c, "done"), (&d, "running")] {
+        match store
+            .retry_episodes(&p, Some(&[a.clone(), id.clone()]))
+            .await
+        {
+            Err(StoreError::InvalidState(message)) => {
+                assert!(message.contains(id.as_str()), "{message}");
+                assert!(message.contains(status), "{message}");
+                assert!(message.contains("not failed"), "{message}");
+            }
+            other => panic!("retrying a {status} episode: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        store
+            .retry_episodes(&p, Some(std::slice::from_ref(&elsewhere.id)))
+            .await,
+        Err(StoreError::NotFound {
+            what: "episode",
+            ..
+        })
+    ));
+    let failed = store.get_episode(&p, &a).await.unwrap().unwrap();
+    assert_eq!(
+        failed.status,
+        EpisodeStatus::Failed,
+        "a refused retry changes nothing"
+    );
+
+    let retried = store
+        .retry_episodes(&p, Some(&[a.clone(), a.clone()]))
+        .await
+        .unwrap();
+    assert_eq!(retried.len(), 1);
+    assert_eq!(
+        (
+            retried[0].id.as_str(),
+            retried[0].status,
+            retried[0].attempts,
+            retried[0].error.as_deref(),
+            retried[0].available_at.as_deref()
+        ),
+        (a.as_str(), EpisodeStatus::Pending, 0, None, None)
+    );
+    // Every failed one of the project: b (a is pending already, e is another project's).
+    let rest = store.retry_episodes(&p, None).await.unwrap();
+    assert_eq!(rest.iter().map(|e| &e.id).collect::<Vec<_>>(), [&b]);
+    assert!(store.retry_episodes(&p, None).await.unwrap().is_empty());
+    let again = claim(&store, 10, false).await;
     assert_eq!(
         again
             .iter()
             .map(|e| (&e.id, e.attempts))
             .collect::<Vec<_>>(),
-        [(&a.id, 2), (&b.id, 2), (&waiting.id, 1)],
-        "attempts count every take"
+        [(&a, 1), (&b, 1)],
+        "attempts count from zero again"
     );
+    let untouched = store.get_episode(&q, &elsewhere.id).await.unwrap().unwrap();
+    assert_eq!(untouched.status, EpisodeStatus::Failed);
 }
 
-async fn requeue_after_reopen(url: &str) {
+async fn taken_over_after_reopen(url: &str) {
     let store = quarry_store::open(url).await.unwrap();
     let p = store.ensure_project("p").await.unwrap();
     let episode = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
-    assert_eq!(store.claim_episodes(5, false).await.unwrap().len(), 1);
+    let lease = Duration::from_millis(500);
+    let claimed = store.claim_episodes("dead", lease, 5, false).await.unwrap();
+    assert_eq!(claimed.len(), 1);
     drop(store); // the worker's process dies mid-extraction
 
     let store = quarry_store::open(url).await.unwrap();
     let stuck = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
     assert_eq!(stuck.status, EpisodeStatus::Running);
-    assert!(store.claim_episodes(5, false).await.unwrap().is_empty());
-    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 1);
-    let requeued = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
-    assert_eq!(requeued.status, EpisodeStatus::Pending);
-    let claimed = store.claim_episodes(5, false).await.unwrap();
+    assert_eq!(stuck.lease_owner.as_deref(), Some("dead"));
+    tokio::time::sleep(lease + Duration::from_millis(100)).await;
+    let claimed = store
+        .claim_episodes("alive", LONG_LEASE, 5, false)
+        .await
+        .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(
-        (claimed[0].id.as_str(), claimed[0].attempts),
-        (episode.id.as_str(), 2)
+        (
+            claimed[0].id.as_str(),
+            claimed[0].attempts,
+            claimed[0].lease_owner.as_deref()
+        ),
+        (episode.id.as_str(), 2, Some("alive"))
     );
 }
 
@@ -1428,7 +1766,9 @@ async fn finish_episode_done_and_failed(store: Arc<dyn Store>) {
     let other = store.ensure_project("other").await.unwrap();
     let ok = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
     let bad = store.add_episode(&p, &new_episode("b", "r")).await.unwrap();
-    store.claim_episodes(2, false).await.unwrap();
+    let claimed = claim(&store, 2, false).await;
+    let [ok_lease, bad_lease] =
+        [&ok, &bad].map(|added| lease_of(claimed.iter().find(|e| e.id == added.id).unwrap()));
     let outcome = EpisodeOutcome {
         error: None,
         entities_stored: 3,
@@ -1436,8 +1776,18 @@ async fn finish_episode_done_and_failed(store: Arc<dyn Store>) {
         relationships_stored: 2,
         relationships_skipped: 4,
     };
-    let done = store.finish_episode(&p, &ok.id, &outcome).await.unwrap();
+    let done = store
+        .finish_episode(&p, &ok.id, Some(&ok_lease), &outcome)
+        .await
+        .unwrap();
     assert_eq!(done.status, EpisodeStatus::Done);
+    assert_eq!(
+        (
+            done.lease_owner.as_deref(),
+            done.lease_expires_at.as_deref()
+        ),
+        (None, None)
+    );
     assert_eq!(
         (
             done.entities_stored,
@@ -1455,32 +1805,48 @@ async fn finish_episode_done_and_failed(store: Arc<dyn Store>) {
         error: Some("model unreachable".into()),
         ..EpisodeOutcome::default()
     };
-    let failed = store.finish_episode(&p, &bad.id, &failure).await.unwrap();
+    let failed = store
+        .finish_episode(&p, &bad.id, Some(&bad_lease), &failure)
+        .await
+        .unwrap();
     assert_eq!(failed.status, EpisodeStatus::Failed);
     assert_eq!(failed.error.as_deref(), Some("model unreachable"));
     assert_eq!(failed.attempts, 1);
+    // Ended: the lease is spent; an unfenced end still works (and changes the status).
+    assert!(matches!(
+        store
+            .finish_episode(&p, &bad.id, Some(&bad_lease), &outcome)
+            .await,
+        Err(StoreError::LeaseLost(_))
+    ));
     assert_eq!(
         store.get_episode(&p, &bad.id).await.unwrap().unwrap(),
         failed
     );
 
-    assert!(matches!(
-        store.finish_episode(&p, "missing", &outcome).await,
-        Err(StoreError::NotFound {
-            what: "episode",
-            ..
-        })
-    ));
-    assert!(matches!(
-        store.finish_episode(&other, &ok.id, &outcome).await,
-        Err(StoreError::NotFound {
-            what: "episode",
-            ..
-        })
-    ));
+    for held in [None, Some(&ok_lease)] {
+        assert!(matches!(
+            store.finish_episode(&p, "missing", held, &outcome).await,
+            Err(StoreError::NotFound {
+                what: "episode",
+                ..
+            })
+        ));
+        assert!(matches!(
+            store.finish_episode(&other, &ok.id, held, &outcome).await,
+            Err(StoreError::NotFound {
+                what: "episode",
+                ..
+            })
+        ));
+    }
     // Finished episodes are not queued.
-    assert!(store.claim_episodes(5, false).await.unwrap().is_empty());
-    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 0);
+    assert!(claim(&store, 5, false).await.is_empty());
+    let unfenced = store
+        .finish_episode(&p, &bad.id, None, &outcome)
+        .await
+        .unwrap();
+    assert_eq!(unfenced.status, EpisodeStatus::Done);
 }
 
 async fn apply_graph_inserts_then_updates(store: Arc<dyn Store>) {
@@ -1734,7 +2100,8 @@ async fn complete_episode_writes_graph_and_ends_episode(store: Arc<dyn Store>) {
         .add_episode(&p, &new_episode("one", "r"))
         .await
         .unwrap();
-    assert_eq!(store.claim_episodes(1, false).await.unwrap().len(), 1);
+    let claimed = claim(&store, 1, false).await;
+    assert_eq!(claimed.len(), 1);
     let outcome = EpisodeOutcome {
         error: None,
         entities_stored: 4,
@@ -1745,7 +2112,7 @@ async fn complete_episode_writes_graph_and_ends_episode(store: Arc<dyn Store>) {
     let applied = store
         .complete_episode(
             &p,
-            &episode.id,
+            &lease_of(&claimed[0]),
             &GraphWrite {
                 entities: vec![
                     node(Some(&rust.id), "Rust", "technology", Some("A language.")),
@@ -1830,7 +2197,6 @@ async fn complete_episode_writes_graph_and_ends_episode(store: Arc<dyn Store>) {
         assert_eq!(linked.len(), 1, "{} linked once", entity.title);
         assert_eq!(linked[0].id, episode.id);
     }
-    assert_eq!(store.requeue_interrupted_episodes().await.unwrap(), 0);
 
     // A write repeating an entity and a relation counts every repetition; an empty write just
     // ends the episode.
@@ -1838,10 +2204,16 @@ async fn complete_episode_writes_graph_and_ends_episode(store: Arc<dyn Store>) {
         .add_episode(&p, &new_episode("two", "r"))
         .await
         .unwrap();
+    let empty = store
+        .add_episode(&p, &new_episode("three", "r"))
+        .await
+        .unwrap();
+    let claimed = claim(&store, 2, false).await;
+    assert_eq!(claimed.len(), 2);
     let repeated = store
         .complete_episode(
             &p,
-            &again.id,
+            &lease_of(&claimed[0]),
             &GraphWrite {
                 entities: vec![
                     node(Some(&alice.id), "Alice", "person", None),
@@ -1865,12 +2237,8 @@ async fn complete_episode_writes_graph_and_ends_episode(store: Arc<dyn Store>) {
             .len(),
         2
     );
-    let empty = store
-        .add_episode(&p, &new_episode("three", "r"))
-        .await
-        .unwrap();
     let nothing = store
-        .complete_episode(&p, &empty.id, &GraphWrite::default(), &outcome)
+        .complete_episode(&p, &lease_of(&claimed[1]), &GraphWrite::default(), &outcome)
         .await
         .unwrap();
     assert!(nothing.entities.is_empty() && nothing.relations.is_empty());
@@ -1878,7 +2246,7 @@ async fn complete_episode_writes_graph_and_ends_episode(store: Arc<dyn Store>) {
         let ended = store.get_episode(&p, id).await.unwrap().unwrap();
         assert_eq!(ended.status, EpisodeStatus::Done);
     }
-    assert!(store.claim_episodes(5, false).await.unwrap().is_empty());
+    assert!(claim(&store, 5, false).await.is_empty());
 }
 
 async fn complete_episode_failure_rolls_back_graph_and_status(store: Arc<dyn Store>) {
@@ -1909,8 +2277,10 @@ async fn complete_episode_failure_rolls_back_graph_and_status(store: Arc<dyn Sto
         .add_episode(&other, &new_episode("x", "y"))
         .await
         .unwrap();
-    let claimed = store.claim_episodes(2, false).await.unwrap();
+    let claimed = claim(&store, 2, false).await;
     assert_eq!(claimed.len(), 2);
+    let held = lease_of(claimed.iter().find(|e| e.id == episode.id).unwrap());
+    let foreign_held = lease_of(claimed.iter().find(|e| e.id == foreign_episode.id).unwrap());
     let outcome = EpisodeOutcome {
         entities_stored: 3,
         relationships_stored: 2,
@@ -1928,7 +2298,7 @@ async fn complete_episode_failure_rolls_back_graph_and_status(store: Arc<dyn Sto
     for missing in ["missing", foreign.id.as_str()] {
         assert!(matches!(
             store
-                .complete_episode(&p, &episode.id, &write(missing), &outcome)
+                .complete_episode(&p, &held, &write(missing), &outcome)
                 .await,
             Err(StoreError::NotFound { what: "entity", .. })
         ));
@@ -1937,15 +2307,19 @@ async fn complete_episode_failure_rolls_back_graph_and_status(store: Arc<dyn Sto
     out_of_range.relationships.push(edge(0, 3, "knows", None));
     assert!(matches!(
         store
-            .complete_episode(&p, &episode.id, &out_of_range, &outcome)
+            .complete_episode(&p, &held, &out_of_range, &outcome)
             .await,
         Err(StoreError::Conflict(_))
     ));
     // Another project's episode, or none: not found, nothing written.
-    for id in [foreign_episode.id.as_str(), "missing"] {
+    let missing = EpisodeLease {
+        episode_id: "missing".into(),
+        ..held.clone()
+    };
+    for lease in [&foreign_held, &missing] {
         assert!(matches!(
             store
-                .complete_episode(&p, id, &write(&alice.id), &outcome)
+                .complete_episode(&p, lease, &write(&alice.id), &outcome)
                 .await,
             Err(StoreError::NotFound {
                 what: "episode",
@@ -2012,7 +2386,7 @@ async fn complete_episode_failure_rolls_back_graph_and_status(store: Arc<dyn Sto
         ..EpisodeOutcome::default()
     };
     let failed = store
-        .finish_episode(&p, &episode.id, &failure)
+        .finish_episode(&p, &episode.id, Some(&held), &failure)
         .await
         .unwrap();
     assert_eq!(failed.status, EpisodeStatus::Failed);

@@ -29,7 +29,9 @@ pub const DEFAULT_STOPLIST: &[&str] = &[
 ];
 
 /// Where an episode's background extraction stands. `Pending` and `Running` episodes are the
-/// queue: a restart turns `Running` back into `Pending`.
+/// queue: a `Running` episode is held under a lease ([`EpisodeLease`]) that its worker's
+/// heartbeat renews; once the lease expires (the worker died or stalled) another worker may take
+/// it over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EpisodeStatus {
@@ -69,9 +71,10 @@ pub struct Episode {
     pub user_message: String,
     pub assistant_response: String,
     pub status: EpisodeStatus,
-    /// How many times a worker took it from the queue.
+    /// How many times a worker took it from the queue (since it was last retried).
     pub attempts: i64,
-    /// Why the last extraction failed (the episode itself is kept).
+    /// Why the last extraction failed (the episode itself is kept); for a `pending` episode
+    /// released after a transient failure, why the last attempt did not finish.
     pub error: Option<String>,
     /// Pre-structured entities/relationships given by the caller: applied without a model.
     pub ingest: Option<GraphExtraction>,
@@ -82,12 +85,41 @@ pub struct Episode {
     pub entities_skipped: i64,
     pub created_at: String,
     pub updated_at: String,
+    /// The worker holding a `running` episode (`pid@host:start_ms`); `None` otherwise.
+    #[serde(default)]
+    pub lease_owner: Option<String>,
+    /// When that worker's lease ends unless its heartbeat renews it (RFC 3339).
+    #[serde(default)]
+    pub lease_expires_at: Option<String>,
+    /// A `pending` episode released after a transient failure is not claimed before this time
+    /// (retry backoff); `None`: at once.
+    #[serde(default)]
+    pub available_at: Option<String>,
+}
+
+/// Who holds a claimed episode and which claim it is (the fencing token): a completion, a
+/// release or a renewal is accepted only while the episode is still `running` under exactly
+/// this owner and attempt. The analogue of [`TaskLease`](super::work::TaskLease).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EpisodeLease {
+    pub episode_id: String,
+    pub owner: String,
+    pub attempt: i64,
 }
 
 /// An episode document's title: the user message on one line, cut at this many characters.
 const EPISODE_TITLE_CHARS: usize = 80;
 
 impl Episode {
+    /// The fencing token of the current claim (`None` when no worker holds the episode).
+    pub fn lease(&self) -> Option<EpisodeLease> {
+        self.lease_owner.as_ref().map(|owner| EpisodeLease {
+            episode_id: self.id.clone(),
+            owner: owner.clone(),
+            attempt: self.attempts,
+        })
+    }
+
     /// The document title: the user message with whitespace collapsed, cut at 80 characters
     /// with an ellipsis.
     pub fn document_title(user_message: &str) -> String {

@@ -12,9 +12,9 @@ pub use entity_type::{
     FieldType, Source,
 };
 pub use graph::{
-    DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST, Episode, EpisodeOutcome, EpisodeStatus, ExtractedEntity,
-    ExtractedRelationship, GraphApplied, GraphEntityWrite, GraphExtraction, GraphRelationWrite,
-    GraphWrite, NewEpisode, StoredChunk,
+    DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST, Episode, EpisodeLease, EpisodeOutcome, EpisodeStatus,
+    ExtractedEntity, ExtractedRelationship, GraphApplied, GraphEntityWrite, GraphExtraction,
+    GraphRelationWrite, GraphWrite, NewEpisode, StoredChunk,
 };
 pub use records::{
     ApiKey, Confidence, Document, DocumentKind, Entity, ExtractionResult, ExtractionRun,

@@ -1,6 +1,7 @@
 //! Conversation episodes: stored at once as documents and queued for background graph
 //! extraction. The answer never waits for a model, and a failed extraction is recorded on the
-//! episode (`GET /v1/episodes/{id}`), never returned as an error of the episode call.
+//! episode (`GET /v1/episodes/{id}`), never returned as an error of the episode call; a failed
+//! episode is queued again with `POST /v1/episodes/{id}/retry`.
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -80,4 +81,23 @@ pub async fn get(
         .await?
         .map(Json)
         .ok_or_else(|| not_found("episode", &id))
+}
+
+/// `POST /v1/episodes/{id}/retry`: a failed episode goes back on the queue (attempts from zero,
+/// error cleared) and the worker is woken → 202 with the episode (`status: pending`). An episode
+/// that is not failed is 409 `InvalidState`.
+pub async fn retry(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Episode>), ApiError> {
+    caller.require("documents:write")?;
+    let mut retried = store(&state)?
+        .retry_episodes(&caller.project_id, Some(std::slice::from_ref(&id)))
+        .await?;
+    let episode = retried.pop().ok_or_else(|| not_found("episode", &id))?;
+    if let Some(worker) = &state.graph_worker {
+        worker.wake();
+    }
+    Ok((StatusCode::ACCEPTED, Json(episode)))
 }

@@ -28,6 +28,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/documents", post(documents::add))
         .route("/v1/episodes", post(episodes::add))
         .route("/v1/episodes/{id}", get(episodes::get))
+        .route("/v1/episodes/{id}/retry", post(episodes::retry))
         .route("/v1/graph/entities", get(graph::search))
         .route("/v1/graph/entities/{id}", get(graph::get))
         .route(

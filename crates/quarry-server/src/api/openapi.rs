@@ -51,6 +51,12 @@ pub const OPERATIONS: &[(&str, &str, &str, &str)] = &[
         "Get an episode and the state of its graph extraction",
     ),
     (
+        "post",
+        "/v1/episodes/{id}/retry",
+        "documents:write",
+        "Queue a failed episode's graph extraction again (attempts from zero); 202, or 409 if it is not failed",
+    ),
+    (
         "get",
         "/v1/graph/entities",
         "entities:read",

@@ -1,13 +1,17 @@
-//! Episodes (the graph worker's queue) and the graph they write: entities resolved by id or by
-//! (type, title), links to the episode's document, relations upserted.
+//! Episodes (the graph worker's leased queue: claims with an owner and an expiry, heartbeats,
+//! fenced ends, releases with backoff, retries of failed episodes) and the graph they write:
+//! entities resolved by id or by (type, title), links to the episode's document, relations
+//! upserted.
 
 /// `write_graph` and its steps, behind `apply_graph` and `complete_episode`.
 macro_rules! graph_items {
     ($store:ty) => {
         impl $store {
-            /// `apply_graph`, and with `finish` also `finish_episode` of `episode_id`, in one
-            /// transaction. Statements: the project lock, the episode's end (or its existence
-            /// check), one multi-row mention of the entities named by id, per other entity a
+            /// `apply_graph`, and with `finish` also the fenced `finish_episode` of
+            /// `episode_id`, in one transaction. Statements: with `finish` first the fence (the
+            /// episode's end, only while it is `running` under the lease; else `LeaseLost` and
+            /// nothing written), the project lock, without `finish` the episode's existence
+            /// check, one multi-row mention of the entities named by id, per other entity a
             /// mention by (type, title) or an insert, one multi-row link insert, one
             /// multi-row relation upsert. Repeated ids or relation keys in one write (not
             /// what the engine sends) take the one-row-at-a-time statements instead, which
@@ -17,7 +21,7 @@ macro_rules! graph_items {
                 project: &str,
                 episode_id: Option<&str>,
                 write: &GraphWrite,
-                finish: Option<&EpisodeOutcome>,
+                finish: Option<(&quarry_core::model::EpisodeLease, &EpisodeOutcome)>,
             ) -> Result<GraphApplied, StoreError> {
                 let count = write.entities.len();
                 if let Some(bad) = write
@@ -33,11 +37,14 @@ macro_rules! graph_items {
                 let _writer = self.write_gate().await;
                 // Dropping `tx` on an early return rolls everything back.
                 let mut tx = self.pool.begin().await.map_err(backend)?;
+                if let (Some(episode_id), Some((held, outcome))) = (episode_id, finish) {
+                    Self::end_fenced_episode(&mut tx, project, episode_id, held, outcome).await?;
+                }
                 Self::lock_project(&mut tx, project).await?;
                 // After the lock: times follow the order in which writes of a project land.
                 let at = now();
-                if let Some(episode_id) = episode_id {
-                    Self::end_or_check_episode(&mut tx, project, episode_id, finish, &at).await?;
+                if let (Some(episode_id), None) = (episode_id, finish) {
+                    Self::check_episode(&mut tx, project, episode_id).await?;
                 }
                 let mut entities: Vec<Option<Entity>> = vec![None; count];
                 let mut inserted = vec![false; count];
@@ -78,48 +85,81 @@ macro_rules! graph_items {
                 Ok(())
             }
 
-            /// Ends the episode with `finish`, or without it checks that the episode exists.
-            async fn end_or_check_episode(
+            /// The fence and the episode's end in one statement: zero rows is `LeaseLost` (or
+            /// `NotFound`), and the caller's transaction is rolled back.
+            async fn end_fenced_episode(
                 tx: &mut Connection,
                 project: &str,
                 episode_id: &str,
-                finish: Option<&EpisodeOutcome>,
-                at: &str,
+                held: &quarry_core::model::EpisodeLease,
+                outcome: &EpisodeOutcome,
             ) -> Result<(), StoreError> {
-                match finish {
-                    Some(outcome) => {
-                        let status = match outcome.error {
-                            None => EpisodeStatus::Done,
-                            Some(_) => EpisodeStatus::Failed,
-                        };
-                        let ended = sqlx::query(sql::END_EPISODE)
-                            .bind(project)
-                            .bind(episode_id)
-                            .bind(status.as_str())
-                            .bind(&outcome.error)
-                            .bind(outcome.entities_stored)
-                            .bind(outcome.entities_skipped)
-                            .bind(outcome.relationships_stored)
-                            .bind(outcome.relationships_skipped)
-                            .bind(at)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(backend)?;
-                        if ended.rows_affected() == 0 {
-                            return Err(not_found("episode", episode_id));
-                        }
-                    }
-                    None => {
-                        let found: i64 = sqlx::query_scalar(sql::COUNT_EPISODE)
-                            .bind(project)
-                            .bind(episode_id)
-                            .fetch_one(&mut *tx)
-                            .await
-                            .map_err(backend)?;
-                        if found == 0 {
-                            return Err(not_found("episode", episode_id));
-                        }
-                    }
+                let status = match outcome.error {
+                    None => EpisodeStatus::Done,
+                    Some(_) => EpisodeStatus::Failed,
+                };
+                let ended = sqlx::query(sql::END_EPISODE_FENCED)
+                    .bind(project)
+                    .bind(episode_id)
+                    .bind(status.as_str())
+                    .bind(&outcome.error)
+                    .bind(outcome.entities_stored)
+                    .bind(outcome.entities_skipped)
+                    .bind(outcome.relationships_stored)
+                    .bind(outcome.relationships_skipped)
+                    .bind(now())
+                    .bind(&held.owner)
+                    .bind(held.attempt)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                if ended.rows_affected() == 0 {
+                    return Err(Self::lease_error(tx, project, episode_id, held).await);
+                }
+                Ok(())
+            }
+
+            /// Why a fenced write of `episode_id` changed nothing: no such episode
+            /// (`NotFound`), or `held` is no longer its lease (`LeaseLost`).
+            async fn lease_error(
+                conn: &mut Connection,
+                project: &str,
+                episode_id: &str,
+                held: &quarry_core::model::EpisodeLease,
+            ) -> StoreError {
+                let status: Option<String> = match sqlx::query_scalar(sql::EPISODE_STATUS)
+                    .bind(project)
+                    .bind(episode_id)
+                    .fetch_optional(&mut *conn)
+                    .await
+                {
+                    Ok(status) => status,
+                    Err(error) => return backend(error),
+                };
+                match status {
+                    None => not_found("episode", episode_id),
+                    Some(status) => StoreError::LeaseLost(format!(
+                        "episode '{episode_id}' is no longer held by {} (attempt {}); it is \
+                         {status}, taken over or ended elsewhere",
+                        held.owner, held.attempt
+                    )),
+                }
+            }
+
+            /// An unfenced graph write linked to an episode: the episode must exist.
+            async fn check_episode(
+                tx: &mut Connection,
+                project: &str,
+                episode_id: &str,
+            ) -> Result<(), StoreError> {
+                let found: i64 = sqlx::query_scalar(sql::COUNT_EPISODE)
+                    .bind(project)
+                    .bind(episode_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                if found == 0 {
+                    return Err(not_found("episode", episode_id));
                 }
                 Ok(())
             }
@@ -423,6 +463,9 @@ macro_rules! graph_methods {
                     entities_skipped: 0,
                     created_at: at.clone(),
                     updated_at: at,
+                    lease_owner: None,
+                    lease_expires_at: None,
+                    available_at: None,
                 };
                 let mut tx = self.pool.begin().await.map_err(backend)?;
                 insert_document(&stored.document())
@@ -461,7 +504,13 @@ macro_rules! graph_methods {
             })
         }
 
-        fn claim_episodes(&self, limit: usize, ingest_only: bool) -> StoreFuture<'_, Vec<Episode>> {
+        fn claim_episodes<'a>(
+            &'a self,
+            owner: &'a str,
+            lease: std::time::Duration,
+            limit: usize,
+            ingest_only: bool,
+        ) -> StoreFuture<'a, Vec<Episode>> {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
                 if limit == 0 {
@@ -472,27 +521,36 @@ macro_rules! graph_methods {
                     .bind(now())
                     .bind(ingest_only)
                     .bind(sql_limit(limit))
+                    .bind(owner)
+                    .bind($crate::clock::after(lease))
                     .fetch_all(&self.pool)
                     .await
                     .map_err(backend)?
                     .into_iter()
                     .map(Episode::try_from)
                     .collect::<Result<Vec<_>, _>>()?;
-                // RETURNING promises no order: oldest first, as taken.
+                // RETURNING promises no order: oldest first.
                 claimed.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
                 Ok(claimed)
             })
         }
 
-        fn requeue_interrupted_episodes(&self) -> StoreFuture<'_, u64> {
+        fn renew_episode_lease<'a>(
+            &'a self,
+            held: &'a quarry_core::model::EpisodeLease,
+            lease_for: std::time::Duration,
+        ) -> StoreFuture<'a, bool> {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
-                let requeued = sqlx::query(sql::REQUEUE_RUNNING_EPISODES)
-                    .bind(now())
+                let renewed = sqlx::query(sql::RENEW_EPISODE_LEASE)
+                    .bind($crate::clock::after(lease_for))
+                    .bind(&held.episode_id)
+                    .bind(&held.owner)
+                    .bind(held.attempt)
                     .execute(&self.pool)
                     .await
                     .map_err(backend)?;
-                Ok(requeued.rows_affected())
+                Ok(renewed.rows_affected() == 1)
             })
         }
 
@@ -500,6 +558,7 @@ macro_rules! graph_methods {
             &'a self,
             project: &'a str,
             id: &'a str,
+            held: Option<&'a quarry_core::model::EpisodeLease>,
             outcome: &'a EpisodeOutcome,
         ) -> StoreFuture<'a, Episode> {
             Box::pin(async move {
@@ -508,7 +567,11 @@ macro_rules! graph_methods {
                     None => EpisodeStatus::Done,
                     Some(_) => EpisodeStatus::Failed,
                 };
-                sqlx::query_as::<_, EpisodeRow>(sql::FINISH_EPISODE)
+                let text = match held {
+                    Some(_) => sql::FINISH_EPISODE_FENCED,
+                    None => sql::FINISH_EPISODE,
+                };
+                let mut query = sqlx::query_as::<_, EpisodeRow>(text)
                     .bind(project)
                     .bind(id)
                     .bind(status.as_str())
@@ -517,13 +580,109 @@ macro_rules! graph_methods {
                     .bind(outcome.entities_skipped)
                     .bind(outcome.relationships_stored)
                     .bind(outcome.relationships_skipped)
+                    .bind(now());
+                if let Some(held) = held {
+                    query = query.bind(&held.owner).bind(held.attempt);
+                }
+                let row = query.fetch_optional(&self.pool).await.map_err(backend)?;
+                match (row, held) {
+                    (Some(row), _) => Episode::try_from(row),
+                    (None, None) => Err(not_found("episode", id)),
+                    (None, Some(held)) => {
+                        let mut conn = self.pool.acquire().await.map_err(backend)?;
+                        Err(Self::lease_error(&mut conn, project, id, held).await)
+                    }
+                }
+            })
+        }
+
+        fn release_episode<'a>(
+            &'a self,
+            project: &'a str,
+            held: &'a quarry_core::model::EpisodeLease,
+            error: &'a str,
+            retry_after: std::time::Duration,
+        ) -> StoreFuture<'a, Episode> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let row = sqlx::query_as::<_, EpisodeRow>(sql::RELEASE_EPISODE)
+                    .bind(project)
+                    .bind(&held.episode_id)
+                    .bind(&held.owner)
+                    .bind(held.attempt)
+                    .bind(error)
+                    .bind($crate::clock::after(retry_after))
                     .bind(now())
                     .fetch_optional(&self.pool)
                     .await
-                    .map_err(backend)?
-                    .map(Episode::try_from)
-                    .transpose()?
-                    .ok_or_else(|| not_found("episode", id))
+                    .map_err(backend)?;
+                match row {
+                    Some(row) => Episode::try_from(row),
+                    None => {
+                        let mut conn = self.pool.acquire().await.map_err(backend)?;
+                        Err(Self::lease_error(&mut conn, project, &held.episode_id, held).await)
+                    }
+                }
+            })
+        }
+
+        fn retry_episodes<'a>(
+            &'a self,
+            project: &'a str,
+            ids: Option<&'a [String]>,
+        ) -> StoreFuture<'a, Vec<Episode>> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let at = now();
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                let mut retried: Vec<Episode> = Vec::new();
+                match ids {
+                    None => {
+                        let rows = sqlx::query_as::<_, EpisodeRow>(sql::RETRY_EPISODES)
+                            .bind(project)
+                            .bind(&at)
+                            .bind(None::<&str>)
+                            .fetch_all(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        for row in rows {
+                            retried.push(Episode::try_from(row)?);
+                        }
+                    }
+                    Some(ids) => {
+                        let mut seen = BTreeSet::new();
+                        for id in ids.iter().filter(|id| seen.insert(id.as_str())) {
+                            let row = sqlx::query_as::<_, EpisodeRow>(sql::RETRY_EPISODES)
+                                .bind(project)
+                                .bind(&at)
+                                .bind(id)
+                                .fetch_optional(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            if let Some(row) = row {
+                                retried.push(Episode::try_from(row)?);
+                                continue;
+                            }
+                            // Dropping `tx` undoes the episodes already requeued.
+                            let status: Option<String> = sqlx::query_scalar(sql::EPISODE_STATUS)
+                                .bind(project)
+                                .bind(id)
+                                .fetch_optional(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            return Err(match status {
+                                None => not_found("episode", id),
+                                Some(status) => StoreError::InvalidState(format!(
+                                    "episode '{id}' is {status}, not failed: only failed \
+                                     episodes can be retried"
+                                )),
+                            });
+                        }
+                    }
+                }
+                tx.commit().await.map_err(backend)?;
+                retried.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+                Ok(retried)
             })
         }
 
@@ -559,11 +718,16 @@ macro_rules! graph_methods {
         fn complete_episode<'a>(
             &'a self,
             project: &'a str,
-            id: &'a str,
+            held: &'a quarry_core::model::EpisodeLease,
             write: &'a GraphWrite,
             outcome: &'a EpisodeOutcome,
         ) -> StoreFuture<'a, GraphApplied> {
-            Box::pin(self.write_graph(project, Some(id), write, Some(outcome)))
+            Box::pin(self.write_graph(
+                project,
+                Some(&held.episode_id),
+                write,
+                Some((held, outcome)),
+            ))
         }
 
         fn recent_entities<'a>(
