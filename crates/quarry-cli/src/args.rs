@@ -33,8 +33,14 @@ pub enum Command {
     /// Documents the field agents search: add text or Markdown files.
     #[command(subcommand)]
     Doc(DocCommand),
-    /// Run the extraction pipeline for an entity (all fields, or --fields a,b).
+    /// Run the extraction pipeline for an entity (all fields, or --fields a,b): queue the run,
+    /// work it here and wait (--no-wait only queues it and prints the run id).
     Run(RunArgs),
+    /// Queue the failed or blocked fields of an entity again (all, or --fields a,b).
+    Retry(RetryArgs),
+    /// Work the durable queues (workflow field tasks and conversation episodes) without HTTP,
+    /// beside any number of other workers and servers on the same database.
+    Worker(WorkerArgs),
     /// The latest result per field of an entity.
     Results(EntityArg),
     /// Approve a pending result: its value is promoted into the entity.
@@ -231,6 +237,37 @@ pub struct RunArgs {
     /// Only these fields, comma-separated.
     #[arg(long)]
     pub fields: Option<String>,
+    /// Only queue the run and print its id; `quarry worker` or `quarry serve` works it.
+    #[arg(long)]
+    pub no_wait: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RetryArgs {
+    pub entity: String,
+    /// Only these fields, comma-separated (default: every failed or blocked field).
+    #[arg(long)]
+    pub fields: Option<String>,
+    /// Only queue them again; a worker picks them up.
+    #[arg(long)]
+    pub no_wait: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Seconds a claim lasts without a heartbeat (another worker takes it over after that).
+    #[arg(long, default_value_t = 30)]
+    pub lease_secs: u64,
+    #[command(flatten)]
+    pub graph: GraphArgs,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
@@ -250,6 +287,9 @@ pub struct ReviewArgs {
     /// Why the value is wrong (reject only); the field is re-extracted with it.
     #[arg(long)]
     pub reason: Option<String>,
+    /// Only queue the feedback rerun; do not work it here.
+    #[arg(long)]
+    pub no_wait: bool,
     /// Who reviews (default: $USER).
     #[arg(long)]
     pub reviewer: Option<String>,
@@ -339,7 +379,8 @@ pub struct ModelArgs {
     /// Transport retries per model call (5xx, 429 and connection errors, with backoff).
     #[arg(long, default_value_t = 3)]
     pub retries: u32,
-    /// Model calls in flight at once.
+    /// Model calls in flight at once (for `worker` and `serve`, also the field tasks worked at
+    /// once).
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
     /// When fields stay unresolved, ask in the terminal and try again with the answer.
@@ -384,6 +425,9 @@ pub struct ServeArgs {
     pub embedder: Option<String>,
     #[command(flatten)]
     pub graph: GraphArgs,
+    /// Do not work the queues in this process (leave them to `quarry worker` processes).
+    #[arg(long)]
+    pub no_worker: bool,
 }
 
 /// How conversation episodes become graph entities.

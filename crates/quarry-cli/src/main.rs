@@ -11,11 +11,13 @@ mod failure;
 mod graph;
 mod jsonl;
 mod model;
+mod owner;
 mod retrieval;
 mod schema_extract;
 mod serve;
 mod table;
 mod team;
+mod worker;
 mod workspace;
 
 use std::process::ExitCode;
@@ -35,6 +37,8 @@ fn main() -> ExitCode {
         Command::Entity(command) => team::entities(command),
         Command::Doc(command) => team::documents(command),
         Command::Run(args) => team::run(args),
+        Command::Retry(args) => team::retry(args),
+        Command::Worker(args) => worker::run(args),
         Command::Results(args) => team::results(args),
         Command::Approve(args) => team::review(args, true),
         Command::Reject(args) => team::review(args, false),

@@ -6,8 +6,13 @@ use anyhow::Context;
 use std::sync::Arc;
 
 use quarry_agent::Extractor;
+use std::time::Duration;
+
 use quarry_graph::GraphWorker;
+use quarry_pipeline::{WorkerConfig, WorkerSignal};
 use quarry_server::ServerConfig;
+
+use crate::owner::worker_owner;
 
 use crate::agents::pipeline;
 use crate::graph::graph_extractor;
@@ -18,7 +23,8 @@ use crate::workspace::{configured_database, open_store};
 use crate::args::ServeArgs;
 use crate::failure::Failure;
 
-pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
+/// Logs to stderr, filtered by `QUARRY_LOG` (default `info`).
+pub fn init_logging() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG")
@@ -26,6 +32,47 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         )
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(terminate) => terminate,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
+
+/// The episode queue's background worker over `store`.
+pub fn start_graph_worker(
+    runtime: &tokio::runtime::Runtime,
+    store: Arc<dyn quarry_core::store::Store>,
+    retriever: Arc<dyn quarry_core::retrieval::Retriever>,
+    model: &crate::args::ModelArgs,
+    graph: &crate::args::GraphArgs,
+) -> Result<quarry_graph::GraphWorkerHandle, Failure> {
+    let extractor = graph_extractor(store, model, graph)?.with_retriever(retriever);
+    let _entered = runtime.enter();
+    Ok(GraphWorker::start(Arc::new(extractor)))
+}
+
+pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
+    init_logging();
     let agent = if chosen_model(&args.model).is_some() {
         let (client, spec) = client_from(&args.model)?;
         Some(Arc::new(Extractor::new(
@@ -37,6 +84,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         None
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let mut task_worker = None;
     let mut config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
         agent,
@@ -52,23 +100,42 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             args.embedder.as_deref(),
             args.model.base_url.clone(),
         )?;
-        let extractor = graph_extractor(store.clone(), &args.model, &args.graph)?
-            .with_retriever(retriever.clone());
-        let worker = {
-            let _entered = runtime.enter();
-            GraphWorker::start(Arc::new(extractor))
-        };
-        config.pipeline = Some(Arc::new(pipeline(
-            store.clone(),
-            retriever.clone(),
-            &args.model,
-        )));
+        let pipeline = Arc::new(pipeline(store.clone(), retriever.clone(), &args.model));
+        if !args.no_worker {
+            let worker = start_graph_worker(
+                &runtime,
+                store.clone(),
+                retriever.clone(),
+                &args.model,
+                &args.graph,
+            )?;
+            config.graph_worker = Some(Arc::new(worker));
+            let signal = WorkerSignal::new();
+            let worker_config = WorkerConfig {
+                owner: worker_owner(),
+                concurrency: args.model.concurrency.max(1),
+                ..WorkerConfig::default()
+            };
+            let (working, stop) = (pipeline.clone(), signal.clone());
+            task_worker = Some((
+                runtime.spawn(async move { working.work(&worker_config, &stop).await }),
+                signal.clone(),
+            ));
+            config.task_worker = Some(signal);
+        }
+        config.pipeline = Some(pipeline);
         config.retriever = Some(retriever);
-        config.graph_worker = Some(Arc::new(worker));
         config.store = Some(store);
     }
-    runtime
+    let served = runtime
         .block_on(quarry_server::serve(args.addr, config))
-        .with_context(|| format!("serving on {}", args.addr))?;
+        .with_context(|| format!("serving on {}", args.addr));
+    if let Some((handle, signal)) = task_worker {
+        // Tasks in flight get a few seconds to end; the rest are taken over by other workers
+        // once their leases expire.
+        signal.stop();
+        let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(5), handle));
+    }
+    served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,33 +6,27 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use quarry_core::ErrorCode;
-use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision};
+use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision, RunStatus};
 use quarry_pipeline::documents::Documents;
-use quarry_pipeline::{PipelineError, load_entity_types};
-use serde_json::{Map, Value};
+use quarry_pipeline::{PipelineError, RunReport, WorkerConfig, load_entity_types};
+use serde_json::{Map, Value, json};
 
 use crate::agents;
 use crate::args::{
-    DocCommand, EntityArg, EntityCommand, HistoryArgs, KeyCommand, ReviewArgs, RunArgs, TypeCommand,
+    DocCommand, EntityArg, EntityCommand, HistoryArgs, KeyCommand, RetryArgs, ReviewArgs, RunArgs,
+    TypeCommand,
 };
 use crate::document_file::read_document;
 use crate::extract::read_file;
 use crate::failure::{Failure, storage};
+use crate::owner::worker_owner;
 use crate::table::{print_json, print_results, print_table};
 use crate::workspace::Workspace;
 
 const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
 
 fn pipeline_failure(error: PipelineError) -> Failure {
-    let code = match &error {
-        PipelineError::Store(store_error) => store_error.code(),
-        PipelineError::EntityType(_) => ErrorCode::InvalidEntityType,
-        PipelineError::EntityNotFound(_) | PipelineError::ResultNotFound(_) => ErrorCode::NotFound,
-        PipelineError::EntityTypeNotFound(_) => ErrorCode::UnknownEntityType,
-        PipelineError::UnknownField { .. } => ErrorCode::UnknownField,
-        PipelineError::InvalidValue { .. } => ErrorCode::InvalidValue,
-    };
-    Failure::coded(code, error)
+    Failure::coded(error.code(), error)
 }
 
 pub fn types(command: TypeCommand) -> Result<ExitCode, Failure> {
@@ -284,41 +278,137 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let ws = Workspace::open(&args.store)?;
     let retriever = ws.retriever(true)?;
     let pipeline = agents::pipeline(ws.store.clone(), retriever, &args.model);
-    let fields = args.fields.map(|raw| {
+    let fields = comma_list(args.fields.as_deref());
+    let who = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
+    let (run, _) = ws
+        .runtime
+        .block_on(pipeline.start(&ws.project, &args.entity, fields, &format!("cli:{who}")))
+        .map_err(pipeline_failure)?;
+    if args.no_wait {
+        if ws.json {
+            return print_json(&run);
+        }
+        println!("{}", run.id);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = wait_for(
+        &ws,
+        &pipeline,
+        &run.id,
+        &format!("extracting {}", args.entity),
+    )?;
+    print_report(&ws, &report)
+}
+
+/// Works the run here (beside any other worker) until it settles, with a spinner.
+fn wait_for(
+    ws: &Workspace,
+    pipeline: &quarry_pipeline::Pipeline,
+    run_id: &str,
+    message: &str,
+) -> Result<RunReport, Failure> {
+    let progress = spinner(message);
+    let worker = WorkerConfig {
+        owner: worker_owner(),
+        ..WorkerConfig::default()
+    };
+    let report = ws
+        .runtime
+        .block_on(pipeline.wait(&ws.project, run_id, &worker))
+        .map_err(pipeline_failure)?;
+    progress.finish_and_clear();
+    Ok(report)
+}
+
+/// Prints a run's report; the exit status says how it ended: 0 completed, 3 waiting for a
+/// person, and `ExtractionFailed`'s status when it failed or was partial.
+fn print_report(ws: &Workspace, report: &RunReport) -> Result<ExitCode, Failure> {
+    if ws.json {
+        print_json(report)?;
+    } else {
+        println!("run {}: {:?}", report.run.id, report.run.status);
+        let rows = report
+            .fields
+            .iter()
+            .map(|field| {
+                let outcome = serde_json::to_value(&field.outcome).unwrap_or(Value::Null);
+                let status = outcome["status"].as_str().unwrap_or("?").to_owned();
+                let detail = outcome
+                    .get("value")
+                    .or_else(|| outcome.get("reason"))
+                    .or_else(|| outcome.get("waiting_on"))
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                vec![field.field.clone(), status, detail]
+            })
+            .collect();
+        print_table(&["field", "outcome", "value / reason"], rows);
+    }
+    let code = match report.run.status {
+        RunStatus::Completed | RunStatus::Running => return Ok(ExitCode::SUCCESS),
+        RunStatus::WaitingHuman => ErrorCode::NeedsPerson,
+        RunStatus::Failed | RunStatus::Partial => ErrorCode::ExtractionFailed,
+    };
+    if !ws.json {
+        eprintln!(
+            "run {} ended {:?}: {}",
+            report.run.id,
+            report.run.status,
+            report.run.error.as_deref().unwrap_or(code.hint())
+        );
+    }
+    Ok(ExitCode::from(code.exit_status()))
+}
+
+fn comma_list(raw: Option<&str>) -> Option<Vec<String>> {
+    raw.map(|raw| {
         raw.split(',')
             .map(str::trim)
             .filter(|f| !f.is_empty())
             .map(str::to_owned)
             .collect()
-    });
-    let who = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
-    let progress = spinner(&format!("extracting {}", args.entity));
-    let report = ws
+    })
+}
+
+/// `quarry retry ENTITY [--fields a,b]`: the failed or blocked fields start over.
+pub fn retry(args: RetryArgs) -> Result<ExitCode, Failure> {
+    let ws = Workspace::open(&args.store)?;
+    let retriever = ws.retriever(true)?;
+    let pipeline = agents::pipeline(ws.store.clone(), retriever, &args.model);
+    let fields = comma_list(args.fields.as_deref());
+    let tasks = ws
         .runtime
-        .block_on(pipeline.run(&ws.project, &args.entity, fields, &format!("cli:{who}")))
+        .block_on(pipeline.retry(&ws.project, &args.entity, fields.as_deref()))
         .map_err(pipeline_failure)?;
-    progress.finish_and_clear();
-    if ws.json {
-        return print_json(&report);
+    if tasks.is_empty() {
+        return Err(Failure::coded(
+            ErrorCode::InvalidState,
+            format!(
+                "entity '{}' has no failed or blocked field to retry",
+                args.entity
+            ),
+        ));
     }
-    println!("run {}: {:?}", report.run.id, report.run.status);
-    let rows = report
-        .fields
-        .iter()
-        .map(|field| {
-            let outcome = serde_json::to_value(&field.outcome).unwrap_or(Value::Null);
-            let status = outcome["status"].as_str().unwrap_or("?").to_owned();
-            let detail = outcome
-                .get("value")
-                .or_else(|| outcome.get("reason"))
-                .or_else(|| outcome.get("waiting_on"))
-                .map(Value::to_string)
-                .unwrap_or_default();
-            vec![field.field.clone(), status, detail]
-        })
-        .collect();
-    print_table(&["field", "outcome", "value / reason"], rows);
-    Ok(ExitCode::SUCCESS)
+    if args.no_wait {
+        if ws.json {
+            return print_json(&tasks);
+        }
+        for task in &tasks {
+            println!("{} queued again in run {}", task.field_name, task.run_id);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut runs: Vec<&str> = tasks.iter().map(|t| t.root_run_id.as_str()).collect();
+    runs.dedup();
+    let mut status = ExitCode::SUCCESS;
+    for run_id in runs {
+        let report = wait_for(&ws, &pipeline, run_id, &format!("retrying {}", args.entity))?;
+        let printed = print_report(&ws, &report)?;
+        if printed != ExitCode::SUCCESS {
+            status = printed;
+        }
+    }
+    Ok(status)
 }
 
 pub fn results(args: EntityArg) -> Result<ExitCode, Failure> {
@@ -372,14 +462,20 @@ pub fn review(args: ReviewArgs, approve: bool) -> Result<ExitCode, Failure> {
         .clone()
         .or_else(|| std::env::var("USER").ok())
         .unwrap_or_else(|| "cli".to_owned());
-    let progress = spinner("reviewing");
     let outcome = ws
         .runtime
         .block_on(pipeline.review(&ws.project, &args.result, decision, &reviewer))
         .map_err(pipeline_failure)?;
-    progress.finish_and_clear();
+    let rerun = match &outcome.rerun {
+        Some(run) if !args.no_wait => Some(wait_for(&ws, &pipeline, &run.id, "re-extracting")?),
+        _ => None,
+    };
     if ws.json {
-        return print_json(&outcome);
+        return print_json(&json!({
+            "result": outcome.result,
+            "entity": outcome.entity,
+            "rerun": rerun.as_ref().map(serde_json::to_value).transpose().map_err(anyhow::Error::from)?.or_else(|| outcome.rerun.as_ref().and_then(|r| serde_json::to_value(r).ok())),
+        }));
     }
     println!(
         "{} {} ({} = {})",
@@ -388,8 +484,15 @@ pub fn review(args: ReviewArgs, approve: bool) -> Result<ExitCode, Failure> {
         outcome.result.field_name,
         outcome.result.value
     );
-    if let Some(rerun) = &outcome.rerun {
-        println!("re-extracted with the feedback in run {}", rerun.run.id);
+    match (&rerun, &outcome.rerun) {
+        (Some(report), _) => {
+            println!("run {} followed: {:?}", report.run.id, report.run.status);
+            print_report(&ws, report)
+        }
+        (None, Some(run)) => {
+            println!("queued run {}", run.id);
+            Ok(ExitCode::SUCCESS)
+        }
+        (None, None) => Ok(ExitCode::SUCCESS),
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -62,17 +62,11 @@ pub fn configured_database(flag: Option<&str>) -> Option<String> {
     flag.map(str::to_owned).or_else(|| env("QUARRY_DB"))
 }
 
-/// Opens the store at `url` (migrations applied) and marks runs a crash left `running` as failed,
-/// before anything else uses it.
+/// Opens the store at `url` (migrations applied). Nothing else is written: work a crashed
+/// process left behind is taken over by workers once its lease expires, never swept here
+/// (another live process may own it).
 pub fn open_store(runtime: &tokio::runtime::Runtime, url: &str) -> Result<Arc<dyn Store>, Failure> {
-    let store = runtime.block_on(quarry_store::open(url)).map_err(|error| {
-        Failure::coded(ErrorCode::StorageError, format!("opening {url}: {error}"))
-    })?;
-    let interrupted = runtime
-        .block_on(store.fail_interrupted_runs())
-        .map_err(|error| Failure::coded(ErrorCode::StorageError, error))?;
-    if interrupted > 0 {
-        eprintln!("marked {interrupted} interrupted run(s) as failed");
-    }
-    Ok(store)
+    runtime
+        .block_on(quarry_store::open(url))
+        .map_err(|error| Failure::coded(ErrorCode::StorageError, format!("opening {url}: {error}")))
 }

@@ -305,9 +305,44 @@ fn rest_api_authenticates_scopes_and_isolates_projects() {
     assert_eq!(status, 201);
 
     team.script_field("m-ceo", json!("Jane Doe"));
-    let (status, report) = call(Some(&all), "POST", &format!("/v1/workflows/{id}"), None);
-    assert_eq!(status, 200, "{report}");
+    let (status, queued) = call(Some(&all), "POST", &format!("/v1/workflows/{id}"), None);
+    assert_eq!(
+        status, 202,
+        "the run is queued, not run inside the request: {queued}"
+    );
+    assert_eq!(queued["nodes"][0]["field"], "ceo", "{queued:#}");
+    // The server's own worker works it; the workflow status shows each node.
+    let mut report = Value::Null;
+    for _ in 0..600 {
+        let (status, current) = call(Some(&reader), "GET", &format!("/v1/workflows/{id}"), None);
+        assert_eq!(status, 200, "{current}");
+        report = current;
+        if report["run"]["status"] != "running" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     assert_eq!(report["run"]["status"], "completed", "{report:#}");
+    let ceo_node = report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["field"] == "ceo")
+        .unwrap();
+    assert_eq!(ceo_node["state"], "done", "{report:#}");
+    assert_eq!(ceo_node["attempts"], 1);
+    let (status, retried) = call(
+        Some(&all),
+        "POST",
+        &format!("/v1/workflows/{id}/retry"),
+        None,
+    );
+    assert_eq!(status, 202, "{retried}");
+    assert_eq!(
+        retried["retried"],
+        json!([]),
+        "nothing failed, nothing retried"
+    );
 
     let (status, latest) = call(Some(&reader), "GET", &format!("/v1/extraction/{id}"), None);
     assert_eq!(status, 200);

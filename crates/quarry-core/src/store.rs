@@ -13,8 +13,9 @@ use thiserror::Error;
 
 use crate::model::{
     ApiKey, Document, Entity, EntityType, Episode, EpisodeLease, EpisodeOutcome, ExtractionResult,
-    ExtractionRun, FeedbackSummary, GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult,
-    Relation, ReviewDecision, RunScope, RunStatus, StoredChunk,
+    ExtractionRun, FeedbackSummary, FieldTask, GraphApplied, GraphWrite, NewEntity, NewEpisode,
+    NewResult, NewWorkflow, Relation, ReviewDecision, RunScope, RunStatus, StoredChunk,
+    TaskCompletion, TaskLease,
 };
 
 /// A boxed, sendable future, so `Store` is object-safe (`Arc<dyn Store>`).
@@ -31,6 +32,10 @@ pub enum StoreError {
     InvalidState(String),
     #[error("storage failed: {0}")]
     Backend(String),
+    /// A completion whose lease was taken over (it expired and another worker claimed the
+    /// unit): nothing was written.
+    #[error("lease lost: {0}")]
+    LeaseLost(String),
 }
 
 impl StoreError {
@@ -42,6 +47,7 @@ impl StoreError {
             StoreError::Conflict(_) => ErrorCode::Conflict,
             StoreError::InvalidState(_) => ErrorCode::InvalidState,
             StoreError::Backend(_) => ErrorCode::StorageError,
+            StoreError::LeaseLost(_) => ErrorCode::LeaseLost,
         }
     }
 }
@@ -52,6 +58,10 @@ pub struct Reviewed {
     pub result: ExtractionResult,
     /// For an approval: the entity with the value promoted into its fields.
     pub entity: Option<Entity>,
+    /// The feedback rerun queued with the review.
+    pub rerun: Option<ExtractionRun>,
+    /// Runs whose tasks waited for this approval and now move on (their dependents queued).
+    pub resumed: Vec<String>,
 }
 
 pub trait Store: Send + Sync {
@@ -169,8 +179,74 @@ pub trait Store: Send + Sync {
         entity_id: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<ExtractionRun>>;
-    /// On start-up: runs left `running` by a crash are marked `failed`; returns how many.
-    fn fail_interrupted_runs(&self) -> StoreFuture<'_, u64>;
+
+    // --- workflow tasks (the durable, leased queue) ----------------------------------------
+    /// One transaction: a run (`running`) and its field tasks, settled at once (pending tasks
+    /// whose dependencies are done become queued; a run with nothing to do ends at once).
+    fn create_workflow<'a>(
+        &'a self,
+        project: &'a str,
+        workflow: &'a NewWorkflow,
+    ) -> StoreFuture<'a, (ExtractionRun, Vec<FieldTask>)>;
+    /// Takes up to `limit` tasks of any project, atomically: queued ones whose backoff has
+    /// passed and running ones whose lease expired. Each becomes `running` under `owner` until
+    /// now + `lease`, with one more attempt. With `root_run_id`, only tasks under that root.
+    fn claim_tasks<'a>(
+        &'a self,
+        owner: &'a str,
+        lease: Duration,
+        limit: usize,
+        root_run_id: Option<&'a str>,
+    ) -> StoreFuture<'a, Vec<FieldTask>>;
+    /// The heartbeat: pushes the lease to now + `lease` while `lease` is still held; `false`
+    /// when it was taken over (or the task ended).
+    fn renew_task_lease<'a>(
+        &'a self,
+        held: &'a TaskLease,
+        lease: Duration,
+    ) -> StoreFuture<'a, bool>;
+    /// One transaction, fenced by `held` (else [`StoreError::LeaseLost`] and nothing written):
+    /// the results recorded (earlier ones of the field superseded), the task ended, the
+    /// follow-up runs created, the run settled.
+    fn complete_task<'a>(
+        &'a self,
+        project: &'a str,
+        held: &'a TaskLease,
+        completion: &'a TaskCompletion,
+    ) -> StoreFuture<'a, FieldTask>;
+    /// A transient failure: the task goes back to `queued`, claimable after `retry_after`,
+    /// with `error` kept as its last error. Fenced like [`complete_task`](Self::complete_task).
+    fn release_task<'a>(
+        &'a self,
+        project: &'a str,
+        held: &'a TaskLease,
+        error: &'a str,
+        retry_after: Duration,
+        tokens_used: i64,
+        duration_ms: i64,
+    ) -> StoreFuture<'a, FieldTask>;
+    fn get_task<'a>(&'a self, project: &'a str, id: &'a str) -> StoreFuture<'a, Option<FieldTask>>;
+    /// A run's tasks in the order they were created (the entity type's field order).
+    fn run_tasks<'a>(
+        &'a self,
+        project: &'a str,
+        run_id: &'a str,
+    ) -> StoreFuture<'a, Vec<FieldTask>>;
+    /// The run and every run started under it (cascades), oldest first.
+    fn runs_under_root<'a>(
+        &'a self,
+        project: &'a str,
+        root_run_id: &'a str,
+    ) -> StoreFuture<'a, Vec<ExtractionRun>>;
+    /// One transaction: the latest task of each field of the entity (of `fields` when given)
+    /// that is failed or blocked starts over (attempts from zero; blocked ones wait for their
+    /// dependencies again) and its run is settled again. Returns the tasks restarted.
+    fn retry_tasks<'a>(
+        &'a self,
+        project: &'a str,
+        entity_id: &'a str,
+        fields: Option<&'a [String]>,
+    ) -> StoreFuture<'a, Vec<FieldTask>>;
     /// One transaction: every earlier pending/approved result of each (entity, field) in
     /// `results` becomes superseded, then `results` are inserted.
     fn record_results<'a>(
@@ -198,12 +274,16 @@ pub trait Store: Send + Sync {
     ) -> StoreFuture<'a, Vec<ExtractionResult>>;
     /// One transaction: the result's status and review columns, a review event, and for an
     /// approval the value promoted into the entity's fields. Only pending results can be reviewed.
+    /// An approval ends the field's tasks that wait for a person (`done`; their runs settle, so
+    /// dependents are queued); a rejection fails the task that waited on this result. `rerun`
+    /// (the feedback rerun of a rejection with a reason) is created in the same transaction.
     fn review_result<'a>(
         &'a self,
         project: &'a str,
         id: &'a str,
         decision: &'a ReviewDecision,
         reviewer: &'a str,
+        rerun: Option<&'a NewWorkflow>,
     ) -> StoreFuture<'a, Reviewed>;
     fn feedback_summary<'a>(
         &'a self,

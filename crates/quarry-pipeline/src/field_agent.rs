@@ -76,6 +76,10 @@ pub(crate) struct FieldValue {
 pub(crate) struct FieldFailure {
     pub agent_id: String,
     pub reason: String,
+    /// The model call failed in a way that may pass later (connection, timeout, 429, 5xx):
+    /// the task is retried with backoff rather than failed.
+    pub transient: bool,
+    pub tokens_used: i64,
 }
 
 enum Verdict {
@@ -97,6 +101,8 @@ pub(crate) async fn extract_field(
     let fail = |reason: String, usage: Usage| FieldFailure {
         agent_id: settings.agent_id.to_owned(),
         reason: format!("{reason} ({} tokens)", usage.total()),
+        transient: false,
+        tokens_used: usage.total() as i64,
     };
     let submit_schema_json = submit_schema(field);
     let submit_schema = Schema::from_value(&submit_schema_json)
@@ -130,7 +136,10 @@ pub(crate) async fn extract_field(
             .client
             .chat(&request)
             .await
-            .map_err(|error| fail(format!("model call failed: {error}"), usage))?;
+            .map_err(|error| FieldFailure {
+                transient: error.is_transient(),
+                ..fail(format!("model call failed: {error}"), usage)
+            })?;
         usage.add(response.usage);
         messages.push(Message {
             role: Role::Assistant,

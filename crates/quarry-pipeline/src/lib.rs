@@ -6,7 +6,9 @@
 //!
 //! Code map: `entity_types` loads and validates types; `layers` orders fields; `tools` are what a
 //! field agent may call (and the BM25 search); `field_agent` is one field's loop; `consensus`
-//! picks among agents; `cascade` creates connected entities; `run` is the [`Pipeline`];
+//! picks among agents; `cascade` creates connected entities; `plan` turns a request into a run's
+//! tasks; `task` runs one claimed task; `worker` claims, heartbeats and completes under leases;
+//! `run` is the [`Pipeline`] (start, wait, report, review, retry);
 //! `documents` is the one path that adds a document (store, links, index, chunks).
 
 mod cascade;
@@ -15,8 +17,11 @@ pub mod documents;
 mod entity_types;
 mod field_agent;
 mod layers;
+mod plan;
 mod run;
+mod task;
 mod tools;
+mod worker;
 
 pub use consensus::{ConsensusDecision, decide, values_agree};
 pub use entity_types::{entity_type_from_value, load_entity_types, validate_entity_type};
@@ -26,3 +31,4 @@ pub use run::{
     AgentRegistry, FieldOutcome, FieldReport, Pipeline, PipelineConfig, PipelineError,
     ResolvedAgent, ReviewOutcome, RunReport,
 };
+pub use worker::{WorkerConfig, WorkerSignal, WorkerStats, backoff};

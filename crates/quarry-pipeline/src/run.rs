@@ -1,34 +1,29 @@
-//! [`Pipeline`]: runs an entity's fields layer by layer (fields of a layer concurrently, bounded),
-//! records results through the [`Store`], parks the run while a person must answer or approve,
-//! and reacts to reviews (reject with a reason → rerun with feedback; approve a gated field →
-//! resume its dependents).
+//! [`Pipeline`]: an entity's fields as a workflow run on the durable task queue (planned in
+//! `plan.rs`, worked by `worker.rs`, one task at a time by `task.rs`), the run's report, and the
+//! reactions to reviews (reject with a reason → a feedback rerun queued in the review's
+//! transaction; approving a gated field → its waiting dependents move on).
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use futures_util::StreamExt;
-use futures_util::future::join_all;
+use quarry_core::ErrorCode;
 use quarry_core::model::{
     Confidence, Entity, EntityType, EntityTypeError, ExtractionResult, ExtractionRun, FieldSpec,
-    NewResult, ResultStatus, ReviewDecision, RunScope, RunStatus, SourceRef,
+    FieldTask, NewResult, NodeState, ResultStatus, ReviewDecision, SourceRef,
 };
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::{Store, StoreError};
 use quarry_llm::LlmClient;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::cascade::create_cascade;
-use crate::consensus::decide;
 use crate::documents::Documents;
-use crate::field_agent::{
-    AgentSettings, FieldContext, FieldFailure, FieldValue, extract_field, feedback_sentence,
-    value_problems,
-};
-use crate::layers::DependencyLayers;
+use crate::field_agent::{feedback_sentence, value_problems};
+use crate::plan::{RunRequest, plan_workflow};
+use crate::worker::WorkerConfig;
 
 /// A model an agent name (a model string such as `openai:gpt-4o-mini`) stands for.
 #[derive(Clone)]
@@ -57,6 +52,9 @@ pub struct PipelineConfig {
     pub connected_limit: usize,
     pub temperature: Option<f32>,
     pub max_completion_tokens: u32,
+    /// Claims of a field task before it fails (transient model failures are retried with
+    /// backoff; a worker that died mid-task also used up an attempt).
+    pub max_attempts: i64,
 }
 
 impl Default for PipelineConfig {
@@ -69,6 +67,7 @@ impl Default for PipelineConfig {
             connected_limit: 10,
             temperature: None,
             max_completion_tokens: 1024,
+            max_attempts: 3,
         }
     }
 }
@@ -87,8 +86,26 @@ pub enum PipelineError {
     UnknownField { entity_type: String, field: String },
     #[error("no extraction result '{0}' in this project")]
     ResultNotFound(String),
+    #[error("no workflow run '{0}' in this project")]
+    RunNotFound(String),
     #[error("field '{field}': {message}")]
     InvalidValue { field: String, message: String },
+}
+
+impl PipelineError {
+    /// The stable code both hosts answer with (HTTP status, exit status from the one table).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            PipelineError::Store(error) => error.code(),
+            PipelineError::EntityType(_) => ErrorCode::InvalidEntityType,
+            PipelineError::EntityNotFound(_)
+            | PipelineError::ResultNotFound(_)
+            | PipelineError::RunNotFound(_) => ErrorCode::NotFound,
+            PipelineError::EntityTypeNotFound(_) => ErrorCode::UnknownEntityType,
+            PipelineError::UnknownField { .. } => ErrorCode::UnknownField,
+            PipelineError::InvalidValue { .. } => ErrorCode::InvalidValue,
+        }
+    }
 }
 
 /// What a run did, field by field, in layer order.
@@ -140,6 +157,8 @@ pub enum FieldOutcome {
         reason: String,
         result_ids: Vec<String>,
     },
+    /// Still queued or running (a report read while the run moves).
+    InProgress { state: NodeState },
 }
 
 /// A review and what it triggered.
@@ -148,31 +167,19 @@ pub struct ReviewOutcome {
     pub result: ExtractionResult,
     /// For an approval: the entity with the value promoted.
     pub entity: Option<Entity>,
-    /// The feedback rerun (reject with a reason) or the resumed dependents (approval of a gated
-    /// field).
-    pub rerun: Option<RunReport>,
+    /// The feedback rerun queued with a rejection that gave a reason, or the run whose
+    /// dependents an approval (or a person's answer) let move on. Work it (or let a worker) and
+    /// read its report with [`Pipeline::report`].
+    pub rerun: Option<ExtractionRun>,
 }
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 pub struct Pipeline {
     store: Arc<dyn Store>,
     retriever: Arc<dyn Retriever>,
     agents: Arc<dyn AgentRegistry>,
     config: PipelineConfig,
-}
-
-/// What every field of one run shares.
-struct RunShared<'a> {
-    project: &'a str,
-    run_id: &'a str,
-    triggered_by: &'a str,
-    entity: &'a Entity,
-    entity_type: &'a EntityType,
-    parent: Option<&'a Entity>,
-    neighbours: &'a [Entity],
-    feedback: &'a HashMap<String, String>,
-    depth: u32,
 }
 
 impl Pipeline {
@@ -200,12 +207,44 @@ impl Pipeline {
         &self.retriever
     }
 
+    pub(crate) fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
+    pub(crate) fn agent_registry(&self) -> &dyn AgentRegistry {
+        self.agents.as_ref()
+    }
+
     /// Adding and linking documents over this pipeline's store and retriever.
     pub fn documents(&self) -> Documents {
         Documents::new(self.store.clone(), self.retriever.clone())
     }
 
-    /// Extracts `fields` (all when `None`) of an entity.
+    /// Queues a run of `fields` (all when `None`) of an entity and returns at once: the run
+    /// (`running`, or already settled when nothing can run) and its tasks. Workers do the rest.
+    pub async fn start(
+        &self,
+        project: &str,
+        entity_id: &str,
+        fields: Option<Vec<String>>,
+        triggered_by: &str,
+    ) -> Result<(ExtractionRun, Vec<FieldTask>), PipelineError> {
+        let (entity, entity_type) = self.load(project, entity_id).await?;
+        let latest = self.store.latest_results(project, entity_id).await?;
+        let request = RunRequest {
+            fields: fields.as_deref(),
+            triggered_by,
+            feedback: HashMap::new(),
+            root_run_id: None,
+            depth: 0,
+            max_attempts: self.config.max_attempts,
+        };
+        let workflow = plan_workflow(&entity, &entity_type, &latest, &request)?;
+        Ok(self.store.create_workflow(project, &workflow).await?)
+    }
+
+    /// Queues a run and works it in this process until it (and every cascade under it) has
+    /// settled, then reports it. Other workers may take some of its tasks; this waits for them.
     pub async fn run(
         &self,
         project: &str,
@@ -213,83 +252,137 @@ impl Pipeline {
         fields: Option<Vec<String>>,
         triggered_by: &str,
     ) -> Result<RunReport, PipelineError> {
-        self.run_inner(project, entity_id, fields, triggered_by, HashMap::new(), 0)
-            .await
+        let (run, _) = self.start(project, entity_id, fields, triggered_by).await?;
+        self.wait(project, &run.id, &WorkerConfig::default()).await
     }
 
-    fn run_inner<'a>(
-        &'a self,
-        project: &'a str,
-        entity_id: &'a str,
-        fields: Option<Vec<String>>,
-        triggered_by: &'a str,
-        feedback: HashMap<String, String>,
-        depth: u32,
-    ) -> BoxFuture<'a, Result<RunReport, PipelineError>> {
-        Box::pin(async move {
-            let store = self.store.as_ref();
-            let (entity, entity_type) = self.load(project, entity_id).await?;
-            let layers = DependencyLayers::of(&entity_type)?;
-            if let Some(names) = &fields {
-                for name in names {
-                    field_spec(&entity_type, name)?;
-                }
+    /// Works the tasks under `run_id` in this process (as `worker.owner`) until it has settled,
+    /// then reports it.
+    pub async fn wait(
+        &self,
+        project: &str,
+        run_id: &str,
+        worker: &WorkerConfig,
+    ) -> Result<RunReport, PipelineError> {
+        let worker = WorkerConfig {
+            concurrency: self.config.max_concurrency.max(1),
+            ..worker.clone()
+        };
+        self.work_root(&worker, project, run_id).await?;
+        self.report(project, run_id).await
+    }
+
+    /// A run's report as the store has it now: each field's outcome in layer order, and, for a
+    /// root run, the runs its cascades started.
+    pub async fn report(&self, project: &str, run_id: &str) -> Result<RunReport, PipelineError> {
+        let run = self
+            .store
+            .get_run(project, run_id)
+            .await?
+            .ok_or_else(|| PipelineError::RunNotFound(run_id.to_owned()))?;
+        let fields = self.field_reports(&run).await?;
+        let mut cascaded = Vec::new();
+        for other in self.store.runs_under_root(project, run_id).await? {
+            if other.id != run.id {
+                let fields = self.field_reports(&other).await?;
+                cascaded.push(RunReport {
+                    run: other,
+                    fields,
+                    cascaded: Vec::new(),
+                });
             }
-            let scope = match &fields {
-                None => RunScope::Full,
-                Some(names)
-                    if names.iter().all(|n| {
-                        field_spec(&entity_type, n).is_ok_and(|f| f.consensus.is_some())
-                    }) =>
-                {
-                    RunScope::Consensus
-                }
-                Some(_) => RunScope::Field,
-            };
-            let run = store
-                .start_run(project, entity_id, scope, triggered_by, fields.as_deref())
-                .await?;
-            let requested: HashSet<String> = match &fields {
-                Some(names) => names.iter().cloned().collect(),
-                None => entity_type.fields.iter().map(|f| f.name.clone()).collect(),
-            };
-            let executed = self
-                .execute(
-                    project,
-                    &run.id,
-                    triggered_by,
-                    &entity,
-                    &entity_type,
-                    &layers,
-                    &requested,
-                    &feedback,
-                    depth,
-                )
-                .await;
-            match executed {
-                Ok((reports, cascaded)) => {
-                    let (status, error) = run_status(&reports);
-                    let run = store
-                        .finish_run(project, &run.id, status, error.as_deref())
-                        .await?;
-                    Ok(RunReport {
-                        run,
-                        fields: reports,
-                        cascaded,
-                    })
-                }
-                Err(error) => {
-                    let message = error.to_string();
-                    let _ = store
-                        .finish_run(project, &run.id, RunStatus::Failed, Some(&message))
-                        .await;
-                    Err(error)
-                }
-            }
+        }
+        Ok(RunReport {
+            run,
+            fields,
+            cascaded,
         })
     }
 
-    async fn load(
+    async fn field_reports(&self, run: &ExtractionRun) -> Result<Vec<FieldReport>, PipelineError> {
+        let project = run.project_id.as_str();
+        let tasks = self.store.run_tasks(project, &run.id).await?;
+        let mut reports = Vec::with_capacity(tasks.len());
+        for task in &tasks {
+            let outcome = match task.state {
+                NodeState::Done | NodeState::WaitingHuman => {
+                    let result = match &task.result_id {
+                        Some(id) => self.store.get_result(project, id).await?,
+                        None => None,
+                    };
+                    match (task.state, result) {
+                        (NodeState::Done, Some(result)) => FieldOutcome::Extracted {
+                            agreement: result.metadata.get("agreement").and_then(Value::as_f64),
+                            created_entity_ids: result.created_entity_ids.clone(),
+                            result_id: result.id,
+                            value: result.value,
+                        },
+                        (NodeState::Done, None) => FieldOutcome::Answered,
+                        (_, Some(result)) => FieldOutcome::AwaitingApproval {
+                            result_id: result.id,
+                            value: result.value,
+                        },
+                        (_, None) => FieldOutcome::WaitingHuman,
+                    }
+                }
+                NodeState::Skipped => FieldOutcome::Locked,
+                NodeState::Blocked | NodeState::Pending => FieldOutcome::Blocked {
+                    waiting_on: task
+                        .depends_on
+                        .iter()
+                        .filter(|d| {
+                            !tasks.iter().any(|t| {
+                                &t.field_name == *d
+                                    && matches!(t.state, NodeState::Done | NodeState::Skipped)
+                            })
+                        })
+                        .cloned()
+                        .collect(),
+                },
+                NodeState::Failed => {
+                    let result_ids = self
+                        .store
+                        .field_history(project, &task.entity_id, &task.field_name)
+                        .await?
+                        .into_iter()
+                        .filter(|r| r.run_id.as_deref() == Some(run.id.as_str()))
+                        .map(|r| r.id)
+                        .collect();
+                    FieldOutcome::Failed {
+                        reason: task.last_error.clone().unwrap_or_default(),
+                        result_ids,
+                    }
+                }
+                NodeState::Queued | NodeState::Running => {
+                    FieldOutcome::InProgress { state: task.state }
+                }
+            };
+            reports.push(FieldReport {
+                field: task.field_name.clone(),
+                outcome,
+            });
+        }
+        Ok(reports)
+    }
+
+    /// Starts over the failed or blocked fields of an entity's latest runs (`fields` when
+    /// given): the reference's `retryNode`. Returns the tasks queued again.
+    pub async fn retry(
+        &self,
+        project: &str,
+        entity_id: &str,
+        fields: Option<&[String]>,
+    ) -> Result<Vec<FieldTask>, PipelineError> {
+        let (_, entity_type) = self.load(project, entity_id).await?;
+        if let Some(names) = fields {
+            for name in names {
+                field_spec(&entity_type, name)?;
+            }
+        }
+        Ok(self.store.retry_tasks(project, entity_id, fields).await?)
+    }
+
+    pub(crate) async fn load(
         &self,
         project: &str,
         entity_id: &str,
@@ -307,353 +400,9 @@ impl Pipeline {
         Ok((entity, entity_type))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn execute(
-        &self,
-        project: &str,
-        run_id: &str,
-        triggered_by: &str,
-        entity: &Entity,
-        entity_type: &EntityType,
-        layers: &DependencyLayers,
-        requested: &HashSet<String>,
-        feedback: &HashMap<String, String>,
-        depth: u32,
-    ) -> Result<(Vec<FieldReport>, Vec<RunReport>), PipelineError> {
-        let store = self.store.as_ref();
-        let latest = store.latest_results(project, &entity.id).await?;
-        let latest: HashMap<&str, &ExtractionResult> =
-            latest.iter().map(|r| (r.field_name.as_str(), r)).collect();
-        let mut known = entity.fields.clone();
-        for (name, result) in &latest {
-            if result.status == ResultStatus::Pending {
-                known.insert((*name).to_owned(), result.value.clone());
-            }
-        }
-        let parent = match &entity.parent_id {
-            Some(id) => store.get_entity(project, id).await?,
-            None => None,
-        };
-        let mut neighbours: Vec<Entity> = parent.iter().cloned().collect();
-        for other in store
-            .connected_entities(project, &entity.id, self.config.connected_limit)
-            .await?
-        {
-            if other.id != entity.id && !neighbours.iter().any(|n| n.id == other.id) {
-                neighbours.push(other);
-            }
-        }
-        let shared = RunShared {
-            project,
-            run_id,
-            triggered_by,
-            entity,
-            entity_type,
-            parent: parent.as_ref(),
-            neighbours: &neighbours,
-            feedback,
-            depth,
-        };
-        let locked = entity.locked_fields();
-        let mut outcomes: HashMap<String, FieldOutcome> = HashMap::new();
-        let mut reports = Vec::new();
-        let mut cascaded = Vec::new();
-
-        for layer in layers.layers() {
-            let mut to_run: Vec<&FieldSpec> = Vec::new();
-            for name in layer.iter().filter(|n| requested.contains(*n)) {
-                let field = field_spec(entity_type, name)?;
-                let ready = |dependency: &str| -> bool {
-                    let gated = field_spec(entity_type, dependency)
-                        .is_ok_and(|d| d.human_input || d.requires_approval);
-                    match outcomes.get(dependency) {
-                        Some(FieldOutcome::Extracted { .. }) => !gated,
-                        Some(FieldOutcome::Answered) => true,
-                        Some(FieldOutcome::Locked) => known.contains_key(dependency),
-                        Some(_) => false,
-                        None if gated => match latest.get(dependency) {
-                            Some(result) => result.status == ResultStatus::Approved,
-                            None => entity.fields.contains_key(dependency),
-                        },
-                        None => known.contains_key(dependency),
-                    }
-                };
-                let waiting_on: Vec<String> = field
-                    .depends_on
-                    .iter()
-                    .filter(|d| !ready(d))
-                    .cloned()
-                    .collect();
-                let outcome = if locked.contains(name) {
-                    FieldOutcome::Locked
-                } else if !waiting_on.is_empty() {
-                    FieldOutcome::Blocked { waiting_on }
-                } else if field.human_input {
-                    let answered = latest
-                        .get(name.as_str())
-                        .is_some_and(|r| r.status == ResultStatus::Approved)
-                        || (!latest.contains_key(name.as_str())
-                            && entity.fields.contains_key(name));
-                    if answered {
-                        FieldOutcome::Answered
-                    } else {
-                        FieldOutcome::WaitingHuman
-                    }
-                } else {
-                    to_run.push(field);
-                    continue;
-                };
-                outcomes.insert(name.clone(), outcome);
-            }
-            let layer_known = known.clone();
-            // Boxed one by one (not through a closure) so the run's future stays `Send`.
-            let mut pending: Vec<BoxFuture<'_, Result<FieldRun, PipelineError>>> = Vec::new();
-            for field in &to_run {
-                pending.push(Box::pin(self.extract_one(&shared, field, &layer_known)));
-            }
-            let finished: Vec<Result<FieldRun, PipelineError>> =
-                futures_util::stream::iter(pending)
-                    .buffer_unordered(self.config.max_concurrency.max(1))
-                    .collect()
-                    .await;
-            for field_run in finished {
-                let field_run = field_run?;
-                if let Some(value) = &field_run.value {
-                    known.insert(field_run.field.clone(), value.clone());
-                }
-                cascaded.extend(field_run.cascaded);
-                outcomes.insert(field_run.field, field_run.outcome);
-            }
-            for name in layer {
-                if let Some(outcome) = outcomes.get(name) {
-                    reports.push(FieldReport {
-                        field: name.clone(),
-                        outcome: outcome.clone(),
-                    });
-                }
-            }
-        }
-        Ok((reports, cascaded))
-    }
-
-    /// One field: its agent (or consensus agents), the recorded results, the cascade.
-    async fn extract_one(
-        &self,
-        shared: &RunShared<'_>,
-        field: &FieldSpec,
-        known: &Map<String, Value>,
-    ) -> Result<FieldRun, PipelineError> {
-        let store = self.store.as_ref();
-        let project = shared.project;
-        let summary = store
-            .feedback_summary(project, &shared.entity_type.slug, &field.name)
-            .await?;
-        let rerun_feedback = shared.feedback.get(&field.name);
-        let context = FieldContext {
-            entity: shared.entity,
-            entity_type: shared.entity_type,
-            field,
-            known_values: known,
-            parent: shared.parent,
-            neighbours: shared.neighbours,
-            feedback_summary: (summary.total >= self.config.feedback_threshold).then_some(&summary),
-            rerun_feedback: rerun_feedback.map(String::as_str),
-        };
-        let agents: Vec<String> = match &field.consensus {
-            Some(consensus) => consensus.agents.clone(),
-            None => field
-                .agent
-                .clone()
-                .or_else(|| shared.entity_type.default_agent.clone())
-                .or_else(|| self.config.default_agent.clone())
-                .into_iter()
-                .collect(),
-        };
-        let failed = |reason: String| FieldRun {
-            field: field.name.clone(),
-            value: None,
-            outcome: FieldOutcome::Failed {
-                reason,
-                result_ids: Vec::new(),
-            },
-            cascaded: Vec::new(),
-        };
-        if agents.is_empty() {
-            return Ok(failed(format!(
-                "field '{}' names no agent and there is no default agent",
-                field.name
-            )));
-        }
-        let mut asked: Vec<BoxFuture<'_, Result<FieldValue, FieldFailure>>> = Vec::new();
-        for agent in &agents {
-            asked.push(Box::pin(self.one_agent(&context, project, agent)));
-        }
-        let attempts = join_all(asked).await;
-        let successes: Vec<&FieldValue> = attempts.iter().filter_map(|a| a.as_ref().ok()).collect();
-        let failures: Vec<String> = attempts
-            .iter()
-            .filter_map(|a| a.as_ref().err())
-            .map(|f| format!("{}: {}", f.agent_id, f.reason))
-            .collect();
-
-        let mut metadata = Map::new();
-        if let Some(sentence) = rerun_feedback {
-            metadata.insert("feedback".to_owned(), Value::String(sentence.clone()));
-        }
-        let (winner, agreement, failure) = match &field.consensus {
-            Some(consensus) => {
-                let candidates: Vec<(Value, Confidence)> = successes
-                    .iter()
-                    .map(|s| (s.value.clone(), s.confidence))
-                    .collect();
-                let decision = decide(consensus.strategy, &candidates, agents.len());
-                metadata.insert("agreement".to_owned(), json!(decision.agreement));
-                metadata.insert("strategy".to_owned(), json!(consensus.strategy));
-                metadata.insert("agents".to_owned(), json!(agents));
-                let failure = decision.failure.map(|reason| {
-                    if failures.is_empty() {
-                        reason
-                    } else {
-                        format!("{reason}; {}", failures.join("; "))
-                    }
-                });
-                (decision.winner, Some(decision.agreement), failure)
-            }
-            None if successes.is_empty() => (None, None, Some(failures.join("; "))),
-            None => (Some(0), None, None),
-        };
-
-        let mut created_entity_ids = Vec::new();
-        if let Some(winner) = winner {
-            let value = &successes[winner].value;
-            let cascade = create_cascade(store, project, shared.entity, field, value).await?;
-            created_entity_ids = cascade.created;
-            if !created_entity_ids.is_empty() {
-                // New entities become searchable by meaning at once. An indexing failure does
-                // not fail the field: the next index rebuild picks them up from the store.
-                for entity in store.get_entities(project, &created_entity_ids).await? {
-                    let _ = self.retriever.index_entity(&entity);
-                }
-            }
-        }
-        let new_results: Vec<NewResult> = successes
-            .iter()
-            .enumerate()
-            .map(|(i, success)| NewResult {
-                run_id: Some(shared.run_id.to_owned()),
-                entity_id: shared.entity.id.clone(),
-                field_name: field.name.clone(),
-                value: success.value.clone(),
-                sources: success.sources.clone(),
-                confidence: success.confidence,
-                agent_id: success.agent_id.clone(),
-                status: if Some(i) == winner {
-                    ResultStatus::Pending
-                } else {
-                    ResultStatus::Superseded
-                },
-                created_entity_ids: if Some(i) == winner {
-                    created_entity_ids.clone()
-                } else {
-                    Vec::new()
-                },
-                duration_ms: success.duration_ms,
-                tokens_used: success.tokens_used,
-                metadata: metadata.clone(),
-            })
-            .collect();
-        let stored = if new_results.is_empty() {
-            Vec::new()
-        } else {
-            store.record_results(project, &new_results).await?
-        };
-        let Some(winner) = winner else {
-            return Ok(FieldRun {
-                outcome: FieldOutcome::Failed {
-                    reason: failure.unwrap_or_else(|| "no value".to_owned()),
-                    result_ids: stored.iter().map(|r| r.id.clone()).collect(),
-                },
-                ..failed(String::new())
-            });
-        };
-        let result = &stored[winner];
-        let mut cascaded = Vec::new();
-        let auto_extract = field
-            .connection
-            .as_ref()
-            .and_then(|c| c.cascade.as_ref())
-            .is_some_and(|c| c.enabled && c.auto_extract);
-        if auto_extract && shared.depth < self.config.max_cascade_depth {
-            let trigger = format!("cascade:{}", shared.triggered_by);
-            for id in &created_entity_ids {
-                if let Ok(report) = self
-                    .run_inner(
-                        project,
-                        id,
-                        None,
-                        &trigger,
-                        HashMap::new(),
-                        shared.depth + 1,
-                    )
-                    .await
-                {
-                    cascaded.push(report);
-                }
-            }
-        }
-        let outcome = if field.requires_approval {
-            FieldOutcome::AwaitingApproval {
-                result_id: result.id.clone(),
-                value: result.value.clone(),
-            }
-        } else {
-            FieldOutcome::Extracted {
-                result_id: result.id.clone(),
-                value: result.value.clone(),
-                agreement,
-                created_entity_ids,
-            }
-        };
-        Ok(FieldRun {
-            field: field.name.clone(),
-            value: Some(result.value.clone()),
-            outcome,
-            cascaded,
-        })
-    }
-
-    async fn one_agent(
-        &self,
-        context: &FieldContext<'_>,
-        project: &str,
-        agent: &str,
-    ) -> Result<FieldValue, FieldFailure> {
-        let Some(resolved) = self.agents.resolve(agent) else {
-            return Err(FieldFailure {
-                agent_id: agent.to_owned(),
-                reason: format!("unknown agent '{agent}'"),
-            });
-        };
-        let settings = AgentSettings {
-            agent_id: agent,
-            client: resolved.client.as_ref(),
-            model: &resolved.model,
-            temperature: self.config.temperature,
-            max_tokens: self.config.max_completion_tokens,
-        };
-        extract_field(
-            context,
-            self.store.as_ref(),
-            self.retriever.as_ref(),
-            project,
-            &settings,
-        )
-        .await
-    }
-
-    /// Approves or rejects a pending result. A rejection with a reason reruns the field with the
-    /// feedback sentence; approving a `requires_approval`/`human_input` field resumes the fields
-    /// that depend on it.
+    /// Approves or rejects a pending result, in one transaction with what it triggers: a
+    /// rejection with a reason queues the feedback rerun of the field (with the fields that
+    /// depend on it when it is gated); an approval lets the tasks that waited for it move on.
     pub async fn review(
         &self,
         project: &str,
@@ -661,77 +410,79 @@ impl Pipeline {
         decision: ReviewDecision,
         reviewer: &str,
     ) -> Result<ReviewOutcome, PipelineError> {
-        let reviewed = self
+        let result = self
             .store
-            .review_result(project, result_id, &decision, reviewer)
-            .await?;
-        let result = reviewed.result;
-        let trigger = format!("review:{reviewer}");
+            .get_result(project, result_id)
+            .await?
+            .ok_or_else(|| PipelineError::ResultNotFound(result_id.to_owned()))?;
         let rerun = match &decision {
             ReviewDecision::Reject {
                 reason: Some(reason),
-            } if !reason.trim().is_empty() => {
-                let mut feedback = HashMap::new();
-                feedback.insert(
-                    result.field_name.clone(),
-                    feedback_sentence(&result.value, reason),
-                );
-                Some(
-                    self.run_inner(
-                        project,
-                        &result.entity_id,
-                        Some(vec![result.field_name.clone()]),
-                        &trigger,
-                        feedback,
-                        0,
-                    )
+            } if !reason.trim().is_empty() => Some(
+                self.feedback_rerun(project, &result, reason, reviewer)
                     .await?,
-                )
-            }
-            ReviewDecision::Approve => {
-                self.resume_dependents(project, &result.entity_id, &result.field_name, &trigger)
-                    .await?
-            }
-            ReviewDecision::Reject { .. } => None,
+            ),
+            _ => None,
+        };
+        let reviewed = self
+            .store
+            .review_result(project, result_id, &decision, reviewer, rerun.as_ref())
+            .await?;
+        let rerun = match reviewed.rerun {
+            Some(run) => Some(run),
+            None => match reviewed.resumed.first() {
+                Some(run_id) => self.store.get_run(project, run_id).await?,
+                None => None,
+            },
         };
         Ok(ReviewOutcome {
-            result,
+            result: reviewed.result,
             entity: reviewed.entity,
             rerun,
         })
     }
 
-    async fn resume_dependents(
+    async fn feedback_rerun(
         &self,
         project: &str,
-        entity_id: &str,
-        field: &str,
-        triggered_by: &str,
-    ) -> Result<Option<RunReport>, PipelineError> {
-        let (entity, entity_type) = self.load(project, entity_id).await?;
-        let spec = field_spec(&entity_type, field)?;
-        if !(spec.human_input || spec.requires_approval) {
-            return Ok(None);
+        result: &ExtractionResult,
+        reason: &str,
+        reviewer: &str,
+    ) -> Result<quarry_core::model::NewWorkflow, PipelineError> {
+        let (entity, entity_type) = self.load(project, &result.entity_id).await?;
+        let spec = field_spec(&entity_type, &result.field_name)?;
+        let mut fields = vec![result.field_name.clone()];
+        if spec.human_input || spec.requires_approval {
+            let locked = entity.locked_fields();
+            fields.extend(
+                dependents_of(&entity_type, &result.field_name)
+                    .into_iter()
+                    .filter(|name| !locked.contains(name)),
+            );
         }
-        let locked = entity.locked_fields();
-        let dependents: Vec<String> = dependents_of(&entity_type, field)
+        let mut feedback = HashMap::new();
+        feedback.insert(
+            result.field_name.clone(),
+            feedback_sentence(&result.value, reason),
+        );
+        // The rejected result is still pending while the rerun is planned: plan without it.
+        let latest: Vec<ExtractionResult> = self
+            .store
+            .latest_results(project, &entity.id)
+            .await?
             .into_iter()
-            .filter(|name| !locked.contains(name))
+            .filter(|r| r.id != result.id)
             .collect();
-        if dependents.is_empty() {
-            return Ok(None);
-        }
-        let report = self
-            .run_inner(
-                project,
-                entity_id,
-                Some(dependents),
-                triggered_by,
-                HashMap::new(),
-                0,
-            )
-            .await?;
-        Ok(Some(report))
+        let trigger = format!("review:{reviewer}");
+        let request = RunRequest {
+            fields: Some(&fields),
+            triggered_by: &trigger,
+            feedback,
+            root_run_id: None,
+            depth: 0,
+            max_attempts: self.config.max_attempts,
+        };
+        plan_workflow(&entity, &entity_type, &latest, &request)
     }
 
     /// Records a value from an external agent as a pending result, after checking the field
@@ -826,15 +577,10 @@ impl Pipeline {
     }
 }
 
-/// What one field's extraction produced within a run.
-struct FieldRun {
-    field: String,
-    value: Option<Value>,
-    outcome: FieldOutcome,
-    cascaded: Vec<RunReport>,
-}
-
-fn field_spec<'t>(entity_type: &'t EntityType, name: &str) -> Result<&'t FieldSpec, PipelineError> {
+pub(crate) fn field_spec<'t>(
+    entity_type: &'t EntityType,
+    name: &str,
+) -> Result<&'t FieldSpec, PipelineError> {
     entity_type
         .fields
         .iter()
@@ -874,37 +620,4 @@ fn dependents_of(entity_type: &EntityType, field: &str) -> Vec<String> {
         .filter(|f| found.contains(f.name.as_str()))
         .map(|f| f.name.clone())
         .collect()
-}
-
-fn run_status(reports: &[FieldReport]) -> (RunStatus, Option<String>) {
-    let waiting = reports.iter().any(|r| {
-        matches!(
-            r.outcome,
-            FieldOutcome::WaitingHuman | FieldOutcome::AwaitingApproval { .. }
-        )
-    });
-    let failures: Vec<String> = reports
-        .iter()
-        .filter_map(|r| match &r.outcome {
-            FieldOutcome::Failed { reason, .. } => Some(format!("{}: {reason}", r.field)),
-            FieldOutcome::Blocked { waiting_on } if !waiting => {
-                Some(format!("{}: blocked by {}", r.field, waiting_on.join(", ")))
-            }
-            _ => None,
-        })
-        .collect();
-    let extracted = reports
-        .iter()
-        .any(|r| matches!(r.outcome, FieldOutcome::Extracted { .. }));
-    let error = (!failures.is_empty()).then(|| failures.join("; "));
-    let status = if waiting {
-        RunStatus::WaitingHuman
-    } else if failures.is_empty() {
-        RunStatus::Completed
-    } else if extracted {
-        RunStatus::Partial
-    } else {
-        RunStatus::Failed
-    };
-    (status, error)
 }

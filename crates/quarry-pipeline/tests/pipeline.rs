@@ -15,8 +15,8 @@ use quarry_index::Library;
 use quarry_llm::{Endpoint, OpenAiClient, TransportConfig};
 use quarry_pipeline::documents::Documents;
 use quarry_pipeline::{
-    AgentRegistry, FieldOutcome, Pipeline, PipelineConfig, ResolvedAgent, feedback_sentence,
-    load_entity_types,
+    AgentRegistry, FieldOutcome, Pipeline, PipelineConfig, ResolvedAgent, WorkerConfig,
+    feedback_sentence, load_entity_types,
 };
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::{Map, Value, json};
@@ -360,6 +360,11 @@ async fn rejection_with_reason_reruns_with_the_feedback_sentence() {
         .unwrap();
     assert_eq!(outcome.result.status, ResultStatus::Rejected);
     let rerun = outcome.rerun.expect("a feedback rerun");
+    let rerun = w
+        .pipeline
+        .wait(&w.project, &rerun.id, &WorkerConfig::default())
+        .await
+        .unwrap();
     assert!(matches!(
         rerun.outcome("name"),
         Some(FieldOutcome::Extracted { value, .. }) if value == "Acme Corp"
@@ -437,6 +442,11 @@ async fn requires_approval_parks_dependents_until_the_value_is_approved() {
     let resumed = approved
         .rerun
         .expect("the dependent resumes after approval");
+    let resumed = w
+        .pipeline
+        .wait(&w.project, &resumed.id, &WorkerConfig::default())
+        .await
+        .unwrap();
     assert!(
         matches!(
             resumed.outcome("memo"),
@@ -479,6 +489,11 @@ async fn human_input_parks_the_run_and_blocks_dependents_until_answered() {
     assert_eq!(answered.result.status, ResultStatus::Approved);
     assert_eq!(answered.entity.unwrap().fields["owner"], "Ann Lee");
     let resumed = answered.rerun.expect("dependents resumed");
+    let resumed = w
+        .pipeline
+        .wait(&w.project, &resumed.id, &WorkerConfig::default())
+        .await
+        .unwrap();
     assert!(matches!(
         resumed.outcome("plan"),
         Some(FieldOutcome::Extracted { .. })
@@ -699,4 +714,70 @@ async fn tools_search_through_the_retriever_with_code_point_offsets() {
         s,
         quarry_core::model::SourceRef::Entity { entity_id, .. } if *entity_id == brewco.id
     )));
+}
+
+fn status(code: u16) -> Reply {
+    Reply::Status {
+        code,
+        body: format!("{{\"error\": \"scripted {code}\"}}"),
+        retry_after: None,
+    }
+}
+
+/// Runs the `name` field against a scripted reply sequence and returns (outcome, attempts).
+async fn name_field_after(replies: Vec<Reply>) -> (FieldOutcome, i64) {
+    let w = world().await;
+    for reply in replies {
+        w.server.push_for_model("m-name", reply);
+    }
+    let (run, _) = w
+        .pipeline
+        .start(&w.project, &w.entity, fields(&["name"]), "test")
+        .await
+        .unwrap();
+    let worker = WorkerConfig {
+        retry_base: Duration::from_millis(5),
+        ..WorkerConfig::default()
+    };
+    let report = w.pipeline.wait(&w.project, &run.id, &worker).await.unwrap();
+    let tasks = w.store.run_tasks(&w.project, &run.id).await.unwrap();
+    (report.outcome("name").unwrap().clone(), tasks[0].attempts)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn transient_failures_are_retried_with_backoff_and_permanent_ones_fail_at_once() {
+    // A 500 is transient: the second attempt succeeds.
+    let (outcome, attempts) = name_field_after(vec![
+        status(500),
+        search("Acme company"),
+        submit(json!("Acme Corp"), "high"),
+    ])
+    .await;
+    assert!(
+        matches!(outcome, FieldOutcome::Extracted { .. }),
+        "{outcome:?}"
+    );
+    assert_eq!(attempts, 2);
+
+    // 429 on every attempt: the field fails after max_attempts (3), naming the cause.
+    let (outcome, attempts) = name_field_after(vec![status(429), status(429), status(429)]).await;
+    let FieldOutcome::Failed { reason, .. } = &outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(
+        reason.contains("429") && reason.contains("gave up after 3 attempts"),
+        "{reason}"
+    );
+    assert_eq!(attempts, 3);
+
+    // 400 and 501 are permanent: one attempt, no retry.
+    for code in [400, 501] {
+        let (outcome, attempts) =
+            name_field_after(vec![status(code), submit(json!("never asked"), "high")]).await;
+        let FieldOutcome::Failed { reason, .. } = &outcome else {
+            panic!("{code}: {outcome:?}")
+        };
+        assert!(reason.contains(&code.to_string()), "{reason}");
+        assert_eq!(attempts, 1, "{code}");
+    }
 }

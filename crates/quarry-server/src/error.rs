@@ -79,10 +79,10 @@ mod tests {
 
     #[test]
     fn statuses_come_from_the_code_table() {
-        let lost = ApiError::from(StoreError::Conflict("task t1".into()));
+        let lost = ApiError::from(StoreError::LeaseLost("task t1".into()));
         assert_eq!(
             (lost.code, lost.status()),
-            (ErrorCode::Conflict, StatusCode::CONFLICT)
+            (ErrorCode::LeaseLost, StatusCode::CONFLICT)
         );
         let backend = ApiError::from(StoreError::Backend("down".into()));
         assert_eq!(backend.status(), StatusCode::INTERNAL_SERVER_ERROR);

@@ -46,6 +46,9 @@ pub struct ServerConfig {
     /// The background worker of the episode queue, woken when an episode arrives; `None` leaves
     /// episodes to its idle poll or to another process.
     pub graph_worker: Option<Arc<quarry_graph::GraphWorkerHandle>>,
+    /// The in-process worker of the workflow task queue, woken when work is queued; `None`
+    /// leaves tasks to other processes (`quarry worker`) and the worker's poll.
+    pub task_worker: Option<Arc<quarry_pipeline::WorkerSignal>>,
 }
 
 impl Default for ServerConfig {
@@ -59,6 +62,7 @@ impl Default for ServerConfig {
             pipeline: None,
             retriever: None,
             graph_worker: None,
+            task_worker: None,
         }
     }
 }
@@ -73,6 +77,16 @@ pub struct AppState {
     pub pipeline: Option<Arc<quarry_pipeline::Pipeline>>,
     pub retriever: Option<Arc<dyn quarry_core::retrieval::Retriever>>,
     pub graph_worker: Option<Arc<quarry_graph::GraphWorkerHandle>>,
+    pub task_worker: Option<Arc<quarry_pipeline::WorkerSignal>>,
+}
+
+impl AppState {
+    /// Work was queued: the in-process task worker looks at the queue now.
+    pub fn wake_task_worker(&self) {
+        if let Some(worker) = &self.task_worker {
+            worker.wake();
+        }
+    }
 }
 
 /// Every route of the server.
@@ -85,6 +99,7 @@ pub fn router(config: ServerConfig) -> Router {
         pipeline: config.pipeline,
         retriever: config.retriever,
         graph_worker: config.graph_worker,
+        task_worker: config.task_worker,
     };
     Router::new()
         .route("/healthz", get(health::healthz))

@@ -40,6 +40,12 @@ pub(crate) fn millis_between(start: &str, end: &str) -> Option<i64> {
     Some((end - start).num_milliseconds())
 }
 
+/// The wall clock `delay` from now (lease expiries, retry times), in the format of [`now`].
+pub(crate) fn after(delay: std::time::Duration) -> String {
+    let delay = i64::try_from(delay.as_micros()).unwrap_or(i64::MAX / 2);
+    format_micros(Utc::now().timestamp_micros().saturating_add(delay))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

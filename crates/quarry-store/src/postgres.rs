@@ -37,5 +37,6 @@ impl PostgresStore {
 impl_store!(
     PostgresStore,
     sqlx::Postgres,
-    crate::sql::CLAIM_EPISODES_POSTGRES
+    crate::sql::CLAIM_EPISODES_POSTGRES,
+    crate::sql::CLAIM_TASKS_POSTGRES
 );

@@ -3,8 +3,8 @@
 
 use quarry_core::model::{
     ApiKey, Confidence, Document, DocumentKind, Entity, EntityType, Episode, EpisodeStatus,
-    ExtractionResult, ExtractionRun, GraphExtraction, Relation, ResultStatus, RunScope, RunStatus,
-    SourceRef, StoredChunk,
+    ExtractionResult, ExtractionRun, FieldTask, GraphExtraction, NodeState, Relation, ResultStatus,
+    RunScope, RunStatus, SourceRef, StoredChunk,
 };
 use quarry_core::store::StoreError;
 use serde::Serialize;
@@ -357,4 +357,68 @@ pub(crate) struct StatusCountRow {
 pub(crate) struct ReasonCountRow {
     pub(crate) reason: String,
     pub(crate) n: i64,
+}
+
+#[derive(FromRow)]
+pub(crate) struct TaskRow {
+    id: String,
+    project_id: String,
+    run_id: String,
+    root_run_id: String,
+    entity_id: String,
+    field_name: String,
+    state: String,
+    depends_on: Json<Vec<String>>,
+    gated: bool,
+    attempts: i64,
+    max_attempts: i64,
+    last_error: Option<String>,
+    feedback: Option<String>,
+    depth: i64,
+    triggered_by: String,
+    lease_owner: Option<String>,
+    lease_expires_at: Option<String>,
+    available_at: String,
+    result_id: Option<String>,
+    tokens_used: i64,
+    duration_ms: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+impl TryFrom<TaskRow> for FieldTask {
+    type Error = StoreError;
+
+    fn try_from(row: TaskRow) -> Result<Self, StoreError> {
+        Ok(FieldTask {
+            state: NodeState::parse(&row.state).ok_or_else(|| {
+                StoreError::Backend(format!(
+                    "column field_tasks.state holds an unknown value '{}'",
+                    row.state
+                ))
+            })?,
+            id: row.id,
+            project_id: row.project_id,
+            run_id: row.run_id,
+            root_run_id: row.root_run_id,
+            entity_id: row.entity_id,
+            field_name: row.field_name,
+            depends_on: row.depends_on.0,
+            gated: row.gated,
+            attempts: row.attempts,
+            max_attempts: row.max_attempts,
+            last_error: row.last_error,
+            feedback: row.feedback,
+            depth: row.depth,
+            triggered_by: row.triggered_by,
+            lease_owner: row.lease_owner,
+            lease_expires_at: row.lease_expires_at,
+            available_at: row.available_at,
+            result_id: row.result_id,
+            tokens_used: row.tokens_used,
+            duration_ms: row.duration_ms,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
 }

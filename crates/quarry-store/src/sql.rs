@@ -171,8 +171,6 @@ pub(crate) const RUNS_OF_ENTITY: &str = concat!(
     " FROM extraction_runs WHERE project_id = $1 AND entity_id = $2 \
      ORDER BY started_at DESC, id DESC LIMIT $3"
 );
-pub(crate) const FAIL_RUNNING_RUNS: &str = "UPDATE extraction_runs SET status = 'failed', error = $1, finished_at = $2 \
-     WHERE status = 'running'";
 
 // --- results and reviews ---------------------------------------------------------------------
 pub(crate) const SUPERSEDE_FIELD: &str = "UPDATE extraction_results SET status = 'superseded' \
@@ -491,3 +489,90 @@ pub(crate) const ALL_DOCUMENT_LINKS: &str = "SELECT d.project_id, d.id, l.entity
      FROM documents d LEFT JOIN document_links l \
        ON l.project_id = d.project_id AND l.document_id = d.id \
      ORDER BY d.id, l.entity_id";
+
+// --- field tasks (the workflow queue) ----------------------------------------------------------
+macro_rules! task_columns {
+    () => {
+        "id, project_id, run_id, root_run_id, entity_id, field_name, state, depends_on, gated, \
+         attempts, max_attempts, last_error, feedback, depth, triggered_by, lease_owner, \
+         lease_expires_at, available_at, result_id, tokens_used, duration_ms, created_at, \
+         updated_at"
+    };
+}
+pub(crate) const SET_RUN_ROOT: &str =
+    "UPDATE extraction_runs SET root_run_id = $3 WHERE project_id = $1 AND id = $2";
+pub(crate) const RUNS_UNDER_ROOT: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM extraction_runs WHERE project_id = $1 AND (id = $2 OR root_run_id = $2) \
+     ORDER BY started_at, id"
+);
+pub(crate) const INSERT_TASK: &str = concat!(
+    "INSERT INTO field_tasks (",
+    task_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+     $19, $20, $21, $22, $23)"
+);
+pub(crate) const TASKS_OF_RUN: &str = concat!(
+    "SELECT ",
+    task_columns!(),
+    " FROM field_tasks WHERE project_id = $1 AND run_id = $2 ORDER BY created_at, id"
+);
+pub(crate) const TASK_BY_ID: &str = concat!(
+    "SELECT ",
+    task_columns!(),
+    " FROM field_tasks WHERE project_id = $1 AND id = $2"
+);
+/// Every task of an entity, newest first (retry picks the latest per field).
+pub(crate) const TASKS_OF_ENTITY: &str = concat!(
+    "SELECT ",
+    task_columns!(),
+    " FROM field_tasks WHERE project_id = $1 AND entity_id = $2 ORDER BY created_at DESC, id DESC"
+);
+/// The queue take, across projects: queued tasks whose backoff has passed, and running tasks
+/// whose lease expired (their worker died or stalled). `$1` now, `$2` owner, `$3` lease expiry,
+/// `$4` an optional root run to stay within, `$5` the limit. As for episodes, PostgreSQL skips
+/// rows another taker locked, and the outer condition re-checks a row updated concurrently.
+macro_rules! claim_tasks {
+    ($lock:literal) => {
+        concat!(
+            "WITH picked AS MATERIALIZED (SELECT id FROM field_tasks \
+               WHERE ((state = 'queued' AND available_at <= $1) \
+                   OR (state = 'running' AND lease_expires_at < $1)) \
+                 AND (CAST($4 AS TEXT) IS NULL OR root_run_id = CAST($4 AS TEXT)) \
+               ORDER BY available_at, id LIMIT $5",
+            $lock,
+            ") UPDATE field_tasks SET state = 'running', attempts = attempts + 1, \
+               lease_owner = $2, lease_expires_at = $3, updated_at = $1 \
+             WHERE id IN (SELECT id FROM picked) \
+               AND ((state = 'queued' AND available_at <= $1) \
+                 OR (state = 'running' AND lease_expires_at < $1)) RETURNING ",
+            task_columns!()
+        )
+    };
+}
+pub(crate) const CLAIM_TASKS_SQLITE: &str = claim_tasks!("");
+pub(crate) const CLAIM_TASKS_POSTGRES: &str = claim_tasks!(" FOR UPDATE SKIP LOCKED");
+/// The heartbeat: pushes the expiry of a lease this owner still holds.
+pub(crate) const RENEW_TASK_LEASE: &str = "UPDATE field_tasks SET lease_expires_at = $1 \
+     WHERE id = $2 AND state = 'running' AND lease_owner = $3 AND attempts = $4";
+/// The fence every completion writes first: zero rows means the lease was taken over.
+pub(crate) const FENCE_TASK: &str = "UPDATE field_tasks SET updated_at = $1 \
+     WHERE project_id = $2 AND id = $3 AND state = 'running' AND lease_owner = $4 AND attempts = $5";
+pub(crate) const END_TASK: &str = "UPDATE field_tasks SET state = $2, last_error = $3, \
+     result_id = $4, tokens_used = tokens_used + $5, duration_ms = duration_ms + $6, \
+     lease_owner = NULL, lease_expires_at = NULL, available_at = $7, updated_at = $8 WHERE id = $1";
+pub(crate) const SET_TASK_STATE: &str =
+    "UPDATE field_tasks SET state = $2, last_error = $3, updated_at = $4 WHERE id = $1";
+/// A retry: the task starts over (attempts from zero) at once.
+pub(crate) const RESET_TASK: &str = "UPDATE field_tasks SET state = $2, attempts = 0, \
+     last_error = NULL, available_at = $3, updated_at = $3, lease_owner = NULL, \
+     lease_expires_at = NULL WHERE id = $1";
+/// An approval or a person's answer ends the field's waiting tasks.
+pub(crate) const APPROVE_WAITING_TASKS: &str = "UPDATE field_tasks SET state = 'done', \
+     updated_at = $4 WHERE project_id = $1 AND entity_id = $2 AND field_name = $3 \
+     AND state = 'waiting_human' RETURNING run_id";
+/// A rejected gated value fails the task that waited on its approval.
+pub(crate) const REJECT_WAITING_TASKS: &str = "UPDATE field_tasks SET state = 'failed', \
+     last_error = $5, updated_at = $6 WHERE project_id = $1 AND entity_id = $2 \
+     AND field_name = $3 AND result_id = $4 AND state = 'waiting_human' RETURNING run_id";

@@ -73,4 +73,9 @@ impl SqliteStore {
     }
 }
 
-impl_store!(SqliteStore, sqlx::Sqlite, crate::sql::CLAIM_EPISODES_SQLITE);
+impl_store!(
+    SqliteStore,
+    sqlx::Sqlite,
+    crate::sql::CLAIM_EPISODES_SQLITE,
+    crate::sql::CLAIM_TASKS_SQLITE
+);

@@ -17,6 +17,10 @@ use quarry_core::model::{
 use quarry_core::store::{Store, StoreError};
 use serde_json::{Map, Value, json};
 
+#[path = "conformance/tasks.rs"]
+mod tasks;
+use tasks::*;
+
 // --- harness ---------------------------------------------------------------------------------
 
 /// Removes the SQLite file and its WAL companions when a test ends.
@@ -65,8 +69,7 @@ async fn postgres_database() -> Option<String> {
         });
         return None;
     };
-    // A database per test: `fail_interrupted_runs` sweeps every project, so tests must not
-    // share one.
+    // A database per test: queue takes serve every project, so tests must not share one.
     let admin = sqlx::PgPool::connect(&base)
         .await
         .expect("connect to QUARRY_TEST_POSTGRES_URL");
@@ -109,13 +112,16 @@ macro_rules! conformance {
 }
 
 conformance!(
+    tasks_move_through_dependencies_gates_and_retries,
+    expired_task_leases_are_taken_over_and_the_late_finisher_is_refused,
+    released_tasks_wait_for_their_backoff,
+    concurrent_task_claims_never_overlap,
     projects_are_isolated,
     entity_crud_and_case_insensitive_title,
     entity_types_round_trip,
     relation_upsert_counts_mentions,
     documents_and_links,
     runs_start_finish_list,
-    fail_interrupted_runs_marks_running_failed,
     record_results_supersedes_same_field_only,
     latest_results_one_per_field_and_history_keeps_all,
     approve_promotes_value_into_entity,
@@ -259,7 +265,7 @@ async fn projects_are_isolated(store: Arc<dyn Store>) {
     );
     assert!(matches!(
         store
-            .review_result(&b, &result.id, &ReviewDecision::Approve, "eve")
+            .review_result(&b, &result.id, &ReviewDecision::Approve, "eve", None)
             .await,
         Err(StoreError::NotFound { .. })
     ));
@@ -509,53 +515,6 @@ async fn runs_start_finish_list(store: Arc<dyn Store>) {
     ));
 }
 
-async fn fail_interrupted_runs_marks_running_failed(store: Arc<dyn Store>) {
-    let p = store.ensure_project("p").await.unwrap();
-    let q = store.ensure_project("q").await.unwrap();
-    let a = store
-        .create_entity(&p, &new_entity("company", "A"))
-        .await
-        .unwrap();
-    let b = store
-        .create_entity(&q, &new_entity("company", "B"))
-        .await
-        .unwrap();
-    let running_a = store
-        .start_run(&p, &a.id, RunScope::Full, "cli", None)
-        .await
-        .unwrap();
-    let running_b = store
-        .start_run(&q, &b.id, RunScope::Full, "cli", None)
-        .await
-        .unwrap();
-    let finished = store
-        .start_run(&p, &a.id, RunScope::Full, "cli", None)
-        .await
-        .unwrap();
-    store
-        .finish_run(&p, &finished.id, RunStatus::Completed, None)
-        .await
-        .unwrap();
-
-    assert_eq!(
-        store.fail_interrupted_runs().await.unwrap(),
-        2,
-        "every project's running runs"
-    );
-    for (project, id) in [(&p, &running_a.id), (&q, &running_b.id)] {
-        let run = store.get_run(project, id).await.unwrap().unwrap();
-        assert_eq!(run.status, RunStatus::Failed);
-        assert_eq!(
-            run.error.as_deref(),
-            Some("interrupted: the process stopped before the run finished")
-        );
-        assert!(run.finished_at.is_some());
-    }
-    let untouched = store.get_run(&p, &finished.id).await.unwrap().unwrap();
-    assert_eq!(untouched.status, RunStatus::Completed);
-    assert_eq!(store.fail_interrupted_runs().await.unwrap(), 0);
-}
-
 async fn record_results_supersedes_same_field_only(store: Arc<dyn Store>) {
     let p = store.ensure_project("p").await.unwrap();
     let entity = store
@@ -578,7 +537,7 @@ async fn record_results_supersedes_same_field_only(store: Arc<dyn Store>) {
         "every column round-trips"
     );
     store
-        .review_result(&p, &approved.id, &ReviewDecision::Approve, "rev")
+        .review_result(&p, &approved.id, &ReviewDecision::Approve, "rev", None)
         .await
         .unwrap();
     let pending = one(
@@ -619,6 +578,7 @@ async fn record_results_supersedes_same_field_only(store: Arc<dyn Store>) {
                 reason: Some("wrong".into()),
             },
             "rev",
+            None,
         )
         .await
         .unwrap();
@@ -684,6 +644,7 @@ async fn latest_results_one_per_field_and_history_keeps_all(store: Arc<dyn Store
             &rejected.id,
             &ReviewDecision::Reject { reason: None },
             "rev",
+            None,
         )
         .await
         .unwrap();
@@ -723,7 +684,7 @@ async fn approve_promotes_value_into_entity(store: Arc<dyn Store>) {
     )
     .await;
     let reviewed = store
-        .review_result(&p, &result.id, &ReviewDecision::Approve, "rev")
+        .review_result(&p, &result.id, &ReviewDecision::Approve, "rev", None)
         .await
         .unwrap();
     assert_eq!(reviewed.result.status, ResultStatus::Approved);
@@ -758,7 +719,7 @@ async fn reject_stores_reason(store: Arc<dyn Store>) {
         reason: Some("that is the CFO".into()),
     };
     let reviewed = store
-        .review_result(&p, &result.id, &decision, "rev")
+        .review_result(&p, &result.id, &decision, "rev", None)
         .await
         .unwrap();
     assert_eq!(reviewed.entity, None);
@@ -790,7 +751,7 @@ async fn reviewing_non_pending_is_invalid_state(store: Arc<dyn Store>) {
     )
     .await;
     store
-        .review_result(&p, &result.id, &ReviewDecision::Approve, "rev")
+        .review_result(&p, &result.id, &ReviewDecision::Approve, "rev", None)
         .await
         .unwrap();
     for decision in [
@@ -798,7 +759,9 @@ async fn reviewing_non_pending_is_invalid_state(store: Arc<dyn Store>) {
         ReviewDecision::Reject { reason: None },
     ] {
         assert!(matches!(
-            store.review_result(&p, &result.id, &decision, "rev").await,
+            store
+                .review_result(&p, &result.id, &decision, "rev", None)
+                .await,
             Err(StoreError::InvalidState(_))
         ));
     }
@@ -811,7 +774,7 @@ async fn reviewing_non_pending_is_invalid_state(store: Arc<dyn Store>) {
     assert!(
         matches!(
             store
-                .review_result(&p, &result.id, &ReviewDecision::Approve, "rev")
+                .review_result(&p, &result.id, &ReviewDecision::Approve, "rev", None)
                 .await,
             Err(StoreError::InvalidState(_))
         ),
@@ -819,7 +782,7 @@ async fn reviewing_non_pending_is_invalid_state(store: Arc<dyn Store>) {
     );
     assert!(matches!(
         store
-            .review_result(&p, "missing", &ReviewDecision::Approve, "rev")
+            .review_result(&p, "missing", &ReviewDecision::Approve, "rev", None)
             .await,
         Err(StoreError::NotFound { .. })
     ));
@@ -871,7 +834,7 @@ async fn feedback_summary_counts(store: Arc<dyn Store>) {
         .await;
         if let Some(decision) = decision {
             store
-                .review_result(&p, &result.id, &decision, "rev")
+                .review_result(&p, &result.id, &decision, "rev", None)
                 .await
                 .unwrap();
         }
@@ -1033,11 +996,11 @@ async fn feedback_summary_follows_supersede_and_reviews(store: Arc<dyn Store>) {
     assert_eq!((summary.total, summary.approved), (3, 0));
 
     store
-        .review_result(&p, &first[0].id, &ReviewDecision::Approve, "rev")
+        .review_result(&p, &first[0].id, &ReviewDecision::Approve, "rev", None)
         .await
         .unwrap();
     store
-        .review_result(&p, &first[1].id, &reject("outdated"), "rev")
+        .review_result(&p, &first[1].id, &reject("outdated"), "rev", None)
         .await
         .unwrap();
     store
@@ -1046,6 +1009,7 @@ async fn feedback_summary_follows_supersede_and_reviews(store: Arc<dyn Store>) {
             &first[2].id,
             &ReviewDecision::Reject { reason: None },
             "rev",
+            None,
         )
         .await
         .unwrap();
@@ -1081,15 +1045,15 @@ async fn feedback_summary_follows_supersede_and_reviews(store: Arc<dyn Store>) {
 
     // A superseded result cannot be reviewed, and a failed review changes nothing.
     let err = store
-        .review_result(&p, &first[0].id, &reject("late"), "rev")
+        .review_result(&p, &first[0].id, &reject("late"), "rev", None)
         .await;
     assert!(matches!(err, Err(StoreError::InvalidState(_))));
     store
-        .review_result(&p, &second[0].id, &reject("outdated"), "rev")
+        .review_result(&p, &second[0].id, &reject("outdated"), "rev", None)
         .await
         .unwrap();
     store
-        .review_result(&p, &second[1].id, &reject("wrong city"), "rev")
+        .review_result(&p, &second[1].id, &reject("wrong city"), "rev", None)
         .await
         .unwrap();
     // A new candidate supersedes nothing rejected.

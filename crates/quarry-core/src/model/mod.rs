@@ -6,6 +6,7 @@
 pub mod entity_type;
 pub mod graph;
 pub mod records;
+pub mod work;
 
 pub use entity_type::{
     Cascade, Connection, Consensus, ConsensusStrategy, EntityType, EntityTypeError, FieldSpec,
@@ -20,4 +21,8 @@ pub use records::{
     ApiKey, Confidence, Document, DocumentKind, Entity, ExtractionResult, ExtractionRun,
     FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision, ReviewEvent,
     RunScope, RunStatus, SourceRef,
+};
+pub use work::{
+    FieldTask, NewFieldTask, NewWorkflow, NodeState, Settled, TaskCompletion, TaskEnd, TaskLease,
+    TaskView, Transition, settle, shown_state, waiting_on,
 };

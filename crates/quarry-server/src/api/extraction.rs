@@ -78,7 +78,8 @@ pub enum ReviewRequest {
 }
 
 /// `PATCH /v1/extraction/results/{id}`: `{"action": "approve"}` or
-/// `{"action": "reject", "reason": "..."}`; a rejection with a reason reruns the field.
+/// `{"action": "reject", "reason": "..."}`; a rejection with a reason queues the feedback
+/// rerun (`rerun` in the answer: the queued run; an approval names the run it resumed).
 pub async fn review(
     State(state): State<AppState>,
     caller: Caller,
@@ -96,6 +97,9 @@ pub async fn review(
         .review(&caller.project_id, &id, decision, &caller.actor())
         .await
         .map_err(pipeline_error)?;
+    if outcome.rerun.is_some() {
+        state.wake_task_worker();
+    }
     Ok(Json(outcome))
 }
 

@@ -54,4 +54,5 @@ pub fn routes() -> Router<AppState> {
             post(workflows::trigger).get(workflows::status),
         )
         .route("/v1/workflows/{entity_id}/history", get(workflows::history))
+        .route("/v1/workflows/{entity_id}/retry", post(workflows::retry))
 }

@@ -78,13 +78,19 @@ pub const OPERATIONS: &[(&str, &str, &str, &str)] = &[
         "post",
         "/v1/workflows/{entity_id}",
         "extraction:trigger",
-        "Run extraction for an entity (all or some fields)",
+        "Queue extraction for an entity (all or some fields); 202 with the run and its nodes",
+    ),
+    (
+        "post",
+        "/v1/workflows/{entity_id}/retry",
+        "extraction:trigger",
+        "Queue the failed or blocked fields again (all, or {\"fields\": [...]}); 202",
     ),
     (
         "get",
         "/v1/workflows/{entity_id}",
         "entities:read",
-        "Latest run and results of an entity",
+        "Latest run with each field's node state, and the latest results",
     ),
     (
         "get",

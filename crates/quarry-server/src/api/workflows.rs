@@ -1,11 +1,15 @@
-//! Workflows: run extraction for an entity and read its status and history.
+//! Workflows: queue extraction for an entity, read its run and node states, retry failed
+//! fields, and its history.
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use quarry_core::ErrorCode;
-use quarry_core::model::{ExtractionResult, ExtractionRun};
-use quarry_pipeline::{Pipeline, PipelineError, RunReport};
+use quarry_core::model::{
+    ExtractionResult, ExtractionRun, FieldTask, NodeState, TaskView, shown_state, waiting_on,
+};
+use quarry_pipeline::{Pipeline, PipelineError};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -21,27 +25,19 @@ pub struct RunRequest {
     fields: Option<Vec<String>>,
 }
 
-/// `POST /v1/workflows/{entity_id}`: runs the entity's extraction and answers with the report.
+/// `POST /v1/workflows/{entity_id}`: queues the entity's extraction and answers 202 at once
+/// with the run and its field tasks; workers do the rest (`GET` shows progress).
 pub async fn trigger(
     State(state): State<AppState>,
     caller: Caller,
     Path(entity_id): Path<String>,
     body: Bytes,
-) -> Result<Json<RunReport>, ApiError> {
+) -> Result<(StatusCode, Json<WorkflowStatus>), ApiError> {
     caller.require("extraction:trigger")?;
     // The body is optional: none (or empty) runs every field.
-    let request: RunRequest = if body.iter().all(u8::is_ascii_whitespace) {
-        RunRequest::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|error| {
-            ApiError::new(
-                ErrorCode::MalformedRequest,
-                format!("expected {{\"fields\"?: [\"name\", ...]}}: {error}"),
-            )
-        })?
-    };
-    let report = pipeline(&state)?
-        .run(
+    let request: RunRequest = read_optional_body(&body, "{\"fields\"?: [\"name\", ...]}")?;
+    let (run, tasks) = pipeline(&state)?
+        .start(
             &caller.project_id,
             &entity_id,
             request.fields,
@@ -49,18 +45,98 @@ pub async fn trigger(
         )
         .await
         .map_err(pipeline_error)?;
-    Ok(Json(report))
+    state.wake_task_worker();
+    let results = store(&state)?
+        .latest_results(&caller.project_id, &entity_id)
+        .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(WorkflowStatus {
+            nodes: nodes(&tasks),
+            run: Some(run),
+            results,
+        }),
+    ))
+}
+
+fn read_optional_body<T: Default + serde::de::DeserializeOwned>(
+    body: &Bytes,
+    shape: &str,
+) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(body).map_err(|error| {
+        ApiError::new(
+            ErrorCode::MalformedRequest,
+            format!("expected {shape}: {error}"),
+        )
+    })
 }
 
 #[derive(Debug, Serialize)]
 pub struct WorkflowStatus {
     /// The latest run, if the entity was ever extracted.
     run: Option<ExtractionRun>,
+    /// The latest run's field tasks (the workflow nodes), in layer order.
+    nodes: Vec<Node>,
     /// The latest non-superseded result per field.
     results: Vec<ExtractionResult>,
 }
 
-/// `GET /v1/workflows/{entity_id}`.
+/// One workflow node: a field task's state and what it cost.
+#[derive(Debug, Serialize)]
+pub struct Node {
+    field: String,
+    /// queued, running, waiting_human, done, failed, blocked, skipped; `pending` while it
+    /// waits for fields of the same run that are still being extracted.
+    state: NodeState,
+    /// Fields of the run it still waits for.
+    waiting_on: Vec<String>,
+    attempts: i64,
+    max_attempts: i64,
+    last_error: Option<String>,
+    result_id: Option<String>,
+    tokens_used: i64,
+    duration_ms: i64,
+    /// Who holds the lease while it runs (process id, host, start time).
+    lease_owner: Option<String>,
+    updated_at: String,
+}
+
+fn nodes(tasks: &[FieldTask]) -> Vec<Node> {
+    let views: Vec<TaskView<'_>> = tasks
+        .iter()
+        .map(|t| TaskView {
+            field_name: &t.field_name,
+            state: t.state,
+            depends_on: &t.depends_on,
+            last_error: t.last_error.as_deref(),
+        })
+        .collect();
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(i, task)| Node {
+            field: task.field_name.clone(),
+            state: shown_state(&views, i),
+            waiting_on: waiting_on(&views[i], &views),
+            attempts: task.attempts,
+            max_attempts: task.max_attempts,
+            last_error: task.last_error.clone(),
+            result_id: task.result_id.clone(),
+            tokens_used: task.tokens_used,
+            duration_ms: task.duration_ms,
+            lease_owner: task
+                .lease_owner
+                .clone()
+                .filter(|_| task.state == NodeState::Running),
+            updated_at: task.updated_at.clone(),
+        })
+        .collect()
+}
+
+/// `GET /v1/workflows/{entity_id}`: the latest run with each field's node state.
 pub async fn status(
     State(state): State<AppState>,
     caller: Caller,
@@ -80,8 +156,52 @@ pub async fn status(
         .await?
         .into_iter()
         .next();
+    let tasks = match &run {
+        Some(run) => store.run_tasks(&caller.project_id, &run.id).await?,
+        None => Vec::new(),
+    };
     let results = store.latest_results(&caller.project_id, &entity_id).await?;
-    Ok(Json(WorkflowStatus { run, results }))
+    Ok(Json(WorkflowStatus {
+        run,
+        nodes: nodes(&tasks),
+        results,
+    }))
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct RetryRequest {
+    /// Only these fields (default: every failed or blocked field).
+    #[serde(default)]
+    fields: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Retried {
+    /// The field tasks queued again.
+    retried: Vec<Node>,
+}
+
+/// `POST /v1/workflows/{entity_id}/retry` (the reference's `retryNode`): failed or blocked
+/// fields of the entity's latest runs start over. 202 with the tasks queued again.
+pub async fn retry(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(entity_id): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Retried>), ApiError> {
+    caller.require("extraction:trigger")?;
+    let request: RetryRequest = read_optional_body(&body, "{\"fields\"?: [\"name\", ...]}")?;
+    let tasks = pipeline(&state)?
+        .retry(&caller.project_id, &entity_id, request.fields.as_deref())
+        .await
+        .map_err(pipeline_error)?;
+    state.wake_task_worker();
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(Retried {
+            retried: nodes(&tasks),
+        }),
+    ))
 }
 
 /// `GET /v1/workflows/{entity_id}/history`: runs, newest first.
@@ -108,17 +228,8 @@ pub fn pipeline(state: &AppState) -> Result<Arc<Pipeline>, ApiError> {
 
 /// The API's answer for a pipeline failure.
 pub fn pipeline_error(error: PipelineError) -> ApiError {
-    let message = error.to_string();
     match error {
         PipelineError::Store(store_error) => store_error.into(),
-        PipelineError::EntityNotFound(_) | PipelineError::ResultNotFound(_) => {
-            ApiError::new(ErrorCode::NotFound, message)
-        }
-        PipelineError::EntityTypeNotFound(_) => {
-            ApiError::new(ErrorCode::UnknownEntityType, message)
-        }
-        PipelineError::UnknownField { .. } => ApiError::new(ErrorCode::UnknownField, message),
-        PipelineError::InvalidValue { .. } => ApiError::new(ErrorCode::InvalidValue, message),
-        PipelineError::EntityType(_) => ApiError::new(ErrorCode::InvalidEntityType, message),
+        other => ApiError::new(other.code(), other.to_string()),
     }
 }

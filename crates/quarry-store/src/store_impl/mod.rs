@@ -23,11 +23,13 @@ pub(crate) mod graph;
 pub(crate) mod keys;
 pub(crate) mod results;
 pub(crate) mod runs;
+pub(crate) mod tasks;
 
-/// `impl Store for $store` over `self.pool`. `$claim_episodes` is the backend's queue take
-/// (`sql::CLAIM_EPISODES_*`), the one statement whose text differs between the dialects.
+/// `impl Store for $store` over `self.pool`. `$claim_episodes` and `$claim_tasks` are the
+/// backend's queue takes (`sql::CLAIM_EPISODES_*`, `sql::CLAIM_TASKS_*`), the statements whose
+/// text differs between the dialects.
 macro_rules! impl_store {
-    ($store:ty, $db:ty, $claim_episodes:expr) => {
+    ($store:ty, $db:ty, $claim_episodes:expr, $claim_tasks:expr) => {
         const _: () = {
             use std::collections::{BTreeMap, BTreeSet};
 
@@ -36,6 +38,10 @@ macro_rules! impl_store {
                 EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun, FeedbackSummary,
                 GraphApplied, GraphEntityWrite, GraphWrite, NewEntity, NewEpisode, NewResult,
                 Relation, ResultStatus, ReviewDecision, RunScope, RunStatus, StoredChunk,
+            };
+            use quarry_core::model::{
+                FieldTask, NewWorkflow, NodeState, TaskCompletion, TaskEnd, TaskLease, TaskView,
+                settle,
             };
             use quarry_core::store::{Reviewed, Store, StoreError, StoreFuture};
             use serde_json::{Map, Value};
@@ -46,8 +52,8 @@ macro_rules! impl_store {
             use $crate::error::{backend, not_found};
             use $crate::rows::{
                 ApiKeyRow, ChunkRow, DocumentRow, EntityRow, EntityTypeRow, EpisodeRow,
-                ReasonCountRow, RelationRow, ResultRow, RunRow, StatusCountRow, encode_embedding,
-                enum_text, parse_enum,
+                ReasonCountRow, RelationRow, ResultRow, RunRow, StatusCountRow, TaskRow,
+                encode_embedding, enum_text, parse_enum,
             };
             use $crate::sql;
 
@@ -120,6 +126,7 @@ macro_rules! impl_store {
             $crate::store_impl::runs::runs_items!($store);
             $crate::store_impl::results::results_items!($store);
             $crate::store_impl::graph::graph_items!($store);
+            $crate::store_impl::tasks::tasks_items!($store);
 
             impl Store for $store {
                 $crate::store_impl::keys::keys_methods!();
@@ -128,6 +135,7 @@ macro_rules! impl_store {
                 $crate::store_impl::runs::runs_methods!();
                 $crate::store_impl::results::results_methods!();
                 $crate::store_impl::graph::graph_methods!($claim_episodes);
+                $crate::store_impl::tasks::tasks_methods!($claim_tasks);
             }
         };
     };

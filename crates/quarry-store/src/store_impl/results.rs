@@ -24,6 +24,22 @@ macro_rules! results_items {
                     .transpose()
             }
 
+            /// What `record_results` writes, inside the caller's transaction (a task's
+            /// completion records its results in its own): lock, supersede, insert, tally.
+            async fn write_results(
+                tx: &mut Connection,
+                project: &str,
+                results: &[NewResult],
+            ) -> Result<Vec<ExtractionResult>, StoreError> {
+                let types = Self::lock_entities(tx, project, results).await?;
+                let mut deltas = CountDeltas::new();
+                Self::supersede_previous(tx, project, results, &types, &mut deltas).await?;
+                let stored =
+                    Self::insert_results(tx, project, results, &types, &mut deltas).await?;
+                Self::apply_feedback_deltas(tx, project, deltas).await?;
+                Ok(stored)
+            }
+
             /// `record_results`, first: locks the results' entities in one order (no deadlock
             /// between batches) and returns each one's type.
             async fn lock_entities<'r>(
@@ -287,6 +303,51 @@ macro_rules! results_items {
                 Ok(())
             }
 
+            /// `review_result`, last: an approval ends the field's tasks that waited for a
+            /// person (their runs settle, so dependents are queued); a rejection fails the task
+            /// that waited on this very result.
+            async fn release_waiting_tasks(
+                tx: &mut Connection,
+                project: &str,
+                result: &ExtractionResult,
+                reason: Option<&str>,
+                at: &str,
+            ) -> Result<Vec<String>, StoreError> {
+                let run_ids: Vec<String> = if result.status == ResultStatus::Approved {
+                    sqlx::query_scalar(sql::APPROVE_WAITING_TASKS)
+                        .bind(project)
+                        .bind(&result.entity_id)
+                        .bind(&result.field_name)
+                        .bind(at)
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(backend)?
+                } else {
+                    let why = match reason {
+                        Some(reason) => format!(
+                            "rejected by {}: {reason}",
+                            result.reviewed_by.as_deref().unwrap_or("a reviewer")
+                        ),
+                        None => format!(
+                            "rejected by {}",
+                            result.reviewed_by.as_deref().unwrap_or("a reviewer")
+                        ),
+                    };
+                    sqlx::query_scalar(sql::REJECT_WAITING_TASKS)
+                        .bind(project)
+                        .bind(&result.entity_id)
+                        .bind(&result.field_name)
+                        .bind(&result.id)
+                        .bind(why)
+                        .bind(at)
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(backend)?
+                };
+                Self::settle_runs(tx, project, run_ids.clone()).await?;
+                Ok(run_ids)
+            }
+
             /// `review_result` of an approval, last: the approved value becomes the entity's
             /// field.
             async fn promote_value(
@@ -333,12 +394,7 @@ macro_rules! results_methods {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
                 let mut tx = self.pool.begin().await.map_err(backend)?;
-                let types = Self::lock_entities(&mut tx, project, results).await?;
-                let mut deltas = CountDeltas::new();
-                Self::supersede_previous(&mut tx, project, results, &types, &mut deltas).await?;
-                let stored =
-                    Self::insert_results(&mut tx, project, results, &types, &mut deltas).await?;
-                Self::apply_feedback_deltas(&mut tx, project, deltas).await?;
+                let stored = Self::write_results(&mut tx, project, results).await?;
                 tx.commit().await.map_err(backend)?;
                 Ok(stored)
             })
@@ -405,6 +461,7 @@ macro_rules! results_methods {
             id: &'a str,
             decision: &'a ReviewDecision,
             reviewer: &'a str,
+            rerun: Option<&'a NewWorkflow>,
         ) -> StoreFuture<'a, Reviewed> {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
@@ -448,8 +505,21 @@ macro_rules! results_methods {
                 } else {
                     None
                 };
+                let resumed =
+                    Self::release_waiting_tasks(&mut tx, project, &result, reason, &at).await?;
+                let rerun = match rerun {
+                    Some(workflow) => {
+                        Some(Self::insert_workflow(&mut tx, project, workflow).await?)
+                    }
+                    None => None,
+                };
                 tx.commit().await.map_err(backend)?;
-                Ok(Reviewed { result, entity })
+                Ok(Reviewed {
+                    result,
+                    entity,
+                    rerun,
+                    resumed,
+                })
             })
         }
 

@@ -1,10 +1,8 @@
 //! Extraction runs.
 
-/// The message of a run failed at start-up, and the run look-up.
+/// The run look-up.
 macro_rules! runs_items {
     ($store:ty) => {
-        const INTERRUPTED: &str = "interrupted: the process stopped before the run finished";
-
         impl $store {
             async fn run(
                 &self,
@@ -125,19 +123,6 @@ macro_rules! runs_methods {
                     .into_iter()
                     .map(ExtractionRun::try_from)
                     .collect()
-            })
-        }
-
-        fn fail_interrupted_runs(&self) -> StoreFuture<'_, u64> {
-            Box::pin(async move {
-                let _writer = self.write_gate().await;
-                let failed = sqlx::query(sql::FAIL_RUNNING_RUNS)
-                    .bind(INTERRUPTED)
-                    .bind(now())
-                    .execute(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(failed.rows_affected())
             })
         }
     };

@@ -1,0 +1,53 @@
+//! `quarry worker`: works the durable queues (workflow field tasks and conversation episodes)
+//! without HTTP. Any number of workers and servers may share one database: claims are leased,
+//! so each unit of work runs in one place, and a unit whose worker died is taken over once its
+//! lease expires. Stops on Ctrl-C or SIGTERM after the tasks in flight end.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use quarry_pipeline::{WorkerConfig, WorkerSignal};
+
+use crate::agents::pipeline;
+use crate::args::WorkerArgs;
+use crate::failure::Failure;
+use crate::owner::worker_owner;
+use crate::workspace::Workspace;
+
+pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
+    crate::serve::init_logging();
+    let ws = Workspace::open(&args.store)?;
+    let retriever = ws.retriever(true)?;
+    let pipeline = Arc::new(pipeline(ws.store.clone(), retriever.clone(), &args.model));
+    let config = WorkerConfig {
+        owner: worker_owner(),
+        concurrency: args.model.concurrency.max(1),
+        lease: Duration::from_secs(args.lease_secs.max(1)),
+        ..WorkerConfig::default()
+    };
+    let graph = crate::serve::start_graph_worker(
+        &ws.runtime,
+        ws.store.clone(),
+        retriever,
+        &args.model,
+        &args.graph,
+    )?;
+    let signal = WorkerSignal::new();
+    tracing::info!(owner = %config.owner, "worker started");
+    let stats = ws
+        .runtime
+        .block_on(async {
+            let stop = signal.clone();
+            tokio::spawn(async move {
+                crate::serve::shutdown_signal().await;
+                stop.stop();
+            });
+            pipeline.work(&config, &signal).await
+        })
+        .context("working the task queue")?;
+    drop(graph);
+    tracing::info!(?stats, "worker stopped");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,285 @@
+//! One claimed field task, end to end: the field's context read fresh from the store (so a task
+//! redone after a crash starts from the last committed state), its agent or consensus agents,
+//! the cascade, and the completion the worker writes under its lease.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use futures_util::future::join_all;
+use quarry_core::model::{
+    Confidence, Entity, EntityType, FieldSpec, FieldTask, NewResult, ResultStatus, TaskCompletion,
+    TaskEnd,
+};
+use serde_json::{Map, Value, json};
+
+use crate::cascade::create_cascade;
+use crate::consensus::decide;
+use crate::field_agent::{AgentSettings, FieldContext, FieldFailure, FieldValue, extract_field};
+use crate::plan::{RunRequest, plan_workflow};
+use crate::run::{BoxFuture, Pipeline, PipelineError, field_spec};
+
+/// What became of one attempt at a task.
+pub(crate) enum Attempt {
+    /// Write this under the lease.
+    Complete(TaskCompletion),
+    /// Every agent failed transiently: try again later.
+    Transient {
+        error: String,
+        tokens_used: i64,
+        duration_ms: i64,
+    },
+}
+
+impl Pipeline {
+    /// Runs the task's field once. Store failures are errors; model failures are outcomes.
+    pub(crate) async fn attempt_task(&self, task: &FieldTask) -> Result<Attempt, PipelineError> {
+        let started = Instant::now();
+        let store = self.store().as_ref();
+        let project = task.project_id.as_str();
+        let (entity, entity_type) = self.load(project, &task.entity_id).await?;
+        let field = field_spec(&entity_type, &task.field_name)?;
+        let latest = store.latest_results(project, &entity.id).await?;
+        let mut known = entity.fields.clone();
+        for result in &latest {
+            if result.status == ResultStatus::Pending {
+                known.insert(result.field_name.clone(), result.value.clone());
+            }
+        }
+        let parent = match &entity.parent_id {
+            Some(id) => store.get_entity(project, id).await?,
+            None => None,
+        };
+        let mut neighbours: Vec<Entity> = parent.iter().cloned().collect();
+        for other in store
+            .connected_entities(project, &entity.id, self.config().connected_limit)
+            .await?
+        {
+            if other.id != entity.id && !neighbours.iter().any(|n| n.id == other.id) {
+                neighbours.push(other);
+            }
+        }
+        let summary = store
+            .feedback_summary(project, &entity_type.slug, &field.name)
+            .await?;
+        let context = FieldContext {
+            entity: &entity,
+            entity_type: &entity_type,
+            field,
+            known_values: &known,
+            parent: parent.as_ref(),
+            neighbours: &neighbours,
+            feedback_summary: (summary.total >= self.config().feedback_threshold)
+                .then_some(&summary),
+            rerun_feedback: task.feedback.as_deref(),
+        };
+        let agents = self.agents_of(&entity_type, field);
+        if agents.is_empty() {
+            return Ok(Attempt::Complete(failed(
+                format!(
+                    "field '{}' names no agent and there is no default agent",
+                    field.name
+                ),
+                started,
+            )));
+        }
+        let mut asked: Vec<BoxFuture<'_, Result<FieldValue, FieldFailure>>> = Vec::new();
+        for agent in &agents {
+            asked.push(Box::pin(self.one_agent(&context, project, agent)));
+        }
+        let attempts = join_all(asked).await;
+        let successes: Vec<&FieldValue> = attempts.iter().filter_map(|a| a.as_ref().ok()).collect();
+        let failures: Vec<&FieldFailure> =
+            attempts.iter().filter_map(|a| a.as_ref().err()).collect();
+        let tokens_used: i64 = successes.iter().map(|s| s.tokens_used).sum::<i64>()
+            + failures.iter().map(|f| f.tokens_used).sum::<i64>();
+        let failure_text = failures
+            .iter()
+            .map(|f| format!("{}: {}", f.agent_id, f.reason))
+            .collect::<Vec<_>>()
+            .join("; ");
+        // Nothing came back and every failure may pass: try the whole field again later. (When
+        // some agents of a consensus answered, the consensus decides with what it has.)
+        if successes.is_empty() && failures.iter().all(|f| f.transient) {
+            return Ok(Attempt::Transient {
+                error: failure_text,
+                tokens_used,
+                duration_ms: elapsed_ms(started),
+            });
+        }
+
+        let mut metadata = Map::new();
+        if let Some(sentence) = &task.feedback {
+            metadata.insert("feedback".to_owned(), Value::String(sentence.clone()));
+        }
+        let (winner, failure) = match &field.consensus {
+            Some(consensus) => {
+                let candidates: Vec<(Value, Confidence)> = successes
+                    .iter()
+                    .map(|s| (s.value.clone(), s.confidence))
+                    .collect();
+                let decision = decide(consensus.strategy, &candidates, agents.len());
+                metadata.insert("agreement".to_owned(), json!(decision.agreement));
+                metadata.insert("strategy".to_owned(), json!(consensus.strategy));
+                metadata.insert("agents".to_owned(), json!(agents));
+                let failure = decision.failure.map(|reason| {
+                    if failures.is_empty() {
+                        reason
+                    } else {
+                        format!("{reason}; {failure_text}")
+                    }
+                });
+                (decision.winner, failure)
+            }
+            None if successes.is_empty() => (None, Some(failure_text.clone())),
+            None => (Some(0), None),
+        };
+
+        let mut created_entity_ids = Vec::new();
+        let mut follow_ups = Vec::new();
+        if let Some(winner) = winner {
+            let value = &successes[winner].value;
+            let cascade = create_cascade(store, project, &entity, field, value).await?;
+            created_entity_ids = cascade.created;
+            if !created_entity_ids.is_empty() {
+                // New entities become searchable by meaning at once. An indexing failure does
+                // not fail the field: the next index rebuild picks them up from the store.
+                for created in store.get_entities(project, &created_entity_ids).await? {
+                    let _ = self.retriever().index_entity(&created);
+                }
+                follow_ups = self.cascade_runs(task, field, &created_entity_ids).await?;
+            }
+        }
+        let results: Vec<NewResult> = successes
+            .iter()
+            .enumerate()
+            .map(|(i, success)| NewResult {
+                run_id: Some(task.run_id.clone()),
+                entity_id: entity.id.clone(),
+                field_name: field.name.clone(),
+                value: success.value.clone(),
+                sources: success.sources.clone(),
+                confidence: success.confidence,
+                agent_id: success.agent_id.clone(),
+                status: if Some(i) == winner {
+                    ResultStatus::Pending
+                } else {
+                    ResultStatus::Superseded
+                },
+                created_entity_ids: if Some(i) == winner {
+                    created_entity_ids.clone()
+                } else {
+                    Vec::new()
+                },
+                duration_ms: success.duration_ms,
+                tokens_used: success.tokens_used,
+                metadata: metadata.clone(),
+            })
+            .collect();
+        let end = match winner {
+            Some(winner) => TaskEnd::Extracted { winner },
+            None => TaskEnd::Failed {
+                reason: failure.unwrap_or_else(|| "no value".to_owned()),
+            },
+        };
+        Ok(Attempt::Complete(TaskCompletion {
+            end,
+            results,
+            tokens_used,
+            duration_ms: elapsed_ms(started),
+            follow_ups,
+        }))
+    }
+
+    /// The agents that extract `field`: its consensus agents, or its own, the type's or the
+    /// pipeline's default agent.
+    fn agents_of(&self, entity_type: &EntityType, field: &FieldSpec) -> Vec<String> {
+        match &field.consensus {
+            Some(consensus) => consensus.agents.clone(),
+            None => field
+                .agent
+                .clone()
+                .or_else(|| entity_type.default_agent.clone())
+                .or_else(|| self.config().default_agent.clone())
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    async fn one_agent(
+        &self,
+        context: &FieldContext<'_>,
+        project: &str,
+        agent: &str,
+    ) -> Result<FieldValue, FieldFailure> {
+        let Some(resolved) = self.agent_registry().resolve(agent) else {
+            return Err(FieldFailure {
+                agent_id: agent.to_owned(),
+                reason: format!("unknown agent '{agent}'"),
+                transient: false,
+                tokens_used: 0,
+            });
+        };
+        let settings = AgentSettings {
+            agent_id: agent,
+            client: resolved.client.as_ref(),
+            model: &resolved.model,
+            temperature: self.config().temperature,
+            max_tokens: self.config().max_completion_tokens,
+        };
+        extract_field(
+            context,
+            self.store().as_ref(),
+            self.retriever().as_ref(),
+            project,
+            &settings,
+        )
+        .await
+    }
+
+    /// Runs for entities a cascade created with `auto_extract`, under the same root, one level
+    /// deeper, while the depth allows.
+    async fn cascade_runs(
+        &self,
+        task: &FieldTask,
+        field: &FieldSpec,
+        created: &[String],
+    ) -> Result<Vec<quarry_core::model::NewWorkflow>, PipelineError> {
+        let auto_extract = field
+            .connection
+            .as_ref()
+            .and_then(|c| c.cascade.as_ref())
+            .is_some_and(|c| c.enabled && c.auto_extract);
+        if !auto_extract || task.depth >= i64::from(self.config().max_cascade_depth) {
+            return Ok(Vec::new());
+        }
+        let trigger = format!("cascade:{}", task.triggered_by);
+        let mut runs = Vec::new();
+        for id in created {
+            let (entity, entity_type) = self.load(&task.project_id, id).await?;
+            let request = RunRequest {
+                fields: None,
+                triggered_by: &trigger,
+                feedback: HashMap::new(),
+                root_run_id: Some(task.root_run_id.clone()),
+                depth: task.depth + 1,
+                max_attempts: task.max_attempts,
+            };
+            runs.push(plan_workflow(&entity, &entity_type, &[], &request)?);
+        }
+        Ok(runs)
+    }
+}
+
+fn failed(reason: String, started: Instant) -> TaskCompletion {
+    TaskCompletion {
+        end: TaskEnd::Failed { reason },
+        results: Vec::new(),
+        tokens_used: 0,
+        duration_ms: elapsed_ms(started),
+        follow_ups: Vec::new(),
+    }
+}
+
+fn elapsed_ms(started: Instant) -> i64 {
+    i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,498 @@
+//! Workflow tasks: a run's fields on the durable, leased queue. Every write that changes a task's
+//! state settles its run in the same transaction (`quarry_core::model::settle`), so dependents
+//! are queued and the run's status follows without a second step a crash could skip.
+//!
+//! Writers of one run are serialised by locking the run's entity (`sql::LOCK_ENTITY`), the same
+//! lock result writes take, right after the first write.
+
+/// Task helpers: inserting a workflow, fencing a lease, settling a run.
+macro_rules! tasks_items {
+    ($store:ty) => {
+        impl $store {
+            /// Inserts the run and its tasks (then settles it). The caller holds a transaction.
+            async fn insert_workflow(
+                tx: &mut Connection,
+                project: &str,
+                workflow: &NewWorkflow,
+            ) -> Result<ExtractionRun, StoreError> {
+                let entity_type: Option<String> = sqlx::query_scalar(sql::LOCK_ENTITY)
+                    .bind(project)
+                    .bind(&workflow.entity_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                if entity_type.is_none() {
+                    return Err(not_found("entity", &workflow.entity_id));
+                }
+                let started_at = now();
+                let run_id = new_id();
+                let root = workflow
+                    .root_run_id
+                    .clone()
+                    .unwrap_or_else(|| run_id.clone());
+                sqlx::query(sql::INSERT_RUN)
+                    .bind(&run_id)
+                    .bind(project)
+                    .bind(&workflow.entity_id)
+                    .bind(enum_text(&workflow.scope))
+                    .bind(&workflow.triggered_by)
+                    .bind(workflow.fields_requested.as_ref().map(Json))
+                    .bind(enum_text(&RunStatus::Running))
+                    .bind(&started_at)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                sqlx::query(sql::SET_RUN_ROOT)
+                    .bind(project)
+                    .bind(&run_id)
+                    .bind(&root)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                for task in &workflow.tasks {
+                    let at = now();
+                    sqlx::query(sql::INSERT_TASK)
+                        .bind(new_id())
+                        .bind(project)
+                        .bind(&run_id)
+                        .bind(&root)
+                        .bind(&workflow.entity_id)
+                        .bind(&task.field_name)
+                        .bind(task.state.as_str())
+                        .bind(Json(&task.depends_on))
+                        .bind(task.gated)
+                        .bind(0_i64)
+                        .bind(workflow.max_attempts)
+                        .bind(&task.error)
+                        .bind(&task.feedback)
+                        .bind(workflow.depth)
+                        .bind(&workflow.triggered_by)
+                        .bind(None::<String>)
+                        .bind(None::<String>)
+                        .bind(&at)
+                        .bind(None::<String>)
+                        .bind(0_i64)
+                        .bind(0_i64)
+                        .bind(&at)
+                        .bind(&at)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                }
+                Self::settle_run(tx, project, &run_id).await
+            }
+
+            async fn tasks_of_run(
+                conn: &mut Connection,
+                project: &str,
+                run_id: &str,
+            ) -> Result<Vec<FieldTask>, StoreError> {
+                sqlx::query_as::<_, TaskRow>(sql::TASKS_OF_RUN)
+                    .bind(project)
+                    .bind(run_id)
+                    .fetch_all(&mut *conn)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(FieldTask::try_from)
+                    .collect()
+            }
+
+            /// Applies [`settle`] to the run: pending tasks move on, the run's status (and, once
+            /// nothing can move, its end time) follows its tasks.
+            async fn settle_run(
+                tx: &mut Connection,
+                project: &str,
+                run_id: &str,
+            ) -> Result<ExtractionRun, StoreError> {
+                let run = sqlx::query_as::<_, RunRow>(sql::RUN_BY_ID)
+                    .bind(project)
+                    .bind(run_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?
+                    .ok_or_else(|| not_found("run", run_id))?;
+                let mut run = ExtractionRun::try_from(run)?;
+                let tasks = Self::tasks_of_run(tx, project, run_id).await?;
+                let views: Vec<TaskView<'_>> = tasks
+                    .iter()
+                    .map(|t| TaskView {
+                        field_name: &t.field_name,
+                        state: t.state,
+                        depends_on: &t.depends_on,
+                        last_error: t.last_error.as_deref(),
+                    })
+                    .collect();
+                let settled = settle(&views);
+                let at = now();
+                for transition in &settled.transitions {
+                    sqlx::query(sql::SET_TASK_STATE)
+                        .bind(&tasks[transition.index].id)
+                        .bind(transition.state.as_str())
+                        .bind(&transition.error)
+                        .bind(&at)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                }
+                if run.status != settled.run_status || run.error != settled.run_error {
+                    run.status = settled.run_status;
+                    run.error = settled.run_error;
+                    if run.status == RunStatus::Running {
+                        run.finished_at = None;
+                        run.duration_ms = None;
+                    } else {
+                        run.duration_ms = millis_between(&run.started_at, &at);
+                        run.finished_at = Some(at);
+                    }
+                    sqlx::query(sql::FINISH_RUN)
+                        .bind(project)
+                        .bind(run_id)
+                        .bind(enum_text(&run.status))
+                        .bind(&run.error)
+                        .bind(&run.finished_at)
+                        .bind(run.duration_ms)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                }
+                Ok(run)
+            }
+
+            /// The first write of every fenced transaction: the task is still running under
+            /// exactly this lease, else nothing may be written.
+            async fn fence_task(
+                tx: &mut Connection,
+                project: &str,
+                held: &TaskLease,
+            ) -> Result<FieldTask, StoreError> {
+                let fenced = sqlx::query(sql::FENCE_TASK)
+                    .bind(now())
+                    .bind(project)
+                    .bind(&held.task_id)
+                    .bind(&held.owner)
+                    .bind(held.attempt)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                if fenced.rows_affected() == 0 {
+                    return Err(StoreError::LeaseLost(format!(
+                        "task '{}' is no longer held by {} (attempt {}): its lease expired and \
+                         it was taken over, or it ended",
+                        held.task_id, held.owner, held.attempt
+                    )));
+                }
+                let task = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
+                    .bind(project)
+                    .bind(&held.task_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                let task = FieldTask::try_from(task)?;
+                sqlx::query(sql::LOCK_ENTITY)
+                    .bind(project)
+                    .bind(&task.entity_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                Ok(task)
+            }
+
+            /// The runs whose tasks of (entity, field) waited for a person, after `statement`
+            /// changed them; each is settled again.
+            async fn settle_runs(
+                tx: &mut Connection,
+                project: &str,
+                run_ids: Vec<String>,
+            ) -> Result<(), StoreError> {
+                let distinct: BTreeSet<String> = run_ids.into_iter().collect();
+                for run_id in distinct {
+                    Self::settle_run(tx, project, &run_id).await?;
+                }
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use tasks_items;
+
+/// The `Store` methods of workflow tasks. `$claim_tasks` is the backend's queue take.
+macro_rules! tasks_methods {
+    ($claim_tasks:expr) => {
+        fn create_workflow<'a>(
+            &'a self,
+            project: &'a str,
+            workflow: &'a NewWorkflow,
+        ) -> StoreFuture<'a, (ExtractionRun, Vec<FieldTask>)> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                let run = Self::insert_workflow(&mut tx, project, workflow).await?;
+                let tasks = Self::tasks_of_run(&mut tx, project, &run.id).await?;
+                tx.commit().await.map_err(backend)?;
+                Ok((run, tasks))
+            })
+        }
+
+        fn claim_tasks<'a>(
+            &'a self,
+            owner: &'a str,
+            lease: std::time::Duration,
+            limit: usize,
+            root_run_id: Option<&'a str>,
+        ) -> StoreFuture<'a, Vec<FieldTask>> {
+            Box::pin(async move {
+                if limit == 0 {
+                    return Ok(Vec::new());
+                }
+                let _writer = self.write_gate().await;
+                let mut claimed: Vec<FieldTask> = sqlx::query_as::<_, TaskRow>($claim_tasks)
+                    .bind(now())
+                    .bind(owner)
+                    .bind($crate::clock::after(lease))
+                    .bind(root_run_id)
+                    .bind(sql_limit(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(FieldTask::try_from)
+                    .collect::<Result<_, _>>()?;
+                claimed.sort_by(|a, b| (&a.available_at, &a.id).cmp(&(&b.available_at, &b.id)));
+                Ok(claimed)
+            })
+        }
+
+        fn renew_task_lease<'a>(
+            &'a self,
+            held: &'a TaskLease,
+            lease: std::time::Duration,
+        ) -> StoreFuture<'a, bool> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let renewed = sqlx::query(sql::RENEW_TASK_LEASE)
+                    .bind($crate::clock::after(lease))
+                    .bind(&held.task_id)
+                    .bind(&held.owner)
+                    .bind(held.attempt)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(renewed.rows_affected() == 1)
+            })
+        }
+
+        fn complete_task<'a>(
+            &'a self,
+            project: &'a str,
+            held: &'a TaskLease,
+            completion: &'a TaskCompletion,
+        ) -> StoreFuture<'a, FieldTask> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                let task = Self::fence_task(&mut tx, project, held).await?;
+                let stored = Self::write_results(&mut tx, project, &completion.results).await?;
+                let (state, error, result_id) = match &completion.end {
+                    TaskEnd::Extracted { winner } => {
+                        let result = stored.get(*winner).ok_or_else(|| {
+                            StoreError::Conflict(format!(
+                                "the winning result {winner} is not among the {} recorded",
+                                stored.len()
+                            ))
+                        })?;
+                        let state = if task.gated {
+                            NodeState::WaitingHuman
+                        } else {
+                            NodeState::Done
+                        };
+                        (state, None, Some(result.id.clone()))
+                    }
+                    TaskEnd::Failed { reason } => (NodeState::Failed, Some(reason.clone()), None),
+                };
+                let at = now();
+                sqlx::query(sql::END_TASK)
+                    .bind(&task.id)
+                    .bind(state.as_str())
+                    .bind(&error)
+                    .bind(&result_id)
+                    .bind(completion.tokens_used)
+                    .bind(completion.duration_ms)
+                    .bind(&task.available_at)
+                    .bind(&at)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                for follow_up in &completion.follow_ups {
+                    Self::insert_workflow(&mut tx, project, follow_up).await?;
+                }
+                Self::settle_run(&mut tx, project, &task.run_id).await?;
+                let task = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
+                    .bind(project)
+                    .bind(&task.id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                tx.commit().await.map_err(backend)?;
+                FieldTask::try_from(task)
+            })
+        }
+
+        fn release_task<'a>(
+            &'a self,
+            project: &'a str,
+            held: &'a TaskLease,
+            error: &'a str,
+            retry_after: std::time::Duration,
+            tokens_used: i64,
+            duration_ms: i64,
+        ) -> StoreFuture<'a, FieldTask> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                let task = Self::fence_task(&mut tx, project, held).await?;
+                sqlx::query(sql::END_TASK)
+                    .bind(&task.id)
+                    .bind(NodeState::Queued.as_str())
+                    .bind(error)
+                    .bind(None::<String>)
+                    .bind(tokens_used)
+                    .bind(duration_ms)
+                    .bind($crate::clock::after(retry_after))
+                    .bind(now())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                let task = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
+                    .bind(project)
+                    .bind(&task.id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                tx.commit().await.map_err(backend)?;
+                FieldTask::try_from(task)
+            })
+        }
+
+        fn get_task<'a>(
+            &'a self,
+            project: &'a str,
+            id: &'a str,
+        ) -> StoreFuture<'a, Option<FieldTask>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
+                    .bind(project)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .map(FieldTask::try_from)
+                    .transpose()
+            })
+        }
+
+        fn run_tasks<'a>(
+            &'a self,
+            project: &'a str,
+            run_id: &'a str,
+        ) -> StoreFuture<'a, Vec<FieldTask>> {
+            Box::pin(async move {
+                let mut conn = self.pool.acquire().await.map_err(backend)?;
+                Self::tasks_of_run(&mut conn, project, run_id).await
+            })
+        }
+
+        fn runs_under_root<'a>(
+            &'a self,
+            project: &'a str,
+            root_run_id: &'a str,
+        ) -> StoreFuture<'a, Vec<ExtractionRun>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, RunRow>(sql::RUNS_UNDER_ROOT)
+                    .bind(project)
+                    .bind(root_run_id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(ExtractionRun::try_from)
+                    .collect()
+            })
+        }
+
+        fn retry_tasks<'a>(
+            &'a self,
+            project: &'a str,
+            entity_id: &'a str,
+            fields: Option<&'a [String]>,
+        ) -> StoreFuture<'a, Vec<FieldTask>> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                let locked: Option<String> = sqlx::query_scalar(sql::LOCK_ENTITY)
+                    .bind(project)
+                    .bind(entity_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                if locked.is_none() {
+                    return Err(not_found("entity", entity_id));
+                }
+                let all: Vec<FieldTask> = sqlx::query_as::<_, TaskRow>(sql::TASKS_OF_ENTITY)
+                    .bind(project)
+                    .bind(entity_id)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(FieldTask::try_from)
+                    .collect::<Result<_, _>>()?;
+                let mut latest: Vec<&FieldTask> = Vec::new();
+                for task in &all {
+                    if !latest.iter().any(|t| t.field_name == task.field_name) {
+                        latest.push(task);
+                    }
+                }
+                let chosen: Vec<&FieldTask> = latest
+                    .into_iter()
+                    .filter(|t| fields.is_none_or(|names| names.contains(&t.field_name)))
+                    .filter(|t| matches!(t.state, NodeState::Failed | NodeState::Blocked))
+                    .collect();
+                let at = now();
+                for task in &chosen {
+                    let state = if task.state == NodeState::Failed || task.depends_on.is_empty() {
+                        NodeState::Queued
+                    } else {
+                        NodeState::Pending
+                    };
+                    sqlx::query(sql::RESET_TASK)
+                        .bind(&task.id)
+                        .bind(state.as_str())
+                        .bind(&at)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                }
+                Self::settle_runs(
+                    &mut tx,
+                    project,
+                    chosen.iter().map(|t| t.run_id.clone()).collect(),
+                )
+                .await?;
+                let mut restarted = Vec::with_capacity(chosen.len());
+                for task in &chosen {
+                    let row = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
+                        .bind(project)
+                        .bind(&task.id)
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    restarted.push(FieldTask::try_from(row)?);
+                }
+                tx.commit().await.map_err(backend)?;
+                Ok(restarted)
+            })
+        }
+    };
+}
+pub(crate) use tasks_methods;

@@ -1,0 +1,356 @@
+//! Workflow tasks on the leased queue: claims, heartbeats, fencing, backoff, settling, retry.
+//! Part of the conformance suite (both backends).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use quarry_core::model::{
+    Confidence, NewFieldTask, NewWorkflow, NodeState, ReviewDecision, RunScope, RunStatus,
+    TaskCompletion, TaskEnd,
+};
+use quarry_core::store::{Store, StoreError};
+use serde_json::json;
+
+use super::{candidate, new_entity};
+
+const SHORT: Duration = Duration::from_millis(150);
+const LONG: Duration = Duration::from_secs(60);
+
+fn task(name: &str, state: NodeState, depends_on: &[&str], gated: bool) -> NewFieldTask {
+    NewFieldTask {
+        field_name: name.to_owned(),
+        state,
+        depends_on: depends_on.iter().map(|d| (*d).to_owned()).collect(),
+        gated,
+        feedback: None,
+        error: None,
+    }
+}
+
+fn workflow(entity_id: &str, tasks: Vec<NewFieldTask>) -> NewWorkflow {
+    NewWorkflow {
+        entity_id: entity_id.to_owned(),
+        scope: RunScope::Full,
+        triggered_by: "test".to_owned(),
+        fields_requested: None,
+        root_run_id: None,
+        depth: 0,
+        max_attempts: 3,
+        tasks,
+    }
+}
+
+fn extracted(entity_id: &str, field: &str, value: serde_json::Value) -> TaskCompletion {
+    TaskCompletion {
+        end: TaskEnd::Extracted { winner: 0 },
+        results: vec![candidate(entity_id, field, value, Confidence::High)],
+        tokens_used: 10,
+        duration_ms: 5,
+        follow_ups: Vec::new(),
+    }
+}
+
+fn failed(reason: &str) -> TaskCompletion {
+    TaskCompletion {
+        end: TaskEnd::Failed {
+            reason: reason.to_owned(),
+        },
+        results: Vec::new(),
+        tokens_used: 0,
+        duration_ms: 1,
+        follow_ups: Vec::new(),
+    }
+}
+
+fn names(tasks: &[quarry_core::model::FieldTask]) -> Vec<&str> {
+    let mut names: Vec<&str> = tasks.iter().map(|t| t.field_name.as_str()).collect();
+    names.sort_unstable();
+    names
+}
+
+pub async fn tasks_move_through_dependencies_gates_and_retries(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let entity = store
+        .create_entity(&p, &new_entity("company", "A"))
+        .await
+        .unwrap();
+    let (run, tasks) = store
+        .create_workflow(
+            &p,
+            &workflow(
+                &entity.id,
+                vec![
+                    task("a", NodeState::Queued, &[], false),
+                    task("b", NodeState::Pending, &["a"], false),
+                    task("c", NodeState::Queued, &[], true),
+                    task("d", NodeState::Pending, &["c"], false),
+                ],
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Running);
+    assert_eq!(tasks.len(), 4);
+
+    let claimed = store.claim_tasks("w1", LONG, 10, None).await.unwrap();
+    assert_eq!(names(&claimed), ["a", "c"], "dependents wait");
+    assert!(claimed.iter().all(|t| t.attempts == 1));
+    let a = claimed.iter().find(|t| t.field_name == "a").unwrap();
+    let c = claimed.iter().find(|t| t.field_name == "c").unwrap();
+    store
+        .complete_task(
+            &p,
+            &a.lease().unwrap(),
+            &extracted(&entity.id, "a", json!(1)),
+        )
+        .await
+        .unwrap();
+    let done_c = store
+        .complete_task(
+            &p,
+            &c.lease().unwrap(),
+            &extracted(&entity.id, "c", json!(2)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done_c.state, NodeState::WaitingHuman, "a gated value waits");
+
+    let b = store.claim_tasks("w1", LONG, 10, None).await.unwrap();
+    assert_eq!(names(&b), ["b"], "a's dependent is queued when a is done");
+    store
+        .complete_task(&p, &b[0].lease().unwrap(), &failed("model said no"))
+        .await
+        .unwrap();
+    let run_now = store.get_run(&p, &run.id).await.unwrap().unwrap();
+    assert_eq!(run_now.status, RunStatus::WaitingHuman);
+
+    // Approving c lets d move on, in the review's transaction.
+    let reviewed = store
+        .review_result(
+            &p,
+            done_c.result_id.as_ref().unwrap(),
+            &ReviewDecision::Approve,
+            "rev",
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(reviewed.resumed, vec![run.id.clone()]);
+    let d = store.claim_tasks("w1", LONG, 10, None).await.unwrap();
+    assert_eq!(names(&d), ["d"]);
+    store
+        .complete_task(
+            &p,
+            &d[0].lease().unwrap(),
+            &extracted(&entity.id, "d", json!(4)),
+        )
+        .await
+        .unwrap();
+    let run_now = store.get_run(&p, &run.id).await.unwrap().unwrap();
+    assert_eq!(run_now.status, RunStatus::Partial);
+    assert!(
+        run_now
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("b: model said no")
+    );
+    assert!(run_now.finished_at.is_some());
+
+    // Retry: only the failed field starts over; the run is running again, then completes.
+    let retried = store.retry_tasks(&p, &entity.id, None).await.unwrap();
+    assert_eq!(names(&retried), ["b"]);
+    assert_eq!(retried[0].state, NodeState::Queued);
+    assert_eq!(retried[0].attempts, 0);
+    let run_now = store.get_run(&p, &run.id).await.unwrap().unwrap();
+    assert_eq!(run_now.status, RunStatus::Running);
+    assert_eq!(run_now.finished_at, None);
+    let b = store.claim_tasks("w2", LONG, 10, None).await.unwrap();
+    store
+        .complete_task(
+            &p,
+            &b[0].lease().unwrap(),
+            &extracted(&entity.id, "b", json!(3)),
+        )
+        .await
+        .unwrap();
+    let run_now = store.get_run(&p, &run.id).await.unwrap().unwrap();
+    assert_eq!(run_now.status, RunStatus::Completed);
+    assert_eq!(run_now.error, None);
+    assert!(
+        store
+            .retry_tasks(&p, &entity.id, None)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing failed any more"
+    );
+    let results = store.latest_results(&p, &entity.id).await.unwrap();
+    assert_eq!(results.len(), 4, "one current result per field");
+}
+
+pub async fn expired_task_leases_are_taken_over_and_the_late_finisher_is_refused(
+    store: Arc<dyn Store>,
+) {
+    let p = store.ensure_project("p").await.unwrap();
+    let entity = store
+        .create_entity(&p, &new_entity("company", "A"))
+        .await
+        .unwrap();
+    store
+        .create_workflow(
+            &p,
+            &workflow(&entity.id, vec![task("a", NodeState::Queued, &[], false)]),
+        )
+        .await
+        .unwrap();
+    let first = store.claim_tasks("dead", SHORT, 10, None).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert!(
+        store
+            .claim_tasks("alive", LONG, 10, None)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a live lease is never taken"
+    );
+    tokio::time::sleep(SHORT * 2).await;
+    let second = store.claim_tasks("alive", LONG, 10, None).await.unwrap();
+    assert_eq!(second.len(), 1, "an expired lease is taken over");
+    assert_eq!(second[0].attempts, 2);
+    assert_eq!(second[0].lease_owner.as_deref(), Some("alive"));
+
+    let late = store
+        .complete_task(
+            &p,
+            &first[0].lease().unwrap(),
+            &extracted(&entity.id, "a", json!("late")),
+        )
+        .await;
+    assert!(matches!(late, Err(StoreError::LeaseLost(_))), "{late:?}");
+    assert!(
+        store
+            .latest_results(&p, &entity.id)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the refused completion wrote nothing"
+    );
+    assert!(
+        !store
+            .renew_task_lease(&first[0].lease().unwrap(), LONG)
+            .await
+            .unwrap(),
+        "the old owner's heartbeat fails"
+    );
+    assert!(
+        store
+            .renew_task_lease(&second[0].lease().unwrap(), LONG)
+            .await
+            .unwrap()
+    );
+    store
+        .complete_task(
+            &p,
+            &second[0].lease().unwrap(),
+            &extracted(&entity.id, "a", json!("ok")),
+        )
+        .await
+        .unwrap();
+    let again = store
+        .complete_task(
+            &p,
+            &second[0].lease().unwrap(),
+            &extracted(&entity.id, "a", json!("twice")),
+        )
+        .await;
+    assert!(
+        matches!(again, Err(StoreError::LeaseLost(_))),
+        "completion is written once"
+    );
+    let history = store.field_history(&p, &entity.id, "a").await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].value, json!("ok"));
+}
+
+pub async fn released_tasks_wait_for_their_backoff(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let entity = store
+        .create_entity(&p, &new_entity("company", "A"))
+        .await
+        .unwrap();
+    store
+        .create_workflow(
+            &p,
+            &workflow(&entity.id, vec![task("a", NodeState::Queued, &[], false)]),
+        )
+        .await
+        .unwrap();
+    let claimed = store.claim_tasks("w", LONG, 1, None).await.unwrap();
+    let released = store
+        .release_task(&p, &claimed[0].lease().unwrap(), "HTTP 503", SHORT, 7, 3)
+        .await
+        .unwrap();
+    assert_eq!(released.state, NodeState::Queued);
+    assert_eq!(released.last_error.as_deref(), Some("HTTP 503"));
+    assert_eq!(released.tokens_used, 7);
+    assert!(
+        store
+            .claim_tasks("w", LONG, 1, None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    tokio::time::sleep(SHORT * 2).await;
+    let again = store.claim_tasks("w", LONG, 1, None).await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].attempts, 2);
+}
+
+pub async fn concurrent_task_claims_never_overlap(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let entity = store
+        .create_entity(&p, &new_entity("company", "A"))
+        .await
+        .unwrap();
+    let tasks = (0..60)
+        .map(|i| task(&format!("f{i}"), NodeState::Queued, &[], false))
+        .collect();
+    let (run, _) = store
+        .create_workflow(&p, &workflow(&entity.id, tasks))
+        .await
+        .unwrap();
+    let mut takers = Vec::new();
+    for worker in 0..4 {
+        let store = store.clone();
+        let root = run.id.clone();
+        takers.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let claimed = store
+                    .claim_tasks(&format!("w{worker}"), LONG, 5, Some(&root))
+                    .await
+                    .unwrap();
+                if claimed.is_empty() {
+                    return mine;
+                }
+                mine.extend(claimed.into_iter().map(|t| t.id));
+            }
+        }));
+    }
+    let mut all = Vec::new();
+    for taker in takers {
+        all.extend(taker.await.unwrap());
+    }
+    let distinct: HashSet<&String> = all.iter().collect();
+    assert_eq!(all.len(), 60, "every task claimed");
+    assert_eq!(distinct.len(), 60, "no task claimed twice");
+    assert!(
+        store
+            .claim_tasks("w", LONG, 5, Some("another-root"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
