@@ -8,6 +8,7 @@ mod corpus;
 mod document_file;
 mod extract;
 mod failure;
+mod follow;
 mod graph;
 mod jsonl;
 mod model;

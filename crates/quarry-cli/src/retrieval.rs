@@ -185,3 +185,29 @@ pub fn open_retriever(
     }
     Ok(Arc::new(library))
 }
+
+/// The retrieval index of a long-lived process (`quarry serve`, `quarry worker`): rebuilt from
+/// the store, then kept following what other processes write to it (`follow.rs`, polled on
+/// `runtime`).
+pub fn open_followed_retriever(
+    runtime: &tokio::runtime::Runtime,
+    store: Arc<dyn Store>,
+    embedder_flag: Option<&str>,
+    base_url: Option<String>,
+) -> Result<Arc<dyn Retriever>, Failure> {
+    let (embedder, name) = embedder(runtime, embedder_flag, base_url)?;
+    let library = Arc::new(Library::new(embedder, name).map_err(index_failure)?);
+    // Taken before the rebuild reads the store: whatever commits meanwhile is followed.
+    let from = crate::follow::store_now();
+    runtime
+        .block_on(async {
+            let report = library.rebuild(store.as_ref()).await?;
+            report.persist(store.as_ref()).await?;
+            Ok::<_, quarry_index::LibraryError>(report)
+        })
+        .map_err(index_failure)?;
+    let follower = crate::follow::Follower::new(store, library.clone(), from);
+    let _entered = runtime.enter();
+    crate::follow::spawn(follower);
+    Ok(library)
+}

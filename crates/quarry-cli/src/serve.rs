@@ -17,7 +17,7 @@ use crate::owner::worker_owner;
 use crate::agents::pipeline;
 use crate::graph::graph_extractor;
 use crate::model::{chosen_model, client_from, extractor_config};
-use crate::retrieval::open_retriever;
+use crate::retrieval::open_followed_retriever;
 use crate::workspace::{configured_database, open_store};
 
 use crate::args::ServeArgs;
@@ -92,11 +92,11 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
     };
     if let Some(url) = configured_database(args.db.as_deref()) {
         let store = open_store(&runtime, &url)?;
-        // One index for the pipeline's tools, the graph's entities and graph search.
-        let retriever = open_retriever(
+        // One index for the pipeline's tools, the graph's entities and graph search, following
+        // what other processes write to the store.
+        let retriever = open_followed_retriever(
             &runtime,
-            store.as_ref(),
-            true,
+            store.clone(),
             args.embedder.as_deref(),
             args.model.base_url.clone(),
         )?;

@@ -213,12 +213,23 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
     // runs here, so the index is not rebuilt first.
     let documents = Documents::new(ws.store.clone(), ws.retriever(false)?);
     let mut added = Vec::new();
+    // Idempotent: a title and text already stored gives back that document (noted on stderr);
+    // a step failing after the document was stored is a warning, not an error.
     for (title, text) in &texts {
-        let document = ws
+        let outcome = ws
             .runtime
             .block_on(documents.add(&ws.project, title, text, entity.as_slice()))
             .map_err(storage)?;
-        added.push(document);
+        if !outcome.created {
+            eprintln!(
+                "note: '{title}' was already stored as {}",
+                outcome.document.id
+            );
+        }
+        for warning in &outcome.warnings {
+            eprintln!("warning: {warning}");
+        }
+        added.push(outcome.document);
     }
     if ws.json {
         return print_json(&added);

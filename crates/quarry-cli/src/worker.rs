@@ -19,7 +19,7 @@ use crate::workspace::Workspace;
 pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
     crate::serve::init_logging();
     let ws = Workspace::open(&args.store)?;
-    let retriever = ws.retriever(true)?;
+    let retriever = ws.followed_retriever()?;
     let pipeline = Arc::new(pipeline(ws.store.clone(), retriever.clone(), &args.model));
     let config = WorkerConfig {
         owner: worker_owner(),

@@ -55,6 +55,17 @@ impl Workspace {
             None,
         )
     }
+
+    /// The retrieval index of a long-lived process: loaded from the store and following what
+    /// other processes write to it (see `follow.rs`).
+    pub fn followed_retriever(&self) -> Result<Arc<dyn Retriever>, Failure> {
+        crate::retrieval::open_followed_retriever(
+            &self.runtime,
+            self.store.clone(),
+            self.embedder.as_deref(),
+            None,
+        )
+    }
 }
 
 /// `--db`, else a non-empty `QUARRY_DB`; `None` when neither names a database.

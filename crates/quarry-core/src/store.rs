@@ -18,6 +18,23 @@ use crate::model::{
     TaskCompletion, TaskLease,
 };
 
+/// What [`Store::store_document`] did: the document, and whether this call created it (`false`:
+/// the project already held a document of the same title and text, which is returned).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredDocument {
+    pub document: Document,
+    pub created: bool,
+}
+
+/// A link between a document and an entity, as [`Store::document_links_since`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentLink {
+    pub project_id: String,
+    pub document_id: String,
+    pub entity_id: String,
+    pub created_at: String,
+}
+
 /// A boxed, sendable future, so `Store` is object-safe (`Arc<dyn Store>`).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
@@ -132,12 +149,30 @@ pub trait Store: Send + Sync {
     ) -> StoreFuture<'a, Vec<Entity>>;
 
     // --- documents -----------------------------------------------------------------------
+    /// Stores a file document, idempotently: when the project already holds a file document of
+    /// exactly this title and text (by a SHA-256 content hash, unique per project), that one is
+    /// returned with `created: false` and nothing is written.
+    fn store_document<'a>(
+        &'a self,
+        project: &'a str,
+        title: &'a str,
+        text: &'a str,
+    ) -> StoreFuture<'a, StoredDocument>;
+    /// [`store_document`](Self::store_document), the document only.
     fn add_document<'a>(
         &'a self,
         project: &'a str,
         title: &'a str,
         text: &'a str,
-    ) -> StoreFuture<'a, Document>;
+    ) -> StoreFuture<'a, Document> {
+        Box::pin(async move { Ok(self.store_document(project, title, text).await?.document) })
+    }
+    /// The entities a document is linked to (empty for an unknown document).
+    fn document_entity_ids<'a>(
+        &'a self,
+        project: &'a str,
+        document_id: &'a str,
+    ) -> StoreFuture<'a, Vec<String>>;
     fn link_document<'a>(
         &'a self,
         project: &'a str,
@@ -430,4 +465,44 @@ pub trait Store: Send + Sync {
     /// Every document as (document id, project id, linked entity ids), all projects (index
     /// rebuild); a document without links has an empty list.
     fn all_document_links(&self) -> StoreFuture<'_, Vec<(String, String, Vec<String>)>>;
+    /// A document's stored chunks, by ordinal (empty when none are stored).
+    fn document_chunks<'a>(
+        &'a self,
+        project: &'a str,
+        document_id: &'a str,
+    ) -> StoreFuture<'a, Vec<StoredChunk>>;
+
+    // --- following other processes' writes ------------------------------------------------
+    // Across all projects, oldest first by (time, id), at most `limit`, times at or after
+    // `since` (RFC 3339 as the store writes them). Times come from each writer's clock and a
+    // row commits a little after its time is taken, so followers re-read an overlap and
+    // de-duplicate by id.
+    /// Documents (files and episodes) created at or after `since`.
+    fn documents_created_since<'a>(
+        &'a self,
+        since: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Document>>;
+    /// Document links created at or after `since`.
+    fn document_links_since<'a>(
+        &'a self,
+        since: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<DocumentLink>>;
+    /// Entities created or changed (`updated_at`: mentions, fields, metadata) at or after
+    /// `since`.
+    fn entities_changed_since<'a>(
+        &'a self,
+        since: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Entity>>;
+    /// Entities of one project and type created at or after `since`, oldest first (what a
+    /// resolver cache adds to stay current).
+    fn entities_created_since<'a>(
+        &'a self,
+        project: &'a str,
+        entity_type: &'a str,
+        since: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Entity>>;
 }

@@ -7,7 +7,15 @@
 //!
 //! Resolution and the write run under one lock per project, so two extractions of the same
 //! project never both insert the same new entity; the per-type [`ResolverIndex`] is loaded from
-//! the store on first use and kept up to date with what this process inserts.
+//! the store on first use, kept up to date with what this process inserts, and, at most
+//! [`RESOLVER_REFRESH`] old, extended with the entities other processes created since
+//! (`Store::entities_created_since`, re-reading [`RESOLVER_OVERLAP`] before the newest one seen,
+//! since every process writes times by its own clock and commits a little after).
+//!
+//! The cache only accelerates: the store's graph write locks the project row and looks the
+//! exact (type, title) up again before inserting, so a stale cache can at worst miss a
+//! normalised or near-duplicate match for up to [`RESOLVER_REFRESH`] after another process
+//! created it — never insert an exact duplicate.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex as StdMutex};
@@ -30,10 +38,97 @@ pub(crate) struct GraphState {
     recent: StdMutex<HashMap<String, (Instant, Vec<Entity>)>>,
 }
 
+/// How old a cached resolver may be before it asks the store for entities created since.
+pub(crate) const RESOLVER_REFRESH: Duration = Duration::from_millis(250);
+/// How far before the newest creation time seen a refresh re-reads.
+pub(crate) const RESOLVER_OVERLAP: Duration = Duration::from_secs(5);
+/// Entities read per refresh query (more are paged).
+const REFRESH_BATCH: usize = 1000;
+
 #[derive(Default)]
 struct ProjectGraph {
     /// Per entity type: the project's entities of that type.
-    resolvers: HashMap<String, ResolverIndex>,
+    resolvers: HashMap<String, TypeResolver>,
+}
+
+/// One type's resolver with what it holds and when it last looked at the store.
+struct TypeResolver {
+    index: ResolverIndex,
+    ids: HashSet<String>,
+    /// The newest `created_at` read from the store ("" before any).
+    newest: String,
+    checked: Instant,
+}
+
+impl TypeResolver {
+    /// The project's entities of `entity_type`, oldest first (on equal names the first
+    /// inserted wins).
+    async fn load(
+        store: &dyn Store,
+        project: &str,
+        entity_type: &str,
+    ) -> Result<TypeResolver, StoreError> {
+        let checked = Instant::now();
+        let mut resolver = TypeResolver {
+            index: ResolverIndex::new(entity_type),
+            ids: HashSet::new(),
+            newest: String::new(),
+            checked,
+        };
+        let existing = store
+            .list_entities(project, Some(entity_type), usize::MAX)
+            .await?;
+        for known in existing.iter().rev() {
+            resolver.add(known);
+        }
+        Ok(resolver)
+    }
+
+    /// Adds what was created since the newest entity seen (minus the overlap), once per id.
+    async fn refresh(
+        &mut self,
+        store: &dyn Store,
+        project: &str,
+        entity_type: &str,
+    ) -> Result<(), StoreError> {
+        let checked = Instant::now();
+        let mut since = earlier(&self.newest, RESOLVER_OVERLAP);
+        loop {
+            let batch = store
+                .entities_created_since(project, entity_type, &since, REFRESH_BATCH)
+                .await?;
+            for entity in &batch {
+                self.add(entity);
+            }
+            match batch.last() {
+                Some(last) if batch.len() == REFRESH_BATCH && last.created_at > since => {
+                    since = last.created_at.clone();
+                }
+                _ => break,
+            }
+        }
+        self.checked = checked;
+        Ok(())
+    }
+
+    fn add(&mut self, entity: &Entity) {
+        if self.ids.insert(entity.id.clone()) {
+            self.index.insert(entity.id.clone(), &entity.title);
+        }
+        if entity.created_at > self.newest {
+            self.newest.clone_from(&entity.created_at);
+        }
+    }
+}
+
+/// `at` (a store time) minus `by`, in the store's format; "" (the beginning) when `at` is empty
+/// or unreadable.
+fn earlier(at: &str, by: Duration) -> String {
+    let Ok(at) = chrono::DateTime::parse_from_rfc3339(at) else {
+        return String::new();
+    };
+    let by = chrono::Duration::from_std(by).unwrap_or(chrono::Duration::zero());
+    (at.with_timezone(&chrono::Utc) - by).to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
 impl GraphState {
@@ -170,23 +265,28 @@ pub(crate) async fn write_extraction(
 
     let graph = state.project(project);
     let mut graph = graph.lock().await;
-    for entity in &valid {
-        if !graph.resolvers.contains_key(&entity.entity_type) {
-            let mut index = ResolverIndex::new(&entity.entity_type);
-            let existing = store
-                .list_entities(project, Some(&entity.entity_type), usize::MAX)
-                .await?;
-            // Oldest first: on equal names the first inserted wins.
-            for known in existing.iter().rev() {
-                index.insert(known.id.clone(), &known.title);
+    let used: HashSet<&str> = valid.iter().map(|e| e.entity_type.as_str()).collect();
+    for entity_type in used {
+        match graph.resolvers.get_mut(entity_type) {
+            Some(resolver) if resolver.checked.elapsed() >= RESOLVER_REFRESH => {
+                resolver.refresh(store, project, entity_type).await?;
             }
-            graph.resolvers.insert(entity.entity_type.clone(), index);
+            Some(_) => {}
+            None => {
+                let resolver = TypeResolver::load(store, project, entity_type).await?;
+                graph.resolvers.insert(entity_type.to_owned(), resolver);
+            }
         }
     }
+    let resolvers: HashMap<String, &ResolverIndex> = graph
+        .resolvers
+        .iter()
+        .map(|(entity_type, resolver)| (entity_type.clone(), &resolver.index))
+        .collect();
 
     let mut nodes = Nodes::default();
     for entity in &valid {
-        let resolver = &graph.resolvers[&entity.entity_type];
+        let resolver = resolvers[&entity.entity_type];
         let index = match nodes.find_typed(resolver, entity.name, &entity.entity_type) {
             Some(index) => index,
             None => nodes.add(resolver, entity, source),
@@ -203,12 +303,8 @@ pub(crate) async fn write_extraction(
     let mut seen: HashMap<(usize, usize, String), usize> = HashMap::new();
     for relationship in &extraction.relationships {
         let label = normalize_label(&relationship.label);
-        let from = nodes.find(
-            &graph.resolvers,
-            &relationship.from,
-            &relationship.from_type,
-        );
-        let to = nodes.find(&graph.resolvers, &relationship.to, &relationship.to_type);
+        let from = nodes.find(&resolvers, &relationship.from, &relationship.from_type);
+        let to = nodes.find(&resolvers, &relationship.to, &relationship.to_type);
         let (Some(from), Some(to)) = (from, to) else {
             outcome.relationships_skipped += 1;
             continue;
@@ -280,7 +376,7 @@ pub(crate) async fn write_extraction(
         if planned.existing_id.is_none()
             && let Some(resolver) = graph.resolvers.get_mut(&planned.entity_type)
         {
-            resolver.insert(entity.id.clone(), &entity.title);
+            resolver.add(entity);
         }
         if new {
             inserted.push(entity.clone());
@@ -350,7 +446,7 @@ impl Nodes {
     /// node, by the name alone if exactly one node has it (case-insensitively).
     fn find(
         &self,
-        resolvers: &HashMap<String, ResolverIndex>,
+        resolvers: &HashMap<String, &ResolverIndex>,
         name: &str,
         entity_type: &str,
     ) -> Option<usize> {

@@ -130,6 +130,52 @@ impl Library {
         read(&self.entities).texts.len()
     }
 
+    /// Whether `document_id` is indexed.
+    pub fn contains_document(&self, document_id: &str) -> bool {
+        read(&self.documents).contains_document(document_id)
+    }
+
+    /// The entities an indexed document is linked to; `None` for a document not indexed.
+    pub fn document_entities(&self, document_id: &str) -> Option<Vec<String>> {
+        read(&self.documents)
+            .document_entities(document_id)
+            .map(<[String]>::to_vec)
+    }
+
+    /// Indexes a stored document from its stored chunks when they were made by this library's
+    /// embedder and fit the text (as [`Library::rebuild`] does), embedding it anew otherwise;
+    /// replaces the document if already indexed (so indexing twice never duplicates hits).
+    /// Returns whether the stored chunks were reused. What a follower of another process's
+    /// writes calls; embedding runs on the calling thread.
+    pub fn index_stored_document(
+        &self,
+        document: &Document,
+        entity_ids: &[String],
+        stored: Vec<StoredChunk>,
+    ) -> Result<bool, IndexError> {
+        let dimensions = self.embedder.dimensions();
+        let (chunks, embeddings, reused) =
+            match reusable(&document.text, stored, &self.embedder_name, dimensions) {
+                Some((chunks, embeddings)) => (chunks, embeddings, true),
+                None => {
+                    let chunks = chunk_text(&document.text, &self.chunking);
+                    let embeddings = self.embed_chunks(&document.text, &chunks)?;
+                    (chunks, embeddings, false)
+                }
+            };
+        let mut index = write(&self.documents);
+        index.add_chunks(
+            &document.project_id,
+            &document.id,
+            &document.text,
+            &chunks,
+            &embeddings,
+            entity_ids,
+        )?;
+        index.commit()?;
+        Ok(reused)
+    }
+
     /// The document index itself, read-locked (diagnostics and benchmarks: BM25-only or
     /// vector-only searches). Writers wait while the guard lives.
     pub fn document_index(&self) -> impl std::ops::Deref<Target = HybridIndex> + '_ {
@@ -569,6 +615,51 @@ mod tests {
         let mut shifted = chunks;
         shifted[1].start += 1;
         assert!(reusable(text, shifted, HASHING_EMBEDDER_NAME, dims).is_none());
+    }
+
+    #[test]
+    fn indexing_twice_never_duplicates_hits() {
+        let library = Library::hashing().unwrap();
+        let doc = document("d", "p", "Payment terms are net thirty days.");
+        library.index_document(&doc, &[]).unwrap();
+        let stored = library.index_document(&doc, &["e".to_owned()]).unwrap();
+        assert!(library.index_stored_document(&doc, &[], stored).unwrap());
+        assert!(
+            library
+                .index_stored_document(&doc, &["e".to_owned()], Vec::new())
+                .is_ok_and(|reused| !reused)
+        );
+        let hits = library
+            .search_documents("p", "payment terms", None, 10)
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(library.chunk_count(), 1);
+        assert_eq!(library.document_entities("d"), Some(vec!["e".to_owned()]));
+
+        let entity = Entity {
+            id: "x".to_owned(),
+            project_id: "p".to_owned(),
+            entity_type: "company".to_owned(),
+            title: "Acme Corp".to_owned(),
+            parent_id: None,
+            fields: Default::default(),
+            metadata: Default::default(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            mention_count: 1,
+            notes: None,
+            last_seen_at: None,
+        };
+        library.index_entity(&entity).unwrap();
+        library.index_entity(&entity).unwrap();
+        let renamed = Entity {
+            notes: Some("a customer".to_owned()),
+            ..entity
+        };
+        library.index_entity(&renamed).unwrap();
+        let hits = library.search_entities("p", "Acme", None, 10).unwrap();
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(library.entity_count(), 1);
     }
 
     #[test]

@@ -16,6 +16,18 @@ pub enum DocumentsError {
     Retrieval(#[from] RetrievalError),
 }
 
+/// What [`Documents::add`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Added {
+    /// The stored document (the one stored earlier when `created` is false).
+    pub document: Document,
+    /// Whether this call stored it: `false` when the project already held a document of the
+    /// same title and text.
+    pub created: bool,
+    /// What failed after the document was stored (links, indexing, storing chunks).
+    pub warnings: Vec<String>,
+}
+
 /// The store and the retriever, written together.
 #[derive(Clone)]
 pub struct Documents {
@@ -29,8 +41,16 @@ impl Documents {
     }
 
     /// Stores the document, links it to `entity_ids`, indexes it (searchable when this returns)
-    /// and stores its chunks. If indexing or storing the chunks fails, the document is stored
-    /// all the same and the next index rebuild embeds it.
+    /// and stores its chunks.
+    ///
+    /// Idempotent: a document of the same title and text already in the project is returned
+    /// (`created: false`) instead of a second one, and the links are still applied (a client
+    /// retrying after a timeout gets the document its first attempt stored).
+    ///
+    /// Only a failure to store the document itself is an error. Once it is stored, a failing
+    /// link, indexing or chunk write is reported in [`Added::warnings`] beside the stored
+    /// document (never as if nothing had been stored): adding it again retries those steps, and
+    /// the processes following the store (and the next start's rebuild) index it from the store.
     ///
     /// Indexing embeds on the calling task: cheap with the hashing embedder; a slow embedder's
     /// host may run this where blocking is fine.
@@ -40,18 +60,59 @@ impl Documents {
         title: &str,
         text: &str,
         entity_ids: &[String],
-    ) -> Result<Document, DocumentsError> {
-        let document = self.store.add_document(project, title, text).await?;
+    ) -> Result<Added, DocumentsError> {
+        let stored = self.store.store_document(project, title, text).await?;
+        let document = stored.document;
+        let mut warnings = Vec::new();
         for entity_id in entity_ids {
-            self.store
+            if let Err(error) = self
+                .store
                 .link_document(project, &document.id, entity_id)
-                .await?;
+                .await
+            {
+                warnings.push(format!(
+                    "document '{}' is stored, but linking it to entity '{entity_id}' failed: \
+                     {error}",
+                    document.id
+                ));
+            }
         }
-        let chunks = self.retriever.index_document(&document, entity_ids)?;
-        self.store
-            .put_chunks(project, &document.id, &chunks)
-            .await?;
-        Ok(document)
+        // An existing document is indexed with every link it has, not only this call's.
+        let linked = if stored.created {
+            entity_ids.to_vec()
+        } else {
+            match self.store.document_entity_ids(project, &document.id).await {
+                Ok(linked) => linked,
+                Err(error) => {
+                    warnings.push(format!(
+                        "document '{}' is stored, but reading its links failed: {error}",
+                        document.id
+                    ));
+                    entity_ids.to_vec()
+                }
+            }
+        };
+        match self.retriever.index_document(&document, &linked) {
+            Ok(chunks) => {
+                if let Err(error) = self.store.put_chunks(project, &document.id, &chunks).await {
+                    warnings.push(format!(
+                        "document '{}' is stored and searchable here, but storing its chunks \
+                         failed (they are embedded again at the next start): {error}",
+                        document.id
+                    ));
+                }
+            }
+            Err(error) => warnings.push(format!(
+                "document '{}' is stored, but indexing it failed (it becomes searchable when \
+                 a process indexes it from the store, at the latest at the next start): {error}",
+                document.id
+            )),
+        }
+        Ok(Added {
+            document,
+            created: stored.created,
+            warnings,
+        })
     }
 
     /// Links a stored document to an entity in the store and the index.

@@ -632,7 +632,8 @@ async fn tools_search_through_the_retriever_with_code_point_offsets() {
         .documents()
         .add(&w.project, "cv", text, std::slice::from_ref(&person.id))
         .await
-        .unwrap();
+        .unwrap()
+        .document;
     // A graph entity whose notes (not its title) say what it does: only meaning finds it.
     let brewco = w
         .store

@@ -1,7 +1,8 @@
 //! The SQL both backends run. Placeholders are `$N`, which PostgreSQL and sqlx's SQLite driver
 //! both read positionally; every statement filters by `project_id` (except key lookup by
 //! prefix, which happens before a project is known, the start-up sweeps of interrupted runs, the
-//! episode queue take and lease renewal, and the index rebuild reads, which serve every project).
+//! episode queue take and lease renewal, the index rebuild reads and the follower reads ("changed since"),
+//! which serve every project).
 
 macro_rules! entity_columns {
     () => {
@@ -130,11 +131,21 @@ pub(crate) const CONNECTED_ENTITIES: &str = "SELECT e.id AS id, e.project_id AS 
      ORDER BY e.created_at, e.id LIMIT $3";
 
 // --- documents -------------------------------------------------------------------------------
+/// `$7` the content hash (NULL for episode documents): a second file document of the same
+/// content in the project inserts nothing (migration 0005).
 pub(crate) const INSERT_DOCUMENT: &str = concat!(
     "INSERT INTO documents (",
     document_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6)"
+    ", content_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+     ON CONFLICT (project_id, content_hash) DO NOTHING"
 );
+pub(crate) const DOCUMENT_BY_HASH: &str = concat!(
+    "SELECT ",
+    document_columns!(),
+    " FROM documents WHERE project_id = $1 AND content_hash = $2"
+);
+pub(crate) const DOCUMENT_ENTITY_IDS: &str = "SELECT entity_id FROM document_links \
+     WHERE project_id = $1 AND document_id = $2 ORDER BY entity_id";
 pub(crate) const COUNT_DOCUMENT: &str =
     "SELECT COUNT(*) FROM documents WHERE project_id = $1 AND id = $2";
 pub(crate) const INSERT_DOCUMENT_LINK: &str = "INSERT INTO document_links (project_id, document_id, entity_id, created_at) \
@@ -483,6 +494,36 @@ pub(crate) const ALL_CHUNKS: &str = concat!(
     chunk_columns!(),
     " FROM chunks ORDER BY document_id, ordinal"
 );
+pub(crate) const DOCUMENT_CHUNKS: &str = concat!(
+    "SELECT ",
+    chunk_columns!(),
+    " FROM chunks WHERE project_id = $1 AND document_id = $2 ORDER BY ordinal"
+);
+
+// --- following other processes' writes (migration 0005) ----------------------------------
+// Across projects, oldest first, `$1` the earliest time, `$2` the limit; each walks its index.
+pub(crate) const DOCUMENTS_CREATED_SINCE: &str = concat!(
+    "SELECT ",
+    document_columns!(),
+    " FROM documents WHERE created_at >= $1 ORDER BY created_at, id LIMIT $2"
+);
+pub(crate) const DOCUMENT_LINKS_SINCE: &str = "SELECT project_id, document_id, entity_id, \
+     created_at FROM document_links WHERE created_at >= $1 \
+     ORDER BY created_at, document_id, entity_id LIMIT $2";
+pub(crate) const ENTITIES_CHANGED_SINCE: &str = concat!(
+    "SELECT ",
+    entity_columns!(),
+    " FROM entities WHERE updated_at >= $1 ORDER BY updated_at, id LIMIT $2"
+);
+/// One project's entities of one type (`$2`) created at or after `$3`, oldest first, `$4` the
+/// limit (the `entities_by_type` index).
+pub(crate) const ENTITIES_CREATED_SINCE: &str = concat!(
+    "SELECT ",
+    entity_columns!(),
+    " FROM entities WHERE project_id = $1 AND entity_type = $2 AND created_at >= $3 \
+     ORDER BY created_at, id LIMIT $4"
+);
+
 /// Every document of every project with its links, one row per link (a NULL entity for a
 /// document without any), grouped by document.
 pub(crate) const ALL_DOCUMENT_LINKS: &str = "SELECT d.project_id, d.id, l.entity_id \

@@ -20,6 +20,9 @@ use serde_json::{Map, Value, json};
 #[path = "conformance/tasks.rs"]
 mod tasks;
 use tasks::*;
+#[path = "conformance/follow.rs"]
+mod follow;
+use follow::*;
 
 // --- harness ---------------------------------------------------------------------------------
 
@@ -148,6 +151,8 @@ conformance!(
     all_document_links_lists_every_document,
     list_project_ids_lists_every_project,
     concurrent_apply_graph_makes_one_entity,
+    adding_a_document_twice_returns_the_first,
+    changes_since_list_what_was_written,
 );
 
 /// A crash: episodes taken by a worker, the process gone, the store opened again on the same

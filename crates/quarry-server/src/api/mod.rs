@@ -26,6 +26,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/entities", post(entities::create).get(entities::list))
         .route("/v1/entities/{id}", get(entities::get))
         .route("/v1/documents", post(documents::add))
+        .route("/v1/documents/search", get(documents::search))
         .route("/v1/episodes", post(episodes::add))
         .route("/v1/episodes/{id}", get(episodes::get))
         .route("/v1/episodes/{id}/retry", post(episodes::retry))

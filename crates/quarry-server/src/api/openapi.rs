@@ -36,7 +36,13 @@ pub const OPERATIONS: &[(&str, &str, &str, &str)] = &[
         "post",
         "/v1/documents",
         "documents:write",
-        "Add a document, optionally linked to entities",
+        "Add a document, optionally linked to entities; idempotent by title and text: 201 created, 200 with the document stored earlier (links still applied); `warnings` when a step after storing failed",
+    ),
+    (
+        "get",
+        "/v1/documents/search",
+        "entities:read",
+        "Passages of the project's documents best matching ?q= by words and meaning (&limit=, 1-100, default 10)",
     ),
     (
         "post",

@@ -3,14 +3,15 @@
 /// The `Store` methods of documents, document links and chunks.
 macro_rules! documents_methods {
     () => {
-        fn add_document<'a>(
+        fn store_document<'a>(
             &'a self,
             project: &'a str,
             title: &'a str,
             text: &'a str,
-        ) -> StoreFuture<'a, Document> {
+        ) -> StoreFuture<'a, StoredDocument> {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
+                let hash = content_hash(title, text);
                 let document = Document {
                     id: new_id(),
                     project_id: project.to_owned(),
@@ -19,11 +20,47 @@ macro_rules! documents_methods {
                     kind: DocumentKind::File,
                     created_at: now(),
                 };
-                insert_document(&document)
+                let inserted = insert_document(&document, Some(&hash))
                     .execute(&self.pool)
                     .await
                     .map_err(backend)?;
-                Ok(document)
+                if inserted.rows_affected() == 1 {
+                    return Ok(StoredDocument {
+                        document,
+                        created: true,
+                    });
+                }
+                // The same content is stored already (committed: the insert waited for it).
+                let row = sqlx::query_as::<_, DocumentRow>(sql::DOCUMENT_BY_HASH)
+                    .bind(project)
+                    .bind(&hash)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .ok_or_else(|| {
+                        StoreError::Backend(format!(
+                            "document of content {hash} neither inserted nor found"
+                        ))
+                    })?;
+                Ok(StoredDocument {
+                    document: Document::try_from(row)?,
+                    created: false,
+                })
+            })
+        }
+
+        fn document_entity_ids<'a>(
+            &'a self,
+            project: &'a str,
+            document_id: &'a str,
+        ) -> StoreFuture<'a, Vec<String>> {
+            Box::pin(async move {
+                sqlx::query_scalar(sql::DOCUMENT_ENTITY_IDS)
+                    .bind(project)
+                    .bind(document_id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)
             })
         }
 
@@ -154,6 +191,69 @@ macro_rules! documents_methods {
                     }
                 }
                 Ok(links)
+            })
+        }
+
+        fn document_chunks<'a>(
+            &'a self,
+            project: &'a str,
+            document_id: &'a str,
+        ) -> StoreFuture<'a, Vec<StoredChunk>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, ChunkRow>(sql::DOCUMENT_CHUNKS)
+                    .bind(project)
+                    .bind(document_id)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(|row| <(String, StoredChunk)>::try_from(row).map(|(_, chunk)| chunk))
+                    .collect()
+            })
+        }
+
+        fn documents_created_since<'a>(
+            &'a self,
+            since: &'a str,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<Document>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, DocumentRow>(sql::DOCUMENTS_CREATED_SINCE)
+                    .bind(since)
+                    .bind(sql_limit(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(Document::try_from)
+                    .collect()
+            })
+        }
+
+        fn document_links_since<'a>(
+            &'a self,
+            since: &'a str,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<DocumentLink>> {
+            Box::pin(async move {
+                let rows: Vec<(String, String, String, String)> =
+                    sqlx::query_as(sql::DOCUMENT_LINKS_SINCE)
+                        .bind(since)
+                        .bind(sql_limit(limit))
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                Ok(rows
+                    .into_iter()
+                    .map(
+                        |(project_id, document_id, entity_id, created_at)| DocumentLink {
+                            project_id,
+                            document_id,
+                            entity_id,
+                            created_at,
+                        },
+                    )
+                    .collect())
             })
         }
     };

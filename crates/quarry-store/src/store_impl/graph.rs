@@ -468,7 +468,7 @@ macro_rules! graph_methods {
                     available_at: None,
                 };
                 let mut tx = self.pool.begin().await.map_err(backend)?;
-                insert_document(&stored.document())
+                insert_document(&stored.document(), None)
                     .execute(&mut *tx)
                     .await
                     .map_err(backend)?;

@@ -43,7 +43,9 @@ macro_rules! impl_store {
                 FieldTask, NewWorkflow, NodeState, TaskCompletion, TaskEnd, TaskLease, TaskView,
                 settle,
             };
-            use quarry_core::store::{Reviewed, Store, StoreError, StoreFuture};
+            use quarry_core::store::{
+                DocumentLink, Reviewed, Store, StoreError, StoreFuture, StoredDocument,
+            };
             use serde_json::{Map, Value};
             use sqlx::AssertSqlSafe;
             use sqlx::types::Json;
@@ -82,8 +84,13 @@ macro_rules! impl_store {
                     .bind(&entity.last_seen_at)
             }
 
-            /// The one INSERT of a document row (files and episodes alike).
-            fn insert_document(document: &Document) -> sqlx::query::Query<'_, $db, Arguments> {
+            /// The one INSERT of a document row (files and episodes alike); with a
+            /// `content_hash` (files) it inserts nothing when the project already holds that
+            /// content.
+            fn insert_document<'q>(
+                document: &'q Document,
+                content_hash: Option<&'q str>,
+            ) -> sqlx::query::Query<'q, $db, Arguments> {
                 sqlx::query(sql::INSERT_DOCUMENT)
                     .bind(&document.id)
                     .bind(&document.project_id)
@@ -91,6 +98,22 @@ macro_rules! impl_store {
                     .bind(&document.text)
                     .bind(document.kind.as_str())
                     .bind(&document.created_at)
+                    .bind(content_hash)
+            }
+
+            /// A file document's content hash: SHA-256 (hex) of the title's length in bytes,
+            /// the title and the text, so no two (title, text) pairs share one.
+            fn content_hash(title: &str, text: &str) -> String {
+                use sha2::Digest;
+                let mut hasher = sha2::Sha256::new();
+                hasher.update((title.len() as u64).to_le_bytes());
+                hasher.update(title.as_bytes());
+                hasher.update(text.as_bytes());
+                hasher
+                    .finalize()
+                    .iter()
+                    .map(|byte| format!("{byte:02x}"))
+                    .collect()
             }
 
             fn sql_limit(limit: usize) -> i64 {
