@@ -65,6 +65,7 @@ pub fn pipeline(
     let config = PipelineConfig {
         default_agent: chosen_model(args),
         max_concurrency: args.concurrency.max(1),
+        max_attempts: i64::from(args.task_attempts.max(1)),
         ..PipelineConfig::default()
     };
     Pipeline::new(store, retriever, Arc::new(ModelRegistry::new(args)), config)

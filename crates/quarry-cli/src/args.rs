@@ -373,6 +373,10 @@ pub struct ModelArgs {
     /// Model turns before unresolved fields are escalated to a person.
     #[arg(long, default_value_t = 3)]
     pub max_attempts: u32,
+    /// Claims of a workflow field task or an episode before it fails for good: a transient
+    /// model failure and a worker that died mid-task each use one.
+    #[arg(long, default_value_t = 5)]
+    pub task_attempts: u32,
     /// Stop before a model call that could take the run past this many tokens.
     #[arg(long)]
     pub max_tokens_budget: Option<u64>,

@@ -62,6 +62,7 @@ pub fn graph_extractor(
     store: Arc<dyn Store>,
     model: &ModelArgs,
     graph: &GraphArgs,
+    lease: Option<std::time::Duration>,
 ) -> Result<GraphExtractor, Failure> {
     let (client, model_name) = if chosen_model(model).is_some() {
         let (client, spec) = client_from(model)?;
@@ -73,8 +74,12 @@ pub fn graph_extractor(
         model: model_name,
         concurrency: model.concurrency.max(1),
         owner: worker_owner(),
+        max_attempts: model.task_attempts.max(1),
         ..GraphConfig::default()
     };
+    if let Some(lease) = lease {
+        config.lease = lease;
+    }
     if let Some(types) = &graph.graph_types {
         config.types = comma_list(types);
         if config.types.is_empty() {
@@ -97,7 +102,7 @@ fn work_queue(
     model: &ModelArgs,
     graph: &GraphArgs,
 ) -> Result<WorkerStats, Failure> {
-    let extractor = Arc::new(graph_extractor(ws.store.clone(), model, graph)?);
+    let extractor = Arc::new(graph_extractor(ws.store.clone(), model, graph, None)?);
     Ok(ws.runtime.block_on(async {
         let worker = GraphWorker::start(extractor);
         worker.wait_idle().await;

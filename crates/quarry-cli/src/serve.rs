@@ -34,30 +34,6 @@ pub fn init_logging() {
         .init();
 }
 
-/// Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(terminate) => terminate,
-                Err(_) => {
-                    let _ = interrupt.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
-}
-
 /// The episode queue's background worker over `store`.
 pub fn start_graph_worker(
     runtime: &tokio::runtime::Runtime,
@@ -65,8 +41,9 @@ pub fn start_graph_worker(
     retriever: Arc<dyn quarry_core::retrieval::Retriever>,
     model: &crate::args::ModelArgs,
     graph: &crate::args::GraphArgs,
+    lease: Option<Duration>,
 ) -> Result<quarry_graph::GraphWorkerHandle, Failure> {
-    let extractor = graph_extractor(store, model, graph)?.with_retriever(retriever);
+    let extractor = graph_extractor(store, model, graph, lease)?.with_retriever(retriever);
     let _entered = runtime.enter();
     Ok(GraphWorker::start(Arc::new(extractor)))
 }
@@ -108,6 +85,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
                 retriever.clone(),
                 &args.model,
                 &args.graph,
+                None,
             )?;
             config.graph_worker = Some(Arc::new(worker));
             let signal = WorkerSignal::new();

@@ -21,10 +21,11 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
     let ws = Workspace::open(&args.store)?;
     let retriever = ws.followed_retriever()?;
     let pipeline = Arc::new(pipeline(ws.store.clone(), retriever.clone(), &args.model));
+    let lease = Duration::from_secs(args.lease_secs.max(1));
     let config = WorkerConfig {
         owner: worker_owner(),
         concurrency: args.model.concurrency.max(1),
-        lease: Duration::from_secs(args.lease_secs.max(1)),
+        lease,
         ..WorkerConfig::default()
     };
     let graph = crate::serve::start_graph_worker(
@@ -33,6 +34,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
         retriever,
         &args.model,
         &args.graph,
+        Some(lease),
     )?;
     let signal = WorkerSignal::new();
     tracing::info!(owner = %config.owner, "worker started");
@@ -41,7 +43,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
         .block_on(async {
             let stop = signal.clone();
             tokio::spawn(async move {
-                crate::serve::shutdown_signal().await;
+                quarry_server::shutdown_signal().await;
                 stop.stop();
             });
             pipeline.work(&config, &signal).await

@@ -67,7 +67,7 @@ impl Default for PipelineConfig {
             connected_limit: 10,
             temperature: None,
             max_completion_tokens: 1024,
-            max_attempts: 3,
+            max_attempts: 5,
         }
     }
 }

@@ -760,16 +760,16 @@ async fn transient_failures_are_retried_with_backoff_and_permanent_ones_fail_at_
     );
     assert_eq!(attempts, 2);
 
-    // 429 on every attempt: the field fails after max_attempts (3), naming the cause.
-    let (outcome, attempts) = name_field_after(vec![status(429), status(429), status(429)]).await;
+    // 429 on every attempt: the field fails after max_attempts (5), naming the cause.
+    let (outcome, attempts) = name_field_after((0..5).map(|_| status(429)).collect()).await;
     let FieldOutcome::Failed { reason, .. } = &outcome else {
         panic!("{outcome:?}")
     };
     assert!(
-        reason.contains("429") && reason.contains("gave up after 3 attempts"),
+        reason.contains("429") && reason.contains("gave up after 5 attempts"),
         "{reason}"
     );
-    assert_eq!(attempts, 3);
+    assert_eq!(attempts, 5);
 
     // 400 and 501 are permanent: one attempt, no retry.
     for code in [400, 501] {
@@ -781,4 +781,40 @@ async fn transient_failures_are_retried_with_backoff_and_permanent_ones_fail_at_
         assert!(reason.contains(&code.to_string()), "{reason}");
         assert_eq!(attempts, 1, "{code}");
     }
+}
+
+/// A task whose worker dies every time (a poison task) must not be claimed forever: once its
+/// claims exceed max_attempts it fails without running again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_whose_workers_keep_dying_gives_up() {
+    let w = world().await;
+    let (run, _) = w
+        .pipeline
+        .start(&w.project, &w.entity, fields(&["name"]), "test")
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        // A worker claims it and dies: its lease expires unrenewed.
+        let claimed = w
+            .store
+            .claim_tasks("dead-worker", Duration::from_millis(1), 10, Some(&run.id))
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 1);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let report = w
+        .pipeline
+        .wait(&w.project, &run.id, &WorkerConfig::default())
+        .await
+        .unwrap();
+    let Some(FieldOutcome::Failed { reason, .. }) = report.outcome("name") else {
+        panic!("{report:#?}")
+    };
+    assert!(reason.contains("gave up after 5 attempts"), "{reason}");
+    assert_eq!(
+        w.server.request_count(),
+        0,
+        "the poison task did not run again"
+    );
 }

@@ -123,7 +123,8 @@ pub async fn serve(addr: SocketAddr, config: ServerConfig) -> std::io::Result<()
         .await
 }
 
-async fn shutdown_signal() {
+/// Ctrl-C or SIGTERM: what ends the server, and `quarry worker`.
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

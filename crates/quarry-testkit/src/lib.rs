@@ -222,9 +222,15 @@ pub fn fake_embedding(text: &str, dimensions: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Answers a chat request (its JSON body) when the script has no reply queued for it: for
+/// long-running tests (many processes, crashes, retries) whose requests cannot be scripted one by
+/// one in order.
+pub type Responder = Arc<dyn Fn(&Value) -> Scripted + Send + Sync>;
+
 #[derive(Default)]
 struct Shared {
     script: Mutex<Script>,
+    responder: Mutex<Option<Responder>>,
     embeddings: Mutex<EmbeddingsSetup>,
     recorded: Mutex<Vec<Recorded>>,
     in_flight: AtomicUsize,
@@ -290,6 +296,15 @@ impl ScriptedServer {
             shutdown: Some(shutdown),
             thread: Some(thread),
         }
+    }
+
+    /// Answers every chat request the script has no reply for with `respond(request body)`.
+    pub fn respond_with(
+        &self,
+        respond: impl Fn(&Value) -> Scripted + Send + Sync + 'static,
+    ) -> &ScriptedServer {
+        *lock(&self.shared.responder) = Some(Arc::new(respond));
+        self
     }
 
     /// Starts the server with `replies` queued.
@@ -568,8 +583,12 @@ async fn answer(shared: &Shared, wire: Wire, headers: HeaderMap, body: Bytes) ->
         Wire::OpenAi => "/v1/chat/completions",
         Wire::Anthropic => "/v1/messages",
     };
+    let body_for_responder = body.clone();
     let sequence = record(shared, path, &headers, body);
-    let Some(scripted) = lock(&shared.script).next_for(&model) else {
+    let queued = lock(&shared.script).next_for(&model);
+    let responder = lock(&shared.responder).clone();
+    let Some(scripted) = queued.or_else(|| responder.map(|respond| respond(&body_for_responder)))
+    else {
         let message = format!(
             "quarry-testkit: the script has no reply left for request #{sequence} (model '{model}'); \
              queue one with ScriptedServer::push"
