@@ -325,10 +325,43 @@ fn wait_for(
     };
     let report = ws
         .runtime
-        .block_on(pipeline.wait(&ws.project, run_id, &worker))
+        .block_on(async {
+            let waiting = pipeline.wait(&ws.project, run_id, &worker);
+            tokio::pin!(waiting);
+            loop {
+                tokio::select! {
+                    report = &mut waiting => break report,
+                    () = tokio::time::sleep(Duration::from_millis(500)), if !progress.is_hidden() => {
+                        if let Ok(counts) = field_counts(pipeline, &ws.project, run_id).await {
+                            progress.set_message(format!("{message}: {counts}"));
+                        }
+                    }
+                }
+            }
+        })
         .map_err(pipeline_failure)?;
     progress.finish_and_clear();
     Ok(report)
+}
+
+/// "2/5 fields done, 1 running" for the spinner: the tasks of the run and its cascades.
+async fn field_counts(
+    pipeline: &quarry_pipeline::Pipeline,
+    project: &str,
+    run_id: &str,
+) -> Result<String, PipelineError> {
+    let store = pipeline.store();
+    let mut total = 0;
+    let mut settled = 0;
+    let mut running = 0;
+    for run in store.runs_under_root(project, run_id).await? {
+        for task in store.run_tasks(project, &run.id).await? {
+            total += 1;
+            settled += usize::from(task.state.is_terminal());
+            running += usize::from(task.state == quarry_core::model::NodeState::Running);
+        }
+    }
+    Ok(format!("{settled}/{total} fields settled, {running} running"))
 }
 
 /// Prints a run's report; the exit status says how it ended: 0 completed, 3 waiting for a
