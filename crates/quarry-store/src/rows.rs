@@ -2,9 +2,9 @@
 //! stored as their serde (snake_case) names; JSON columns decode through `sqlx::types::Json`.
 
 use quarry_core::model::{
-    ApiKey, Confidence, Document, DocumentKind, Entity, EntityType, Episode, EpisodeStatus,
-    ExtractionResult, ExtractionRun, FieldTask, GraphExtraction, NodeState, Relation, ResultStatus,
-    RunScope, RunStatus, SourceRef, StoredChunk,
+    ApiKey, AttemptRecord, Confidence, Document, DocumentKind, Entity, EntityType, Episode,
+    EpisodeStatus, ExtractionResult, ExtractionRun, FieldTask, GraphExtraction, NodeState,
+    Relation, ResultStatus, RunScope, RunStatus, SourceRef, StoredChunk,
 };
 use quarry_core::store::StoreError;
 use serde::Serialize;
@@ -384,6 +384,7 @@ pub(crate) struct TaskRow {
     duration_ms: i64,
     created_at: String,
     updated_at: String,
+    attempt_log: Json<Vec<AttemptRecord>>,
 }
 
 impl TryFrom<TaskRow> for FieldTask {
@@ -419,6 +420,7 @@ impl TryFrom<TaskRow> for FieldTask {
             duration_ms: row.duration_ms,
             created_at: row.created_at,
             updated_at: row.updated_at,
+            attempt_log: row.attempt_log.0,
         })
     }
 }

@@ -537,7 +537,7 @@ macro_rules! task_columns {
         "id, project_id, run_id, root_run_id, entity_id, field_name, state, depends_on, gated, \
          attempts, max_attempts, last_error, feedback, depth, triggered_by, lease_owner, \
          lease_expires_at, available_at, result_id, tokens_used, duration_ms, created_at, \
-         updated_at"
+         updated_at, attempt_log"
     };
 }
 pub(crate) const SET_RUN_ROOT: &str =
@@ -552,7 +552,7 @@ pub(crate) const INSERT_TASK: &str = concat!(
     "INSERT INTO field_tasks (",
     task_columns!(),
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-     $19, $20, $21, $22, $23)"
+     $19, $20, $21, $22, $23, $24)"
 );
 pub(crate) const TASKS_OF_RUN: &str = concat!(
     "SELECT ",
@@ -602,13 +602,14 @@ pub(crate) const FENCE_TASK: &str = "UPDATE field_tasks SET updated_at = $1 \
      WHERE project_id = $2 AND id = $3 AND state = 'running' AND lease_owner = $4 AND attempts = $5";
 pub(crate) const END_TASK: &str = "UPDATE field_tasks SET state = $2, last_error = $3, \
      result_id = $4, tokens_used = tokens_used + $5, duration_ms = duration_ms + $6, \
-     lease_owner = NULL, lease_expires_at = NULL, available_at = $7, updated_at = $8 WHERE id = $1";
+     lease_owner = NULL, lease_expires_at = NULL, available_at = $7, updated_at = $8, \
+     attempt_log = $9 WHERE id = $1";
 pub(crate) const SET_TASK_STATE: &str =
     "UPDATE field_tasks SET state = $2, last_error = $3, updated_at = $4 WHERE id = $1";
 /// A retry: the task starts over (attempts from zero) at once.
 pub(crate) const RESET_TASK: &str = "UPDATE field_tasks SET state = $2, attempts = 0, \
      last_error = NULL, available_at = $3, updated_at = $3, lease_owner = NULL, \
-     lease_expires_at = NULL WHERE id = $1";
+     lease_expires_at = NULL, attempt_log = $4 WHERE id = $1";
 /// An approval or a person's answer ends the field's waiting tasks.
 pub(crate) const APPROVE_WAITING_TASKS: &str = "UPDATE field_tasks SET state = 'done', \
      updated_at = $4 WHERE project_id = $1 AND entity_id = $2 AND field_name = $3 \

@@ -23,6 +23,6 @@ pub use records::{
     RunScope, RunStatus, SourceRef,
 };
 pub use work::{
-    FieldTask, NewFieldTask, NewWorkflow, NodeState, Settled, TaskCompletion, TaskEnd, TaskLease,
-    TaskView, Transition, settle, shown_state, waiting_on,
+    AttemptRecord, FieldTask, NewFieldTask, NewWorkflow, NodeState, Settled, TaskCompletion,
+    TaskEnd, TaskLease, TaskView, Transition, settle, shown_state, waiting_on,
 };

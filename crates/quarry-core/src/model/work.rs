@@ -105,6 +105,89 @@ pub struct FieldTask {
     pub duration_ms: i64,
     pub created_at: String,
     pub updated_at: String,
+    /// Every attempt as it ended, oldest first.
+    pub attempt_log: Vec<AttemptRecord>,
+}
+
+/// One attempt at a task, as it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    pub attempt: i64,
+    /// The lease holder of the attempt (`None` for an abandoned one: its claim was taken over).
+    pub owner: Option<String>,
+    /// `done`, `waiting_human`, `failed`, `retry` (a transient failure, queued again after a
+    /// backoff), `abandoned` (its worker stopped; the lease expired and another worker took
+    /// the task over), or `retried` (a marker: a retry started the task over, attempt 0).
+    pub outcome: String,
+    pub error: Option<String>,
+    pub tokens_used: i64,
+    pub duration_ms: i64,
+    pub ended_at: Option<String>,
+}
+
+/// The outcome of the marker a retry adds to the log (attempts count from zero after it).
+pub const RETRIED: &str = "retried";
+
+impl AttemptRecord {
+    /// The log after a person (or agent) asked to retry the task.
+    pub fn retried(log: &[AttemptRecord], at: &str) -> Vec<AttemptRecord> {
+        let mut log = log.to_vec();
+        log.push(AttemptRecord {
+            attempt: 0,
+            owner: None,
+            outcome: RETRIED.to_owned(),
+            error: None,
+            tokens_used: 0,
+            duration_ms: 0,
+            ended_at: Some(at.to_owned()),
+        });
+        log
+    }
+
+    /// The log after the attempt `held` ended with `outcome`: attempts missing before it (their
+    /// workers died) are recorded as abandoned first.
+    pub fn append(
+        log: &[AttemptRecord],
+        held: &TaskLease,
+        outcome: &str,
+        error: Option<&str>,
+        tokens_used: i64,
+        duration_ms: i64,
+        ended_at: &str,
+    ) -> Vec<AttemptRecord> {
+        let mut log = log.to_vec();
+        // Attempts count from zero again after a retry (its marker has attempt 0).
+        let since_retry = log
+            .iter()
+            .rposition(|r| r.outcome == RETRIED)
+            .map_or(0, |i| i + 1);
+        let last = log[since_retry..]
+            .iter()
+            .map(|r| r.attempt)
+            .max()
+            .unwrap_or(0);
+        for attempt in last + 1..held.attempt {
+            log.push(AttemptRecord {
+                attempt,
+                owner: None,
+                outcome: "abandoned".to_owned(),
+                error: Some("its worker stopped before it ended; the lease expired".to_owned()),
+                tokens_used: 0,
+                duration_ms: 0,
+                ended_at: None,
+            });
+        }
+        log.push(AttemptRecord {
+            attempt: held.attempt,
+            owner: Some(held.owner.clone()),
+            outcome: outcome.to_owned(),
+            error: error.map(str::to_owned),
+            tokens_used,
+            duration_ms,
+            ended_at: Some(ended_at.to_owned()),
+        });
+        log
+    }
 }
 
 impl FieldTask {

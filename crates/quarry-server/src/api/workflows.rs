@@ -7,7 +7,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use quarry_core::ErrorCode;
 use quarry_core::model::{
-    ExtractionResult, ExtractionRun, FieldTask, NodeState, TaskView, shown_state, waiting_on,
+    AttemptRecord, ExtractionResult, ExtractionRun, FieldTask, NodeState, TaskView, shown_state,
+    waiting_on,
 };
 use quarry_pipeline::{Pipeline, PipelineError};
 use serde::{Deserialize, Serialize};
@@ -96,6 +97,9 @@ pub struct Node {
     attempts: i64,
     max_attempts: i64,
     last_error: Option<String>,
+    /// Every attempt as it ended (done, failed, retry after a transient failure, abandoned by a
+    /// worker that stopped).
+    attempt_log: Vec<AttemptRecord>,
     result_id: Option<String>,
     tokens_used: i64,
     duration_ms: i64,
@@ -124,6 +128,7 @@ fn nodes(tasks: &[FieldTask]) -> Vec<Node> {
             attempts: task.attempts,
             max_attempts: task.max_attempts,
             last_error: task.last_error.clone(),
+            attempt_log: task.attempt_log.clone(),
             result_id: task.result_id.clone(),
             tokens_used: task.tokens_used,
             duration_ms: task.duration_ms,

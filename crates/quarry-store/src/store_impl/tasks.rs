@@ -75,6 +75,7 @@ macro_rules! tasks_items {
                         .bind(0_i64)
                         .bind(&at)
                         .bind(&at)
+                        .bind(Json(Vec::<AttemptRecord>::new()))
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;
@@ -311,6 +312,15 @@ macro_rules! tasks_methods {
                     TaskEnd::Failed { reason } => (NodeState::Failed, Some(reason.clone()), None),
                 };
                 let at = now();
+                let log = AttemptRecord::append(
+                    &task.attempt_log,
+                    held,
+                    state.as_str(),
+                    error.as_deref(),
+                    completion.tokens_used,
+                    completion.duration_ms,
+                    &at,
+                );
                 sqlx::query(sql::END_TASK)
                     .bind(&task.id)
                     .bind(state.as_str())
@@ -320,6 +330,7 @@ macro_rules! tasks_methods {
                     .bind(completion.duration_ms)
                     .bind(&task.available_at)
                     .bind(&at)
+                    .bind(Json(log))
                     .execute(&mut *tx)
                     .await
                     .map_err(backend)?;
@@ -351,6 +362,16 @@ macro_rules! tasks_methods {
                 let _writer = self.write_gate().await;
                 let mut tx = self.pool.begin().await.map_err(backend)?;
                 let task = Self::fence_task(&mut tx, project, held).await?;
+                let at = now();
+                let log = AttemptRecord::append(
+                    &task.attempt_log,
+                    held,
+                    "retry",
+                    Some(error),
+                    tokens_used,
+                    duration_ms,
+                    &at,
+                );
                 sqlx::query(sql::END_TASK)
                     .bind(&task.id)
                     .bind(NodeState::Queued.as_str())
@@ -359,7 +380,8 @@ macro_rules! tasks_methods {
                     .bind(tokens_used)
                     .bind(duration_ms)
                     .bind($crate::clock::after(retry_after))
-                    .bind(now())
+                    .bind(&at)
+                    .bind(Json(log))
                     .execute(&mut *tx)
                     .await
                     .map_err(backend)?;
@@ -469,6 +491,7 @@ macro_rules! tasks_methods {
                         .bind(&task.id)
                         .bind(state.as_str())
                         .bind(&at)
+                        .bind(Json(AttemptRecord::retried(&task.attempt_log, &at)))
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;

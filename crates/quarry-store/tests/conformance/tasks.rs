@@ -167,6 +167,16 @@ pub async fn tasks_move_through_dependencies_gates_and_retries(store: Arc<dyn St
     assert_eq!(run_now.status, RunStatus::Running);
     assert_eq!(run_now.finished_at, None);
     let b = store.claim_tasks("w2", LONG, 10, None).await.unwrap();
+    let outcomes: Vec<&str> = b[0]
+        .attempt_log
+        .iter()
+        .map(|r| r.outcome.as_str())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["failed", "retried"],
+        "the retry is on the record"
+    );
     store
         .complete_task(
             &p,
@@ -272,6 +282,14 @@ pub async fn expired_task_leases_are_taken_over_and_the_late_finisher_is_refused
     let history = store.field_history(&p, &entity.id, "a").await.unwrap();
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].value, json!("ok"));
+    // Each attempt is recorded: the first abandoned by its dead worker, the second done.
+    let task = store.get_task(&p, &second[0].id).await.unwrap().unwrap();
+    let log: Vec<(i64, &str, Option<&str>)> = task
+        .attempt_log
+        .iter()
+        .map(|r| (r.attempt, r.outcome.as_str(), r.owner.as_deref()))
+        .collect();
+    assert_eq!(log, [(1, "abandoned", None), (2, "done", Some("alive"))]);
 }
 
 pub async fn released_tasks_wait_for_their_backoff(store: Arc<dyn Store>) {
@@ -306,6 +324,10 @@ pub async fn released_tasks_wait_for_their_backoff(store: Arc<dyn Store>) {
     let again = store.claim_tasks("w", LONG, 1, None).await.unwrap();
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].attempts, 2);
+    assert_eq!(again[0].attempt_log.len(), 1);
+    assert_eq!(again[0].attempt_log[0].outcome, "retry");
+    assert_eq!(again[0].attempt_log[0].error.as_deref(), Some("HTTP 503"));
+    assert_eq!(again[0].attempt_log[0].tokens_used, 7);
 }
 
 pub async fn concurrent_task_claims_never_overlap(store: Arc<dyn Store>) {
