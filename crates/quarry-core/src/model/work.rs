@@ -191,6 +191,16 @@ impl AttemptRecord {
 }
 
 impl FieldTask {
+    /// What [`settle`] and [`shown_state`] read of it.
+    pub fn view(&self) -> TaskView<'_> {
+        TaskView {
+            field_name: &self.field_name,
+            state: self.state,
+            depends_on: &self.depends_on,
+            last_error: self.last_error.as_deref(),
+        }
+    }
+
     /// The fencing token of the current claim.
     pub fn lease(&self) -> Option<TaskLease> {
         self.lease_owner.as_ref().map(|owner| TaskLease {

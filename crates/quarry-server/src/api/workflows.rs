@@ -109,15 +109,7 @@ pub struct Node {
 }
 
 fn nodes(tasks: &[FieldTask]) -> Vec<Node> {
-    let views: Vec<TaskView<'_>> = tasks
-        .iter()
-        .map(|t| TaskView {
-            field_name: &t.field_name,
-            state: t.state,
-            depends_on: &t.depends_on,
-            last_error: t.last_error.as_deref(),
-        })
-        .collect();
+    let views: Vec<TaskView<'_>> = tasks.iter().map(FieldTask::view).collect();
     tasks
         .iter()
         .enumerate()

@@ -99,6 +99,60 @@ macro_rules! tasks_items {
                     .collect()
             }
 
+            async fn task_by_id(
+                conn: &mut Connection,
+                project: &str,
+                id: &str,
+            ) -> Result<FieldTask, StoreError> {
+                let row = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
+                    .bind(project)
+                    .bind(id)
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map_err(backend)?;
+                FieldTask::try_from(row)
+            }
+
+            /// Ends the attempt `held` of `task` in `state` (the lease released), with what it
+            /// cost added and the attempt appended to the log; `available_at` is when a queued
+            /// task may be claimed again.
+            #[allow(clippy::too_many_arguments)]
+            async fn end_attempt(
+                tx: &mut Connection,
+                task: &FieldTask,
+                held: &TaskLease,
+                (state, outcome): (NodeState, &str),
+                error: Option<&str>,
+                result_id: Option<&str>,
+                (tokens_used, duration_ms): (i64, i64),
+                available_at: &str,
+            ) -> Result<(), StoreError> {
+                let at = now();
+                let log = AttemptRecord::append(
+                    &task.attempt_log,
+                    held,
+                    outcome,
+                    error,
+                    tokens_used,
+                    duration_ms,
+                    &at,
+                );
+                sqlx::query(sql::END_TASK)
+                    .bind(&task.id)
+                    .bind(state.as_str())
+                    .bind(error)
+                    .bind(result_id)
+                    .bind(tokens_used)
+                    .bind(duration_ms)
+                    .bind(available_at)
+                    .bind(&at)
+                    .bind(Json(log))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                Ok(())
+            }
+
             /// Applies [`settle`] to the run: pending tasks move on, the run's status (and, once
             /// nothing can move, its end time) follows its tasks.
             async fn settle_run(
@@ -115,15 +169,7 @@ macro_rules! tasks_items {
                     .ok_or_else(|| not_found("run", run_id))?;
                 let mut run = ExtractionRun::try_from(run)?;
                 let tasks = Self::tasks_of_run(tx, project, run_id).await?;
-                let views: Vec<TaskView<'_>> = tasks
-                    .iter()
-                    .map(|t| TaskView {
-                        field_name: &t.field_name,
-                        state: t.state,
-                        depends_on: &t.depends_on,
-                        last_error: t.last_error.as_deref(),
-                    })
-                    .collect();
+                let views: Vec<TaskView<'_>> = tasks.iter().map(FieldTask::view).collect();
                 let settled = settle(&views);
                 let at = now();
                 for transition in &settled.transitions {
@@ -183,13 +229,7 @@ macro_rules! tasks_items {
                         held.task_id, held.owner, held.attempt
                     )));
                 }
-                let task = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
-                    .bind(project)
-                    .bind(&held.task_id)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                let task = FieldTask::try_from(task)?;
+                let task = Self::task_by_id(tx, project, &held.task_id).await?;
                 sqlx::query(sql::LOCK_ENTITY)
                     .bind(project)
                     .bind(&task.entity_id)
@@ -311,41 +351,24 @@ macro_rules! tasks_methods {
                     }
                     TaskEnd::Failed { reason } => (NodeState::Failed, Some(reason.clone()), None),
                 };
-                let at = now();
-                let log = AttemptRecord::append(
-                    &task.attempt_log,
+                Self::end_attempt(
+                    &mut tx,
+                    &task,
                     held,
-                    state.as_str(),
+                    (state, state.as_str()),
                     error.as_deref(),
-                    completion.tokens_used,
-                    completion.duration_ms,
-                    &at,
-                );
-                sqlx::query(sql::END_TASK)
-                    .bind(&task.id)
-                    .bind(state.as_str())
-                    .bind(&error)
-                    .bind(&result_id)
-                    .bind(completion.tokens_used)
-                    .bind(completion.duration_ms)
-                    .bind(&task.available_at)
-                    .bind(&at)
-                    .bind(Json(log))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
+                    result_id.as_deref(),
+                    (completion.tokens_used, completion.duration_ms),
+                    &task.available_at,
+                )
+                .await?;
                 for follow_up in &completion.follow_ups {
                     Self::insert_workflow(&mut tx, project, follow_up).await?;
                 }
                 Self::settle_run(&mut tx, project, &task.run_id).await?;
-                let task = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
-                    .bind(project)
-                    .bind(&task.id)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(backend)?;
+                let task = Self::task_by_id(&mut tx, project, &task.id).await?;
                 tx.commit().await.map_err(backend)?;
-                FieldTask::try_from(task)
+                Ok(task)
             })
         }
 
@@ -362,37 +385,20 @@ macro_rules! tasks_methods {
                 let _writer = self.write_gate().await;
                 let mut tx = self.pool.begin().await.map_err(backend)?;
                 let task = Self::fence_task(&mut tx, project, held).await?;
-                let at = now();
-                let log = AttemptRecord::append(
-                    &task.attempt_log,
+                Self::end_attempt(
+                    &mut tx,
+                    &task,
                     held,
-                    "retry",
+                    (NodeState::Queued, "retry"),
                     Some(error),
-                    tokens_used,
-                    duration_ms,
-                    &at,
-                );
-                sqlx::query(sql::END_TASK)
-                    .bind(&task.id)
-                    .bind(NodeState::Queued.as_str())
-                    .bind(error)
-                    .bind(None::<String>)
-                    .bind(tokens_used)
-                    .bind(duration_ms)
-                    .bind($crate::clock::after(retry_after))
-                    .bind(&at)
-                    .bind(Json(log))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                let task = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
-                    .bind(project)
-                    .bind(&task.id)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(backend)?;
+                    None,
+                    (tokens_used, duration_ms),
+                    &$crate::clock::after(retry_after),
+                )
+                .await?;
+                let task = Self::task_by_id(&mut tx, project, &task.id).await?;
                 tx.commit().await.map_err(backend)?;
-                FieldTask::try_from(task)
+                Ok(task)
             })
         }
 
@@ -504,13 +510,7 @@ macro_rules! tasks_methods {
                 .await?;
                 let mut restarted = Vec::with_capacity(chosen.len());
                 for task in &chosen {
-                    let row = sqlx::query_as::<_, TaskRow>(sql::TASK_BY_ID)
-                        .bind(project)
-                        .bind(&task.id)
-                        .fetch_one(&mut *tx)
-                        .await
-                        .map_err(backend)?;
-                    restarted.push(FieldTask::try_from(row)?);
+                    restarted.push(Self::task_by_id(&mut tx, project, &task.id).await?);
                 }
                 tx.commit().await.map_err(backend)?;
                 Ok(restarted)
