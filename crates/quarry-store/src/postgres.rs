@@ -10,6 +10,9 @@ const MAX_CONNECTIONS: u32 = 16;
 
 pub struct PostgresStore {
     pool: PgPool,
+    /// The server has pgvector: chunk vectors are kept and searched in the database
+    /// (`pgvector.rs`).
+    pgvector: bool,
 }
 
 impl PostgresStore {
@@ -25,7 +28,42 @@ impl PostgresStore {
             .run(&pool)
             .await
             .map_err(migration)?;
-        Ok(PostgresStore { pool })
+        let pgvector = crate::pgvector::setup(&pool).await?;
+        Ok(PostgresStore { pool, pgvector })
+    }
+
+    /// Whether vector search runs in the database (the `vector` extension is there).
+    pub fn has_pgvector(&self) -> bool {
+        self.pgvector
+    }
+
+    /// `put_chunks`'s hook, in its transaction: the chunks' vectors when pgvector is on.
+    async fn write_chunk_vectors(
+        &self,
+        tx: &mut sqlx::PgConnection,
+        project: &str,
+        chunks: &[quarry_core::model::StoredChunk],
+    ) -> Result<(), StoreError> {
+        if !self.pgvector {
+            return Ok(());
+        }
+        crate::pgvector::write_chunk_vectors(tx, project, chunks).await
+    }
+
+    async fn native_vector_search(
+        &self,
+        project: &str,
+        embedder: &str,
+        query: &[f32],
+        k: usize,
+        document_ids: Option<&[String]>,
+    ) -> Result<Option<Vec<quarry_core::store::VectorMatch>>, StoreError> {
+        if !self.pgvector {
+            return Ok(None);
+        }
+        crate::pgvector::vector_search(&self.pool, project, embedder, query, k, document_ids)
+            .await
+            .map(Some)
     }
 
     /// PostgreSQL takes concurrent writers itself (row locks): no in-process queue.

@@ -71,6 +71,28 @@ impl SqliteStore {
     async fn write_gate(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
         Some(self.writes.lock().await)
     }
+
+    /// SQLite keeps no vector index: the chunk rows' embeddings feed the in-process one.
+    async fn write_chunk_vectors(
+        &self,
+        _tx: &mut sqlx::SqliteConnection,
+        _project: &str,
+        _chunks: &[quarry_core::model::StoredChunk],
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// No vector search of its own (`Store::vector_search` answers `None`).
+    async fn native_vector_search(
+        &self,
+        _project: &str,
+        _embedder: &str,
+        _query: &[f32],
+        _k: usize,
+        _document_ids: Option<&[String]>,
+    ) -> Result<Option<Vec<quarry_core::store::VectorMatch>>, StoreError> {
+        Ok(None)
+    }
 }
 
 impl_store!(

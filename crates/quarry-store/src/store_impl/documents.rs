@@ -156,9 +156,22 @@ macro_rules! documents_methods {
                         .await
                         .map_err(backend)?;
                 }
+                // pgvector's copy of the vectors (a no-op elsewhere).
+                self.write_chunk_vectors(&mut tx, project, chunks).await?;
                 tx.commit().await.map_err(backend)?;
                 Ok(())
             })
+        }
+
+        fn vector_search<'a>(
+            &'a self,
+            project: &'a str,
+            embedder: &'a str,
+            query: &'a [f32],
+            k: usize,
+            document_ids: Option<&'a [String]>,
+        ) -> StoreFuture<'a, Option<Vec<quarry_core::store::VectorMatch>>> {
+            Box::pin(self.native_vector_search(project, embedder, query, k, document_ids))
         }
 
         fn all_chunks(&self) -> StoreFuture<'_, Vec<(String, StoredChunk)>> {

@@ -1,0 +1,233 @@
+//! `Store::vector_search`: answered in the database on PostgreSQL with pgvector (a fresh
+//! database per test on the server named by `QUARRY_TEST_PGVECTOR_URL`; `scripts/pgvector.sh`
+//! starts one; skipped with a notice when unset), `None` on SQLite and on PostgreSQL without the
+//! extension (`QUARRY_TEST_POSTGRES_URL`, when that server lacks it).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use quarry_core::model::StoredChunk;
+use quarry_core::store::Store;
+
+fn notice(message: &str) {
+    // Written past the test harness's capture so the skip is visible.
+    let _ = writeln!(std::io::stderr(), "NOTICE: {message}");
+}
+
+/// A fresh database on the server at `$variable` (`None`: the variable is unset).
+async fn fresh_database(variable: &str) -> Option<String> {
+    let base = std::env::var(variable).ok()?;
+    let admin = sqlx::PgPool::connect(&base)
+        .await
+        .unwrap_or_else(|error| panic!("connect to {variable}: {error}"));
+    let name = format!("quarry_v_{}", uuid::Uuid::new_v4().simple());
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&admin)
+        .await
+        .expect("create a test database");
+    admin.close().await;
+    let (server, query) = match base.split_once('?') {
+        Some((server, query)) => (server, format!("?{query}")),
+        None => (base.as_str(), String::new()),
+    };
+    let server = server.rsplit_once('/').map_or(server, |(server, _)| server);
+    Some(format!("{server}/{name}{query}"))
+}
+
+fn chunk(document_id: &str, ordinal: i64, embedder: &str, embedding: Vec<f32>) -> StoredChunk {
+    let start = ordinal as usize * 10;
+    StoredChunk {
+        document_id: document_id.to_owned(),
+        ordinal,
+        start,
+        end: start + 10,
+        byte_start: start,
+        byte_end: start + 10,
+        embedder: embedder.to_owned(),
+        embedding,
+    }
+}
+
+/// A unit vector in 4 dimensions at `degrees` in the first plane.
+fn at(degrees: f32) -> Vec<f32> {
+    let radians = degrees.to_radians();
+    vec![radians.cos(), radians.sin(), 0.0, 0.0]
+}
+
+const TEXT: &str = "0123456789abcdefghijABCDEFGHIJ0123456789";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_has_no_vector_search() {
+    let store = quarry_store::open(":memory:").await.expect("open sqlite");
+    let project = store.ensure_project("p").await.unwrap();
+    let document = store.add_document(&project, "d", TEXT).await.unwrap();
+    store
+        .put_chunks(
+            &project,
+            &document.id,
+            &[chunk(&document.id, 0, "e", at(0.0))],
+        )
+        .await
+        .unwrap();
+    let found = store
+        .vector_search(&project, "e", &at(0.0), 3, None)
+        .await
+        .unwrap();
+    assert_eq!(found, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_without_pgvector_has_no_vector_search() {
+    let Some(url) = fresh_database("QUARRY_TEST_POSTGRES_URL").await else {
+        notice("plain PostgreSQL vector_search test SKIPPED: QUARRY_TEST_POSTGRES_URL is unset");
+        return;
+    };
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let available: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    if available {
+        notice("plain PostgreSQL vector_search test SKIPPED: that server has pgvector");
+        return;
+    }
+    let store = quarry_store::PostgresStore::connect(&url).await.unwrap();
+    assert!(!store.has_pgvector());
+    let project = store.ensure_project("p").await.unwrap();
+    let document = store.add_document(&project, "d", TEXT).await.unwrap();
+    store
+        .put_chunks(
+            &project,
+            &document.id,
+            &[chunk(&document.id, 0, "e", at(0.0))],
+        )
+        .await
+        .unwrap();
+    let found = store
+        .vector_search(&project, "e", &at(0.0), 3, None)
+        .await
+        .unwrap();
+    assert_eq!(found, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_finds_the_nearest_chunks() {
+    let Some(url) = fresh_database("QUARRY_TEST_PGVECTOR_URL").await else {
+        notice(
+            "pgvector tests SKIPPED: QUARRY_TEST_PGVECTOR_URL is unset \
+             (export QUARRY_TEST_PGVECTOR_URL=$(scripts/pgvector.sh))",
+        );
+        return;
+    };
+    let pg = quarry_store::PostgresStore::connect(&url).await.unwrap();
+    assert!(
+        pg.has_pgvector(),
+        "the server at QUARRY_TEST_PGVECTOR_URL lacks pgvector"
+    );
+    let store: Arc<dyn Store> = Arc::new(pg);
+    let project = store.ensure_project("p").await.unwrap();
+    let other = store.ensure_project("other").await.unwrap();
+    let first = store.add_document(&project, "first", TEXT).await.unwrap();
+    let second = store.add_document(&project, "second", TEXT).await.unwrap();
+    let foreign = store.add_document(&other, "foreign", TEXT).await.unwrap();
+    store
+        .put_chunks(
+            &project,
+            &first.id,
+            &[
+                chunk(&first.id, 0, "e", at(0.0)),
+                chunk(&first.id, 1, "e", at(50.0)),
+                chunk(&first.id, 2, "e", at(120.0)),
+            ],
+        )
+        .await
+        .unwrap();
+    store
+        .put_chunks(
+            &project,
+            &second.id,
+            &[
+                chunk(&second.id, 0, "e", at(20.0)),
+                // Another embedder's vector and another width: never compared.
+                chunk(&second.id, 1, "other", at(10.0)),
+                chunk(&second.id, 2, "e", vec![1.0, 0.0, 0.0]),
+            ],
+        )
+        .await
+        .unwrap();
+    store
+        .put_chunks(&other, &foreign.id, &[chunk(&foreign.id, 0, "e", at(10.0))])
+        .await
+        .unwrap();
+
+    let query = at(8.0);
+    let found = store
+        .vector_search(&project, "e", &query, 3, None)
+        .await
+        .unwrap()
+        .expect("pgvector answers");
+    let order: Vec<(&str, i64)> = found
+        .iter()
+        .map(|hit| (hit.document_id.as_str(), hit.ordinal))
+        .collect();
+    assert_eq!(order, [(&*first.id, 0), (&*second.id, 0), (&*first.id, 1)]);
+    assert!((found[0].score - 8f32.to_radians().cos()).abs() < 1e-5);
+    assert_eq!((found[2].start, found[2].end), (10, 20));
+
+    // Limited to documents; an empty list matches nothing.
+    let only_second = store
+        .vector_search(
+            &project,
+            "e",
+            &query,
+            5,
+            Some(std::slice::from_ref(&second.id)),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(only_second.len(), 1);
+    assert_eq!(only_second[0].document_id, second.id);
+    let none = store
+        .vector_search(&project, "e", &query, 5, Some(&[]))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(none.is_empty());
+
+    // Replacing a document's chunks replaces its vectors.
+    store
+        .put_chunks(&project, &first.id, &[chunk(&first.id, 0, "e", at(170.0))])
+        .await
+        .unwrap();
+    let found = store
+        .vector_search(&project, "e", &query, 10, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let order: Vec<(&str, i64)> = found
+        .iter()
+        .map(|hit| (hit.document_id.as_str(), hit.ordinal))
+        .collect();
+    assert_eq!(order, [(&*second.id, 0), (&*first.id, 0)]);
+
+    // A database whose chunks have no vectors yet (written before the extension) is backfilled
+    // when opened.
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    sqlx::query("DELETE FROM chunk_vectors")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let reopened = quarry_store::PostgresStore::connect(&url).await.unwrap();
+    let found = reopened
+        .vector_search(&project, "e", &query, 10, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].document_id, second.id);
+}
