@@ -361,7 +361,9 @@ async fn field_counts(
             running += usize::from(task.state == quarry_core::model::NodeState::Running);
         }
     }
-    Ok(format!("{settled}/{total} fields settled, {running} running"))
+    Ok(format!(
+        "{settled}/{total} fields settled, {running} running"
+    ))
 }
 
 /// Prints a run's report; the exit status says how it ended: 0 completed, 3 waiting for a

@@ -40,8 +40,8 @@ macro_rules! impl_store {
                 Relation, ResultStatus, ReviewDecision, RunScope, RunStatus, StoredChunk,
             };
             use quarry_core::model::{
-                AttemptRecord, FieldTask, NewWorkflow, NodeState, TaskCompletion, TaskEnd, TaskLease,
-                TaskView, settle,
+                AttemptRecord, FieldTask, NewWorkflow, NodeState, TaskCompletion, TaskEnd,
+                TaskLease, TaskView, settle,
             };
             use quarry_core::store::{
                 DocumentLink, Reviewed, Store, StoreError, StoreFuture, StoredDocument,
