@@ -1,15 +1,33 @@
-//! Hybrid search latency over 100,000 generated chunks of about 300 characters, through
-//! `Library` (the `Retriever` the pipeline uses: query embedding, read lock, BM25 + vectors,
-//! fusion, hits in code points), plus each side alone and graph-entity search.
-//! Run: `cargo bench -p quarry-index --bench search`. Goal: hybrid p50 < 10 ms.
+//! Hybrid search latency over generated chunks of about 300 characters (100,000 unless told),
+//! through `Library` (the `Retriever` the pipeline uses: query embedding, read lock, BM25 +
+//! vectors, fusion, hits in code points), plus each side alone and graph-entity search; the
+//! process's resident memory after the index is built and its peak (`VmRSS`/`VmHWM` from
+//! `/proc/self/status`, Linux).
+//!
+//! Two ways to fill the index:
+//! - default: `Library::index_documents` in batches of 1,000 one-chunk documents (the write
+//!   path), timed;
+//! - `--rebuild`: what a server pays at start. The chunks are first written to a SQLite store in a
+//!   temp dir as 10-chunk documents (`add_document`, `put_chunks` with hashing embeddings,
+//!   `link_document` for 10 % of them; load time printed, not the start-up cost), then the store
+//!   is opened again and `Library::rebuild` fills an empty library from it (stored vectors reused,
+//!   nothing re-embedded): open + rebuild time is the start-up cost, and `VmHWM` after it includes
+//!   the rebuild's peak (all stored chunks read at once beside the new index).
+//!
+//! Run: `cargo bench -p quarry-index --bench search` (100,000 chunks);
+//! `cargo bench -p quarry-index --bench search -- --chunks 1000000` (or
+//! `QUARRY_BENCH_CHUNKS=1000000`); add `--rebuild` for the start-up path. Goal: hybrid p50 <
+//! 10 ms.
 
 use std::time::{Duration, Instant};
 
-use quarry_core::model::{Document, DocumentKind, Entity};
+use quarry_core::model::{Document, DocumentKind, Entity, NewEntity, StoredChunk};
 use quarry_core::retrieval::Retriever;
-use quarry_index::{Filter, Library};
+use quarry_index::{Embedder, Filter, HASHING_EMBEDDER_NAME, HashingEmbedder, Library};
 
-const CHUNKS: usize = 100_000;
+const DEFAULT_CHUNKS: usize = 100_000;
+/// Chunks per stored document in `--rebuild` mode.
+const PARAGRAPHS: usize = 10;
 const QUERIES: usize = 500;
 const CHUNK_CHARS: usize = 300;
 const LIMIT: usize = 10;
@@ -113,10 +131,10 @@ fn document(i: usize, text: String) -> Document {
     }
 }
 
-fn entity(i: usize, title: String, notes: String) -> Entity {
+fn entity(project: &str, i: usize, title: String, notes: String) -> Entity {
     Entity {
         id: format!("ent-{i}"),
-        project_id: "bench".to_owned(),
+        project_id: project.to_owned(),
         entity_type: ["person", "organization", "place", "concept"][i % 4].to_owned(),
         title,
         parent_id: None,
@@ -130,9 +148,8 @@ fn entity(i: usize, title: String, notes: String) -> Entity {
     }
 }
 
-fn main() {
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
-    let vocabulary = vocabulary(&mut rng);
+/// The default: one-chunk documents through `Library::index_documents`, 1,000 per commit.
+fn built(rng: &mut Rng, vocabulary: &[String], chunks: usize) -> (Library, String, Vec<String>) {
     let library = Library::hashing().unwrap();
 
     let start = Instant::now();
@@ -150,8 +167,8 @@ fn main() {
         );
         batch.clear();
     };
-    for i in 0..CHUNKS {
-        let text = chunk(&mut rng, &vocabulary);
+    for i in 0..chunks {
+        let text = chunk(rng, vocabulary);
         total_chars += text.chars().count();
         let entities = if i % 10 == 0 {
             vec![format!("e{}", i % 100)]
@@ -165,12 +182,169 @@ fn main() {
     }
     flush(&mut batch);
     let build = start.elapsed();
-    assert_eq!(library.chunk_count(), CHUNKS);
+    assert_eq!(library.chunk_count(), chunks);
     println!(
-        "built {CHUNKS} chunks (avg {} chars) through Library in {:.1} s ({} per commit)",
-        total_chars / CHUNKS,
+        "built {chunks} chunks (avg {} chars) through Library in {:.1} s ({} per commit)",
+        total_chars / chunks,
         build.as_secs_f64(),
         BATCH
+    );
+
+    (
+        library,
+        "bench".to_owned(),
+        vec!["e0".to_owned(), "e50".to_owned()],
+    )
+}
+
+/// `--rebuild`: the chunks written to a SQLite store as `PARAGRAPHS`-chunk documents, then an
+/// empty library filled by `Library::rebuild` from the store opened anew (a server's start).
+fn rebuilt(rng: &mut Rng, vocabulary: &[String], chunks: usize) -> (Library, String, Vec<String>) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("search.db").display().to_string();
+    let (project, linked) = runtime.block_on(async {
+        let store = quarry_store::open(&path).await.unwrap();
+        let project = store.ensure_project("bench").await.unwrap();
+        // Documents j with j % 10 == 0 link to entity j % 100: the two filtered on (0 and 50)
+        // cover 2 % of the documents, so 2 % of the chunks.
+        let mut linked_to = Vec::with_capacity(10);
+        for k in 0..10 {
+            let entity = NewEntity {
+                entity_type: "concept".to_owned(),
+                title: format!("e{}", k * 10),
+                ..NewEntity::default()
+            };
+            linked_to.push(store.create_entity(&project, &entity).await.unwrap().id);
+        }
+        let embedder = HashingEmbedder::default();
+        let start = Instant::now();
+        let mut written = 0;
+        let mut j = 0;
+        while written < chunks {
+            let n = PARAGRAPHS.min(chunks - written);
+            let paragraphs: Vec<String> = (0..n).map(|_| chunk(rng, vocabulary)).collect();
+            let text = paragraphs.join("\n\n");
+            let document = store
+                .add_document(&project, &format!("doc {j}"), &text)
+                .await
+                .unwrap();
+            let refs: Vec<&str> = paragraphs.iter().map(String::as_str).collect();
+            let embeddings = embedder.embed(&refs).unwrap();
+            let (mut byte, mut code_point) = (0, 0);
+            let mut stored = Vec::with_capacity(n);
+            for (ordinal, (paragraph, embedding)) in paragraphs.iter().zip(embeddings).enumerate() {
+                let length = paragraph.chars().count();
+                stored.push(StoredChunk {
+                    document_id: document.id.clone(),
+                    ordinal: ordinal as i64,
+                    start: code_point,
+                    end: code_point + length,
+                    byte_start: byte,
+                    byte_end: byte + paragraph.len(),
+                    embedder: HASHING_EMBEDDER_NAME.to_owned(),
+                    embedding,
+                });
+                byte += paragraph.len() + 2;
+                code_point += length + 2;
+            }
+            store
+                .put_chunks(&project, &document.id, &stored)
+                .await
+                .unwrap();
+            if j % 10 == 0 {
+                store
+                    .link_document(&project, &document.id, &linked_to[(j % 100) / 10])
+                    .await
+                    .unwrap();
+            }
+            written += n;
+            j += 1;
+            if j % 10_000 == 0 {
+                eprintln!(
+                    "  stored {written} chunks ({:.0} s)",
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        }
+        println!(
+            "stored {chunks} chunks in {j} documents ({PARAGRAPHS} chunks each) in SQLite in {:.1} \
+             s (setup, not start-up)",
+            start.elapsed().as_secs_f64()
+        );
+        (project, vec![linked_to[0].clone(), linked_to[5].clone()])
+    });
+    let (rss, _) = memory_mib();
+    let start = Instant::now();
+    let library = runtime.block_on(async {
+        let store = quarry_store::open(&path).await.unwrap();
+        let opened = start.elapsed();
+        let library = Library::hashing().unwrap();
+        let report = library.rebuild(store.as_ref()).await.unwrap();
+        let elapsed = start.elapsed();
+        assert_eq!(report.chunks_reused, chunks, "every stored vector reused");
+        assert_eq!(report.chunks_embedded, 0);
+        println!(
+            "start-up: store opened in {:.2} s, Library::rebuild of {} documents / {chunks} \
+             chunks (vectors reused) in {:.1} s: {:.1} s in all; resident {rss:.0} MiB before",
+            opened.as_secs_f64(),
+            report.documents,
+            (elapsed - opened).as_secs_f64(),
+            elapsed.as_secs_f64(),
+        );
+        library
+    });
+    drop(dir);
+    (library, project, linked)
+}
+
+/// (VmRSS, VmHWM) of this process in MiB, from `/proc/self/status` (0 where unavailable).
+fn memory_mib() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
+            .map_or(0.0, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let chunks = args
+        .iter()
+        .position(|arg| arg == "--chunks")
+        .and_then(|i| args.get(i + 1).cloned())
+        .or_else(|| std::env::var("QUARRY_BENCH_CHUNKS").ok())
+        .map(|n| {
+            n.replace('_', "")
+                .parse::<usize>()
+                .expect("--chunks takes a number")
+        })
+        .unwrap_or(DEFAULT_CHUNKS);
+    let rebuild = args.iter().any(|arg| arg == "--rebuild");
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let vocabulary = vocabulary(&mut rng);
+    let (library, project, linked_entities) = if rebuild {
+        rebuilt(&mut rng, &vocabulary, chunks)
+    } else {
+        built(&mut rng, &vocabulary, chunks)
+    };
+    let (rss, hwm) = memory_mib();
+    println!(
+        "memory with {chunks} chunks indexed: resident {rss:.0} MiB, peak {hwm:.0} MiB (VmRSS, \
+         VmHWM)"
     );
 
     let start = Instant::now();
@@ -183,7 +357,9 @@ fn main() {
             .map(|_| pick(&mut rng, &vocabulary))
             .collect::<Vec<_>>()
             .join(" ");
-        library.index_entity(&entity(i, title, notes)).unwrap();
+        library
+            .index_entity(&entity(&project, i, title, notes))
+            .unwrap();
     }
     println!(
         "indexed {ENTITIES} entities in {:.1} s",
@@ -200,35 +376,34 @@ fn main() {
         .collect();
     for query in queries.iter().take(20) {
         library
-            .search_documents("bench", query, None, LIMIT)
+            .search_documents(&project, query, None, LIMIT)
             .unwrap();
     }
 
     let mut empty = 0;
     let hybrid = time(&queries, |query| {
         let hits = library
-            .search_documents("bench", query, None, LIMIT)
+            .search_documents(&project, query, None, LIMIT)
             .unwrap();
         empty += usize::from(hits.is_empty());
     });
-    let linked_entities = ["e0".to_owned(), "e50".to_owned()];
     let filtered = time(&queries, |query| {
         library
-            .search_documents("bench", query, Some(&linked_entities), LIMIT)
+            .search_documents(&project, query, Some(&linked_entities[..]), LIMIT)
             .unwrap();
     });
     let entities = time(&queries, |query| {
         library
-            .search_entities("bench", query, None, LIMIT)
+            .search_entities(&project, query, None, LIMIT)
             .unwrap();
     });
     let typed = time(&queries, |query| {
         library
-            .search_entities("bench", query, Some("person"), LIMIT)
+            .search_entities(&project, query, Some("person"), LIMIT)
             .unwrap();
     });
     let candidates = (LIMIT * 3).max(30);
-    let filter = Filter::project("bench");
+    let filter = Filter::project(&project);
     let index = library.document_index();
     let words = time(&queries, |query| {
         index.search_words(query, &filter, candidates).unwrap();
