@@ -239,8 +239,8 @@ macro_rules! tasks_items {
                 Ok(task)
             }
 
-            /// The runs whose tasks of (entity, field) waited for a person, after `statement`
-            /// changed them; each is settled again.
+            /// Settles each of `run_ids` once (duplicates are settled once), after a write that
+            /// changed some of their tasks (an approval, a rejection, a retry).
             async fn settle_runs(
                 tx: &mut Connection,
                 project: &str,
