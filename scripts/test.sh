@@ -107,5 +107,10 @@ fi
 export QUARRY_MINILM_DIR
 echo "$QUARRY_MINILM_DIR"
 
+step "Chromium and playwright-core for the web app's browser tests"
+scripts/browser.sh
+export QUARRY_ARTIFACTS="${QUARRY_ARTIFACTS:-$(pwd)/target/browser-artifacts}"
+echo "screenshots go to $QUARRY_ARTIFACTS"
+
 step "tests"
 cargo test --workspace --locked
