@@ -65,9 +65,13 @@ error_codes! {
     InvalidRegion => 400, 1, "give a two-letter ISO 3166 country code such as US or GB";
     UnreadableInput => 400, 1, "check the path exists and is readable";
     UnreadablePdf => 400, 1, "check the file is an undamaged PDF, or extract its text first";
+    /// A PDF whose pages are images only (a scan).
+    PdfWithoutText => 422, 1, "run OCR on the scan first (e.g. ocrmypdf), or add its text";
     // Request shape (HTTP host).
     MalformedRequest => 400, 1, "send a JSON body matching the endpoint's schema";
     UnsupportedContentType => 400, 1, "send the body with Content-Type: application/json";
+    /// An upload of a media type the endpoint does not read.
+    UnsupportedMediaType => 415, 1, "send text/plain, text/markdown or application/pdf";
     MethodNotAllowed => 405, 1, "use the method the route documents (see GET /openapi.json)";
     // Who may do what.
     Unauthorized => 401, 1, "send a valid API key as 'Authorization: Bearer <key>'";
@@ -77,6 +81,8 @@ error_codes! {
     UnknownConversation => 404, 1, "start a new conversation; this one is unknown or expired";
     Conflict => 409, 1, "it already exists or changed meanwhile; re-read and retry";
     InvalidState => 409, 1, "the item is not in a state that allows this; check its status";
+    /// A value was given for a locked field.
+    FieldLocked => 409, 1, "unlock the field first (DELETE /v1/entities/{id}/locks/{field})";
     /// A worker's lease on a task ran out and another worker may own it now.
     LeaseLost => 409, 1, "another worker took over the task; drop this result";
     StorageError => 500, 5, "check the database is reachable and retry";

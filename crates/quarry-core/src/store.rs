@@ -12,10 +12,10 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::model::{
-    ApiKey, Document, Entity, EntityType, Episode, EpisodeLease, EpisodeOutcome, ExtractionResult,
-    ExtractionRun, FeedbackSummary, FieldTask, GraphApplied, GraphWrite, NewEntity, NewEpisode,
-    NewResult, NewWorkflow, Relation, ReviewDecision, RunScope, RunStatus, StoredChunk,
-    TaskCompletion, TaskLease,
+    ApiKey, Document, DocumentKind, DocumentSummary, Entity, EntityType, Episode, EpisodeLease,
+    EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun, FeedbackSummary, FieldTask,
+    GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult, NewWorkflow, Relation,
+    ReviewDecision, RunScope, RunStatus, StoredChunk, TaskCompletion, TaskLease,
 };
 
 /// What [`Store::store_document`] did: the document, and whether this call created it (`false`:
@@ -78,6 +78,20 @@ impl StoreError {
             StoreError::LeaseLost(_) => ErrorCode::LeaseLost,
         }
     }
+}
+
+/// One page of a listing: its rows, and how many rows match in all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub total: i64,
+    pub items: Vec<T>,
+}
+
+/// A pending result in a review queue, with the title of its entity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedResult {
+    pub result: ExtractionResult,
+    pub entity_title: String,
 }
 
 /// The outcome of a review, written in one transaction with the status change.
@@ -529,4 +543,74 @@ pub trait Store: Send + Sync {
         since: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<Entity>>;
+
+    // --- review views (the web app) --------------------------------------------------------
+    // Pages of rows in a bounded number of statements, whatever the page holds.
+    /// Entities of `entity_type` whose title contains `query` case-insensitively (all when
+    /// `None`), ordered by title then id, `limit` rows from `offset`, with how many match.
+    fn entity_page<'a>(
+        &'a self,
+        project: &'a str,
+        entity_type: &'a str,
+        query: Option<&'a str>,
+        limit: usize,
+        offset: usize,
+    ) -> StoreFuture<'a, Page<Entity>>;
+    /// The latest non-superseded result of each (entity, field) of `entity_ids`, in no
+    /// particular order.
+    fn latest_results_of<'a>(
+        &'a self,
+        project: &'a str,
+        entity_ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<ExtractionResult>>;
+    /// The latest task (by creation) of each (entity, field) of `entity_ids`, in no particular
+    /// order.
+    fn latest_tasks_of<'a>(
+        &'a self,
+        project: &'a str,
+        entity_ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<FieldTask>>;
+    /// Pending results of entities of `entity_type`, oldest first (by creation, then id), `limit`
+    /// from `offset`, each with its entity's title; `total` counts every pending result of the
+    /// type (read from the feedback tallies, which count exactly the non-superseded results).
+    fn review_queue<'a>(
+        &'a self,
+        project: &'a str,
+        entity_type: &'a str,
+        limit: usize,
+        offset: usize,
+    ) -> StoreFuture<'a, Page<QueuedResult>>;
+    /// One transaction: `field` added to (`locked`) or removed from the entity's
+    /// `metadata.locked_fields`, the rest of the metadata kept (concurrent lock changes of one
+    /// entity queue on the entity's lock, so none is lost). Returns the entity.
+    fn set_field_lock<'a>(
+        &'a self,
+        project: &'a str,
+        entity_id: &'a str,
+        field: &'a str,
+        locked: bool,
+    ) -> StoreFuture<'a, Entity>;
+    fn get_document<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+    ) -> StoreFuture<'a, Option<Document>>;
+    /// Documents whose title contains `query` case-insensitively (all when `None`), of `kind`
+    /// when given, newest first, `limit` from `offset`, without their text.
+    fn document_page<'a>(
+        &'a self,
+        project: &'a str,
+        query: Option<&'a str>,
+        kind: Option<DocumentKind>,
+        limit: usize,
+        offset: usize,
+    ) -> StoreFuture<'a, Page<DocumentSummary>>;
+    /// Episodes (of `status` when given), newest first, `limit` from `offset`.
+    fn episode_page<'a>(
+        &'a self,
+        project: &'a str,
+        status: Option<EpisodeStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> StoreFuture<'a, Page<Episode>>;
 }

@@ -9,10 +9,12 @@
 //! picks among agents; `cascade` creates connected entities; `plan` turns a request into a run's
 //! tasks; `task` runs one claimed task; `worker` claims, heartbeats and completes under leases;
 //! `run` is the [`Pipeline`] (start, wait, report, review, retry);
-//! `documents` is the one path that adds a document (store, links, index, chunks).
+//! `documents` is the one path that adds a document (store, links, index, chunks);
+//! `document_text` reads a document's bytes (text, Markdown, PDF) into text.
 
 mod cascade;
 mod consensus;
+pub mod document_text;
 pub mod documents;
 mod entity_types;
 mod field_agent;

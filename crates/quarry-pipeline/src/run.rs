@@ -90,6 +90,8 @@ pub enum PipelineError {
     RunNotFound(String),
     #[error("field '{field}': {message}")]
     InvalidValue { field: String, message: String },
+    #[error("field '{field}' is locked; unlock it before giving it a value")]
+    FieldLocked { field: String },
 }
 
 impl PipelineError {
@@ -104,6 +106,7 @@ impl PipelineError {
             PipelineError::EntityTypeNotFound(_) => ErrorCode::UnknownEntityType,
             PipelineError::UnknownField { .. } => ErrorCode::UnknownField,
             PipelineError::InvalidValue { .. } => ErrorCode::InvalidValue,
+            PipelineError::FieldLocked { .. } => ErrorCode::FieldLocked,
         }
     }
 }
@@ -530,6 +533,75 @@ impl Pipeline {
             .ok_or_else(|| PipelineError::Store(StoreError::Backend("no result stored".into())))
     }
 
+    /// A person's value for a field, set by hand (the web app's "set value"): checked against
+    /// the field's type like any submission, recorded as the person's result (`agent_id`
+    /// `human:<person>`, the person as its source, high confidence), approved and promoted into
+    /// the entity; tasks of the field that waited for a person end (their dependents move on).
+    /// A `human_input` field's value is its answer ([`answer_human_input`](Self::answer_human_input)).
+    /// A locked field is refused ([`PipelineError::FieldLocked`]).
+    pub async fn set_by_person(
+        &self,
+        project: &str,
+        entity_id: &str,
+        field: &str,
+        value: Value,
+        person: &str,
+    ) -> Result<ReviewOutcome, PipelineError> {
+        let (entity, entity_type) = self.load(project, entity_id).await?;
+        let spec = field_spec(&entity_type, field)?;
+        if entity.locked_fields().iter().any(|name| name == field) {
+            return Err(PipelineError::FieldLocked {
+                field: field.to_owned(),
+            });
+        }
+        if spec.human_input {
+            return self
+                .answer_human_input(project, entity_id, field, value, person)
+                .await;
+        }
+        check_value(spec, &value)?;
+        let mut metadata = Map::new();
+        metadata.insert("set_by_hand".to_owned(), Value::Bool(true));
+        let id = self
+            .record_person_value(project, &entity.id, field, value, person, metadata)
+            .await?;
+        self.review(project, &id, ReviewDecision::Approve, person)
+            .await
+    }
+
+    /// Records a person's value as a pending result; returns its id.
+    async fn record_person_value(
+        &self,
+        project: &str,
+        entity_id: &str,
+        field: &str,
+        value: Value,
+        person: &str,
+        metadata: Map<String, Value>,
+    ) -> Result<String, PipelineError> {
+        let result = NewResult {
+            run_id: None,
+            entity_id: entity_id.to_owned(),
+            field_name: field.to_owned(),
+            value,
+            sources: vec![SourceRef::Person {
+                reviewer: person.to_owned(),
+            }],
+            confidence: Confidence::High,
+            agent_id: format!("human:{person}"),
+            status: ResultStatus::Pending,
+            created_entity_ids: Vec::new(),
+            duration_ms: 0,
+            tokens_used: 0,
+            metadata,
+        };
+        let stored = self.store.record_results(project, &[result]).await?;
+        stored
+            .first()
+            .map(|r| r.id.clone())
+            .ok_or_else(|| PipelineError::ResultNotFound(String::new()))
+    }
+
     /// A person's answer to a `human_input` field: recorded, approved (promoted into the entity)
     /// and the fields waiting for it resumed.
     pub async fn answer_human_input(
@@ -551,27 +623,9 @@ impl Pipeline {
         check_value(spec, &value)?;
         let mut metadata = Map::new();
         metadata.insert("human_input".to_owned(), Value::Bool(true));
-        let result = NewResult {
-            run_id: None,
-            entity_id: entity.id.clone(),
-            field_name: field.to_owned(),
-            value,
-            sources: vec![SourceRef::Person {
-                reviewer: person.to_owned(),
-            }],
-            confidence: Confidence::High,
-            agent_id: format!("human:{person}"),
-            status: ResultStatus::Pending,
-            created_entity_ids: Vec::new(),
-            duration_ms: 0,
-            tokens_used: 0,
-            metadata,
-        };
-        let stored = self.store.record_results(project, &[result]).await?;
-        let id = stored
-            .first()
-            .map(|r| r.id.clone())
-            .ok_or_else(|| PipelineError::ResultNotFound(String::new()))?;
+        let id = self
+            .record_person_value(project, &entity.id, field, value, person, metadata)
+            .await?;
         self.review(project, &id, ReviewDecision::Approve, person)
             .await
     }

@@ -2,8 +2,8 @@
 //! stored as their serde (snake_case) names; JSON columns decode through `sqlx::types::Json`.
 
 use quarry_core::model::{
-    ApiKey, AttemptRecord, Confidence, Document, DocumentKind, Entity, EntityType, Episode,
-    EpisodeStatus, ExtractionResult, ExtractionRun, FieldTask, GraphExtraction, NodeState,
+    ApiKey, AttemptRecord, Confidence, Document, DocumentKind, DocumentSummary, Entity, EntityType,
+    Episode, EpisodeStatus, ExtractionResult, ExtractionRun, FieldTask, GraphExtraction, NodeState,
     Relation, ResultStatus, RunScope, RunStatus, SourceRef, StoredChunk,
 };
 use quarry_core::store::StoreError;
@@ -421,6 +421,37 @@ impl TryFrom<TaskRow> for FieldTask {
             created_at: row.created_at,
             updated_at: row.updated_at,
             attempt_log: row.attempt_log.0,
+        })
+    }
+}
+
+/// A review-queue row: a result and its entity's title.
+#[derive(FromRow)]
+pub(crate) struct QueuedRow {
+    #[sqlx(flatten)]
+    pub(crate) result: ResultRow,
+    pub(crate) entity_title: String,
+}
+
+#[derive(FromRow)]
+pub(crate) struct DocumentSummaryRow {
+    id: String,
+    title: String,
+    kind: String,
+    created_at: String,
+    chars: i64,
+}
+
+impl TryFrom<DocumentSummaryRow> for DocumentSummary {
+    type Error = StoreError;
+
+    fn try_from(row: DocumentSummaryRow) -> Result<Self, StoreError> {
+        Ok(DocumentSummary {
+            kind: parse_enum::<DocumentKind>("documents.kind", &row.kind)?,
+            id: row.id,
+            title: row.title,
+            created_at: row.created_at,
+            chars: row.chars,
         })
     }
 }

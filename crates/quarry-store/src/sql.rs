@@ -618,3 +618,79 @@ pub(crate) const APPROVE_WAITING_TASKS: &str = "UPDATE field_tasks SET state = '
 pub(crate) const REJECT_WAITING_TASKS: &str = "UPDATE field_tasks SET state = 'failed', \
      last_error = $5, updated_at = $6 WHERE project_id = $1 AND entity_id = $2 \
      AND field_name = $3 AND result_id = $4 AND state = 'waiting_human' RETURNING run_id";
+
+// --- review views (migration 0008) -------------------------------------------------------------
+/// `$2` type, `$3` an escaped LIKE pattern or NULL, `$4` limit, `$5` offset; walks
+/// `entities_by_exact_title` (project, type, title).
+pub(crate) const ENTITY_PAGE: &str = concat!(
+    "SELECT ",
+    entity_columns!(),
+    " FROM entities WHERE project_id = $1 AND entity_type = $2 \
+     AND (CAST($3 AS TEXT) IS NULL OR lower(title) LIKE lower(CAST($3 AS TEXT)) ESCAPE '\\') \
+     ORDER BY title, id LIMIT $4 OFFSET $5"
+);
+pub(crate) const COUNT_ENTITY_PAGE: &str = "SELECT COUNT(*) FROM entities \
+     WHERE project_id = $1 AND entity_type = $2 \
+     AND (CAST($3 AS TEXT) IS NULL OR lower(title) LIKE lower(CAST($3 AS TEXT)) ESCAPE '\\')";
+/// The latest non-superseded result per (entity, field) of the entities `{list}`.
+pub(crate) const LATEST_RESULTS_OF: &str = concat!(
+    "SELECT ",
+    result_columns!(),
+    " FROM (SELECT ",
+    result_columns!(),
+    ", ROW_NUMBER() OVER (PARTITION BY entity_id, field_name ORDER BY created_at DESC, id DESC) \
+       AS latest FROM extraction_results WHERE project_id = $1 AND entity_id IN ({list}) \
+       AND status <> 'superseded') ranked WHERE latest = 1"
+);
+/// The latest task per (entity, field) of the entities `{list}`.
+pub(crate) const LATEST_TASKS_OF: &str = concat!(
+    "SELECT ",
+    task_columns!(),
+    " FROM (SELECT ",
+    task_columns!(),
+    ", ROW_NUMBER() OVER (PARTITION BY entity_id, field_name ORDER BY created_at DESC, id DESC) \
+       AS latest FROM field_tasks WHERE project_id = $1 AND entity_id IN ({list})) ranked \
+     WHERE latest = 1"
+);
+/// Pending results of entities of type `$2`, oldest first, `$3` limit, `$4` offset: walks the
+/// partial index `extraction_results_pending` in order and looks each entity up by id (the
+/// CROSS JOIN keeps SQLite's planner to that order; PostgreSQL plans it as an inner join).
+pub(crate) const REVIEW_QUEUE: &str = "SELECT r.id AS id, r.run_id AS run_id, \
+     r.project_id AS project_id, r.entity_id AS entity_id, r.field_name AS field_name, \
+     r.value AS value, r.sources AS sources, r.confidence AS confidence, r.agent_id AS agent_id, \
+     r.status AS status, r.rejection_reason AS rejection_reason, r.reviewed_by AS reviewed_by, \
+     r.reviewed_at AS reviewed_at, r.created_entity_ids AS created_entity_ids, \
+     r.duration_ms AS duration_ms, r.tokens_used AS tokens_used, r.metadata AS metadata, \
+     r.created_at AS created_at, e.title AS entity_title \
+     FROM extraction_results r CROSS JOIN entities e \
+     WHERE r.project_id = $1 AND r.status = 'pending' \
+       AND e.id = r.entity_id AND e.project_id = $1 AND e.entity_type = $2 \
+     ORDER BY r.created_at, r.id LIMIT $3 OFFSET $4";
+/// How many results of type `$2` are pending, from the feedback tallies (migration 0002).
+pub(crate) const COUNT_PENDING_OF_TYPE: &str = "SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) \
+     FROM feedback_counts WHERE project_id = $1 AND entity_type = $2 AND status = 'pending'";
+pub(crate) const DOCUMENT_BY_ID: &str = concat!(
+    "SELECT ",
+    document_columns!(),
+    " FROM documents WHERE project_id = $1 AND id = $2"
+);
+/// `$2` an escaped LIKE pattern or NULL, `$3` a kind or NULL, `$4` limit, `$5` offset; newest
+/// first off `documents_by_project`. `chars`: the text's length in code points.
+pub(crate) const DOCUMENT_PAGE: &str = "SELECT id, title, kind, created_at, \
+     CAST(length(text) AS BIGINT) AS chars FROM documents WHERE project_id = $1 \
+     AND (CAST($2 AS TEXT) IS NULL OR lower(title) LIKE lower(CAST($2 AS TEXT)) ESCAPE '\\') \
+     AND (CAST($3 AS TEXT) IS NULL OR kind = CAST($3 AS TEXT)) \
+     ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5";
+pub(crate) const COUNT_DOCUMENT_PAGE: &str = "SELECT COUNT(*) FROM documents WHERE project_id = $1 \
+     AND (CAST($2 AS TEXT) IS NULL OR lower(title) LIKE lower(CAST($2 AS TEXT)) ESCAPE '\\') \
+     AND (CAST($3 AS TEXT) IS NULL OR kind = CAST($3 AS TEXT))";
+/// `$2` a status or NULL, `$3` limit, `$4` offset; newest first.
+pub(crate) const EPISODE_PAGE: &str = concat!(
+    "SELECT ",
+    episode_columns!(),
+    " FROM episodes WHERE project_id = $1 \
+     AND (CAST($2 AS TEXT) IS NULL OR status = CAST($2 AS TEXT)) \
+     ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+);
+pub(crate) const COUNT_EPISODE_PAGE: &str = "SELECT COUNT(*) FROM episodes WHERE project_id = $1 \
+     AND (CAST($2 AS TEXT) IS NULL OR status = CAST($2 AS TEXT))";

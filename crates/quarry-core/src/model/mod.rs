@@ -18,9 +18,9 @@ pub use graph::{
     GraphRelationWrite, GraphWrite, NewEpisode, StoredChunk,
 };
 pub use records::{
-    ApiKey, Confidence, Document, DocumentKind, Entity, ExtractionResult, ExtractionRun,
-    FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision, ReviewEvent,
-    RunScope, RunStatus, SourceRef,
+    ApiKey, Confidence, Document, DocumentKind, DocumentSummary, Entity, ExtractionResult,
+    ExtractionRun, FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision,
+    ReviewEvent, RunScope, RunStatus, SourceRef,
 };
 pub use work::{
     AttemptRecord, FieldTask, NewFieldTask, NewWorkflow, NodeState, Settled, TaskCompletion,

@@ -81,6 +81,17 @@ pub struct Document {
     pub created_at: String,
 }
 
+/// A document as lists show it: without its text, with the text's length in code points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentSummary {
+    pub id: String,
+    pub title: String,
+    pub kind: DocumentKind,
+    pub created_at: String,
+    /// The text's length in code points.
+    pub chars: i64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DocumentKind {

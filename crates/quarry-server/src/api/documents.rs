@@ -1,15 +1,20 @@
-//! Documents: stored text the field agents search.
+//! Documents: stored text the field agents search; uploads of text, Markdown and PDF; the
+//! document list and reader of the web app.
 
 use axum::Json;
-use axum::extract::{Query, State};
-use axum::http::StatusCode;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, StatusCode};
 use quarry_core::ErrorCode;
-use quarry_core::model::Document;
+use quarry_core::model::{Document, DocumentKind, DocumentSummary};
+use quarry_pipeline::document_text::{DocumentFormat, DocumentTextError, document_text};
 use quarry_pipeline::documents::DocumentsError;
 use serde::{Deserialize, Serialize};
 
 use crate::AppState;
 use crate::api::entities::not_found;
+use crate::api::review::paging;
 use crate::api::workflows::pipeline;
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
@@ -45,14 +50,33 @@ pub async fn add(
     JsonBody(document): JsonBody<NewDocument>,
 ) -> Result<(StatusCode, Json<AddedDocument>), ApiError> {
     caller.require("documents:write")?;
-    if document.text.trim().is_empty() {
+    store_document(
+        &state,
+        &caller,
+        &document.title,
+        &document.text,
+        &document.entity_ids,
+    )
+    .await
+}
+
+/// What `POST /v1/documents` and the upload share: the entities checked, then the document
+/// stored, linked and indexed in one path (searchable by the field agents at once).
+async fn store_document(
+    state: &AppState,
+    caller: &Caller,
+    title: &str,
+    text: &str,
+    entity_ids: &[String],
+) -> Result<(StatusCode, Json<AddedDocument>), ApiError> {
+    if text.trim().is_empty() {
         return Err(ApiError::new(
             ErrorCode::EmptyInput,
             "text is empty; send the document's text",
         ));
     }
-    let store = store(&state)?;
-    for entity_id in &document.entity_ids {
+    let store = store(state)?;
+    for entity_id in entity_ids {
         if store
             .get_entity(&caller.project_id, entity_id)
             .await?
@@ -61,22 +85,11 @@ pub async fn add(
             return Err(not_found("entity", entity_id));
         }
     }
-    // Stored, linked and indexed in one path (searchable by the field agents at once).
-    let added = pipeline(&state)?
+    let added = pipeline(state)?
         .documents()
-        .add(
-            &caller.project_id,
-            &document.title,
-            &document.text,
-            &document.entity_ids,
-        )
+        .add(&caller.project_id, title, text, entity_ids)
         .await
-        .map_err(|error| match error {
-            DocumentsError::Store(error) => ApiError::from(error),
-            DocumentsError::Retrieval(error) => {
-                ApiError::new(ErrorCode::IndexError, error.to_string())
-            }
-        })?;
+        .map_err(documents_error)?;
     for warning in &added.warnings {
         tracing::warn!(document = %added.document.id, "{warning}");
     }
@@ -92,6 +105,196 @@ pub async fn add(
             warnings: added.warnings,
         }),
     ))
+}
+
+fn documents_error(error: DocumentsError) -> ApiError {
+    match error {
+        DocumentsError::Store(error) => ApiError::from(error),
+        DocumentsError::Retrieval(error) => ApiError::new(ErrorCode::IndexError, error.to_string()),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct UploadQuery {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    entity_id: Option<String>,
+}
+
+/// `POST /v1/documents/upload?title=&entity_id=` with a raw body of `text/plain`,
+/// `text/markdown` or `application/pdf`: the text (a PDF's text layer) stored as by
+/// `POST /v1/documents`. Another media type answers 415 `UnsupportedMediaType`; a PDF without a
+/// text layer (a scan) 422 `PdfWithoutText`; a damaged one 400 `UnreadablePdf`.
+pub async fn upload(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(query): Query<UploadQuery>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<AddedDocument>), ApiError> {
+    caller.require("documents:write")?;
+    let media_type = headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    let Some(format) = DocumentFormat::from_media_type(media_type) else {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            format!(
+                "cannot read a document of Content-Type '{media_type}'; upload text/plain, \
+                 text/markdown or application/pdf"
+            ),
+        ));
+    };
+    let Some(title) = query.title.filter(|t| !t.trim().is_empty()) else {
+        return Err(ApiError::new(
+            ErrorCode::InvalidArguments,
+            "name the document: POST /v1/documents/upload?title=NAME",
+        ));
+    };
+    let entity_ids: Vec<String> = query
+        .entity_id
+        .filter(|id| !id.trim().is_empty())
+        .into_iter()
+        .collect();
+    let text = document_text(&body, format).map_err(|error| {
+        let code = match error {
+            DocumentTextError::NotUtf8(_) => ErrorCode::InvalidUtf8,
+            DocumentTextError::UnreadablePdf(_) => ErrorCode::UnreadablePdf,
+            DocumentTextError::NoTextLayer => ErrorCode::PdfWithoutText,
+        };
+        ApiError::new(code, format!("{title}: {error}"))
+    })?;
+    store_document(&state, &caller, &title, &text, &entity_ids).await
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    q: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    limit: Option<String>,
+    #[serde(default)]
+    offset: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DocumentList {
+    total: i64,
+    limit: usize,
+    offset: usize,
+    documents: Vec<DocumentSummary>,
+}
+
+/// `GET /v1/documents?q=&kind=&limit=&offset=`: documents newest first, without their text
+/// (`chars`: its length in code points); `q` matches the title case-insensitively, `kind` is
+/// `file` or `episode`.
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<DocumentList>, ApiError> {
+    caller.require("entities:read")?;
+    let (limit, offset) = paging(query.limit.as_deref(), query.offset.as_deref())?;
+    let kind = match query
+        .kind
+        .as_deref()
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+    {
+        None => None,
+        Some(raw) => Some(DocumentKind::parse(raw).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidArguments,
+                format!("kind '{raw}' is neither file nor episode"),
+            )
+        })?),
+    };
+    let page = store(&state)?
+        .document_page(&caller.project_id, query.q.as_deref(), kind, limit, offset)
+        .await?;
+    Ok(Json(DocumentList {
+        total: page.total,
+        limit,
+        offset,
+        documents: page.items,
+    }))
+}
+
+#[derive(Debug, Serialize)]
+pub struct DocumentWithLinks {
+    document: Document,
+    entity_ids: Vec<String>,
+}
+
+/// `GET /v1/documents/{id}`: the document with its text, and the entities it is linked to.
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<DocumentWithLinks>, ApiError> {
+    caller.require("entities:read")?;
+    let store = store(&state)?;
+    let document = store
+        .get_document(&caller.project_id, &id)
+        .await?
+        .ok_or_else(|| not_found("document", &id))?;
+    let entity_ids = store.document_entity_ids(&caller.project_id, &id).await?;
+    Ok(Json(DocumentWithLinks {
+        document,
+        entity_ids,
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinksBody {
+    entity_ids: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Links {
+    document_id: String,
+    /// Every entity the document is linked to now.
+    entity_ids: Vec<String>,
+}
+
+/// `POST /v1/documents/{id}/links` `{"entity_ids"}`: links the document to the entities (in the
+/// store and the search index; linking twice is harmless). 200 with every link it has now.
+pub async fn link(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<LinksBody>,
+) -> Result<Json<Links>, ApiError> {
+    caller.require("documents:write")?;
+    let store = store(&state)?;
+    let project = caller.project_id.as_str();
+    if store.get_document(project, &id).await?.is_none() {
+        return Err(not_found("document", &id));
+    }
+    let found = store.get_entities(project, &body.entity_ids).await?;
+    if let Some(missing) = body
+        .entity_ids
+        .iter()
+        .find(|wanted| !found.iter().any(|e| &e.id == *wanted))
+    {
+        return Err(not_found("entity", missing));
+    }
+    let documents = pipeline(&state)?.documents();
+    for entity_id in &body.entity_ids {
+        documents
+            .link(project, &id, entity_id)
+            .await
+            .map_err(documents_error)?;
+    }
+    Ok(Json(Links {
+        entity_ids: store.document_entity_ids(project, &id).await?,
+        document_id: id,
+    }))
 }
 
 const DEFAULT_LIMIT: usize = 10;

@@ -4,16 +4,17 @@
 //! episode is queued again with `POST /v1/episodes/{id}/retry`.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use quarry_core::ErrorCode;
 use quarry_core::model::{
-    Episode, ExtractedEntity, ExtractedRelationship, GraphExtraction, NewEpisode,
+    Episode, EpisodeStatus, ExtractedEntity, ExtractedRelationship, GraphExtraction, NewEpisode,
 };
 use serde::Deserialize;
 
 use crate::AppState;
 use crate::api::entities::not_found;
+use crate::api::review::paging;
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
 use crate::json::JsonBody;
@@ -100,4 +101,56 @@ pub async fn retry(
         worker.wake();
     }
     Ok((StatusCode::ACCEPTED, Json(episode)))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    state: Option<String>,
+    #[serde(default)]
+    limit: Option<String>,
+    #[serde(default)]
+    offset: Option<String>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct EpisodeList {
+    total: i64,
+    limit: usize,
+    offset: usize,
+    episodes: Vec<Episode>,
+}
+
+/// `GET /v1/episodes?state=&limit=&offset=`: episodes newest first, each with its extraction's
+/// state (`status`: pending, running, done, failed) and error; `state` keeps one of them.
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<EpisodeList>, ApiError> {
+    caller.require("entities:read")?;
+    let (limit, offset) = paging(query.limit.as_deref(), query.offset.as_deref())?;
+    let status = match query
+        .state
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        None => None,
+        Some(raw) => Some(EpisodeStatus::parse(raw).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidArguments,
+                format!("state '{raw}' is not one of pending, running, done, failed"),
+            )
+        })?),
+    };
+    let page = store(&state)?
+        .episode_page(&caller.project_id, status, limit, offset)
+        .await?;
+    Ok(Json(EpisodeList {
+        total: page.total,
+        limit,
+        offset,
+        episodes: page.items,
+    }))
 }

@@ -8,6 +8,7 @@ mod episodes;
 mod extraction;
 mod graph;
 mod openapi;
+mod review;
 mod workflows;
 
 use axum::Router;
@@ -25,9 +26,9 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/v1/entities", post(entities::create).get(entities::list))
         .route("/v1/entities/{id}", get(entities::get))
-        .route("/v1/documents", post(documents::add))
+        .route("/v1/documents", post(documents::add).get(documents::list))
         .route("/v1/documents/search", get(documents::search))
-        .route("/v1/episodes", post(episodes::add))
+        .route("/v1/episodes", post(episodes::add).get(episodes::list))
         .route("/v1/episodes/{id}", get(episodes::get))
         .route("/v1/episodes/{id}/retry", post(episodes::retry))
         .route("/v1/graph/entities", get(graph::search))
@@ -56,4 +57,19 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/v1/workflows/{entity_id}/history", get(workflows::history))
         .route("/v1/workflows/{entity_id}/retry", post(workflows::retry))
+        // The review workspace of the web app (review.rs; docs/web-app.md).
+        .route("/v1/entity-types/{slug}/entities", get(review::entities))
+        .route("/v1/review-queue", get(review::queue))
+        .route("/v1/entities/{id}/overview", get(review::overview))
+        .route(
+            "/v1/entities/{id}/locks/{field}",
+            put(review::lock).delete(review::unlock),
+        )
+        .route(
+            "/v1/extraction/{entity_id}/fields/{field}",
+            put(review::set_value),
+        )
+        .route("/v1/documents/upload", post(documents::upload))
+        .route("/v1/documents/{id}", get(documents::get))
+        .route("/v1/documents/{id}/links", post(documents::link))
 }

@@ -6,8 +6,8 @@
 //! One file per area, each a macro of its `Store` methods (and, where it has them, one of its
 //! private items): `keys.rs` (projects and API keys), `entities.rs` (entity types, entities,
 //! relations), `documents.rs` (documents, links and chunks), `runs.rs`, `results.rs` (results,
-//! review and feedback) and `graph.rs` (episodes and the graph write). This file holds the
-//! imports and helpers they share and `impl_store!`, which puts them together per backend.
+//! review and feedback), `graph.rs` (episodes and the graph write) and `review.rs` (the web app's
+//! pages and field locks). This file holds the imports and helpers they share and `impl_store!`, which puts them together per backend.
 //!
 //! SQLite note: a transaction that reads before it writes can fail with `SQLITE_BUSY` when
 //! another connection commits in between (the busy timeout cannot help an upgrade). So every
@@ -22,6 +22,7 @@ pub(crate) mod entities;
 pub(crate) mod graph;
 pub(crate) mod keys;
 pub(crate) mod results;
+pub(crate) mod review;
 pub(crate) mod runs;
 pub(crate) mod tasks;
 
@@ -34,17 +35,18 @@ macro_rules! impl_store {
             use std::collections::{BTreeMap, BTreeSet};
 
             use quarry_core::model::{
-                ApiKey, Confidence, Document, DocumentKind, Entity, EntityType, Episode,
-                EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun, FeedbackSummary,
-                GraphApplied, GraphEntityWrite, GraphWrite, NewEntity, NewEpisode, NewResult,
-                Relation, ResultStatus, ReviewDecision, RunScope, RunStatus, StoredChunk,
+                ApiKey, Confidence, Document, DocumentKind, DocumentSummary, Entity, EntityType,
+                Episode, EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun,
+                FeedbackSummary, GraphApplied, GraphEntityWrite, GraphWrite, NewEntity, NewEpisode,
+                NewResult, Relation, ResultStatus, ReviewDecision, RunScope, RunStatus, StoredChunk,
             };
             use quarry_core::model::{
                 AttemptRecord, FieldTask, NewWorkflow, NodeState, TaskCompletion, TaskEnd,
                 TaskLease, TaskView, settle,
             };
             use quarry_core::store::{
-                DocumentLink, Reviewed, Store, StoreError, StoreFuture, StoredDocument,
+                DocumentLink, Page, QueuedResult, Reviewed, Store, StoreError, StoreFuture,
+                StoredDocument,
             };
             use serde_json::{Map, Value};
             use sqlx::AssertSqlSafe;
@@ -53,8 +55,9 @@ macro_rules! impl_store {
             use $crate::clock::{millis_between, new_id, now};
             use $crate::error::{backend, not_found};
             use $crate::rows::{
-                ApiKeyRow, ChunkRow, DocumentRow, EntityRow, EntityTypeRow, EpisodeRow,
-                ReasonCountRow, RelationRow, ResultRow, RunRow, StatusCountRow, TaskRow,
+                ApiKeyRow, ChunkRow, DocumentRow, DocumentSummaryRow, EntityRow, EntityTypeRow,
+                EpisodeRow, QueuedRow, ReasonCountRow, RelationRow, ResultRow, RunRow,
+                StatusCountRow, TaskRow,
                 encode_embedding, enum_text, parse_enum,
             };
             use $crate::sql;
@@ -150,6 +153,7 @@ macro_rules! impl_store {
             $crate::store_impl::results::results_items!($store);
             $crate::store_impl::graph::graph_items!($store);
             $crate::store_impl::tasks::tasks_items!($store);
+            $crate::store_impl::review::review_items!();
 
             impl Store for $store {
                 $crate::store_impl::keys::keys_methods!();
@@ -159,6 +163,7 @@ macro_rules! impl_store {
                 $crate::store_impl::results::results_methods!();
                 $crate::store_impl::graph::graph_methods!($claim_episodes);
                 $crate::store_impl::tasks::tasks_methods!($claim_tasks);
+                $crate::store_impl::review::review_methods!();
             }
         };
     };
