@@ -2,7 +2,7 @@
 // entity link, and the reader, which shows the text with every span the linked entities' results
 // cite highlighted and the one a link asked for (`?start=&end=`, code points) focused.
 
-import { h, href, formatValue, formatTime } from './dom.js';
+import { h, href, fill, add, formatValue, formatTime } from './dom.js';
 import { renderHighlighted, revealFirstMark, codePointLength } from './spans.js';
 
 const PAGE_SIZE = 50;
@@ -38,7 +38,7 @@ async function entityOptions(ctx, listId) {
   const list = h('datalist', { id: listId });
   try {
     const entities = await ctx.api('GET', '/v1/entities?limit=500');
-    list.append(...entities.map((entity) => h('option', { value: entity.id }, `${entity.title} (${entity.entity_type})`)));
+    add(list, ...entities.map((entity) => h('option', { value: entity.id }, `${entity.title} (${entity.entity_type})`)));
   } catch (error) {
     if (error.name === 'AbortError') throw error;
     // Without entities:read the link is typed by id.
@@ -83,7 +83,7 @@ async function listPage(main, params, ctx) {
       h('button', { type: 'button', class: 'button secondary small', disabled: last >= page.total, onclick: () => ctx.navigate(href('/documents', { q, offset: offset + PAGE_SIZE })) }, 'Next →'))
     : h('p', { class: 'muted small' }, plural(page.total, 'document', 'documents'));
 
-  main.replaceChildren(
+  fill(main, 
     h('h1', {}, 'Documents'),
     ctx.can('documents:write') ? await uploadPanel(ctx) : h('p', { class: 'muted small' }, 'Uploading needs a key with documents:write.'),
     h('h2', {}, 'All documents'),
@@ -219,7 +219,7 @@ async function readerPage(main, params, ctx) {
   const linkPanel = ctx.can('documents:write') ? await linkForm(ctx, doc) : null;
   if (ctx.signal.aborted) return;
 
-  main.replaceChildren(
+  fill(main, 
     h('p', { class: 'breadcrumbs' }, h('a', { href: '#/documents' }, 'Documents'), ' › ', doc.title),
     h('h1', {}, doc.title || '(untitled)'),
     h('dl', { class: 'facts' },

@@ -62,3 +62,17 @@ export function isTyping(event) {
   if (!(el instanceof Element)) return false;
   return el.closest('input, textarea, select, [contenteditable="true"]') !== null;
 }
+
+/** `el.replaceChildren(...)` that skips `null`/`undefined`/`false` and flattens arrays (the DOM
+ * method would show them as the text "null"). */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+/** `el.append(...)` with the same skipping as `fill`. */
+export function add(el, ...children) {
+  append(el, children);
+  return el;
+}

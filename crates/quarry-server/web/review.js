@@ -3,7 +3,7 @@
 // person approves, rejects with a reason, locks, sets or answers a value, starts and retries runs,
 // and reads a field's history and the feedback the agents are given.
 
-import { h, href, formatValue, formatTime, isTyping } from './dom.js';
+import { h, href, fill, add, formatValue, formatTime, isTyping } from './dom.js';
 
 const PAGE_SIZE = 50;
 /** How often the entity page asks again while work is in flight (a rerun, a run). */
@@ -135,7 +135,7 @@ function facts(pairs) {
   const dl = h('dl', { class: 'facts' });
   for (const [term, value] of pairs) {
     if (value === null || value === undefined || value === '') continue;
-    dl.append(h('dt', {}, term), h('dd', {}, value));
+    add(dl, h('dt', {}, term), h('dd', {}, value));
   }
   return dl;
 }
@@ -265,7 +265,7 @@ async function homePage(main, ctx) {
         field.consensus ? h('span', { class: 'muted' }, ` · ${field.consensus.agents.length} agents (${field.consensus.strategy})`) : null,
         field.depends_on && field.depends_on.length ? h('span', { class: 'muted' }, ` · after ${field.depends_on.join(', ')}`) : null))));
   });
-  main.replaceChildren(
+  fill(main, 
     h('h1', {}, 'Entity types'),
     types.length === 0
       ? h('p', { class: 'empty' }, 'This project has no entity types yet. Load some with quarry type load FILE.')
@@ -315,7 +315,7 @@ async function typePage(main, params, ctx) {
     h('h2', { id: 'feedback-title' }, 'Feedback the agents see'),
     h('p', { class: 'muted small' }, 'Across every entity of this type: how often each field’s values were approved, why they were rejected, and whether confidence meant anything.'),
     h('div', { class: 'feedback-grid' }, type.fields.map((field) => feedbackCard(ctx, type.slug, field))));
-  main.replaceChildren(
+  fill(main, 
     h('p', { class: 'breadcrumbs' }, h('a', { href: '#/' }, 'Entity types'), ' › ', typeName(type)),
     h('div', { class: 'row spread' }, h('h1', {}, `${typeName(type)} entities`),
       h('a', { class: 'button primary', href: `#/queue/${encodeURIComponent(slug)}` }, 'Open the review queue')),
@@ -338,10 +338,10 @@ function feedbackCard(ctx, typeSlug, spec) {
 async function loadFeedback(ctx, typeSlug, field, body) {
   try {
     const summary = await ctx.api('GET', `/v1/feedback/${encodeURIComponent(typeSlug)}/${encodeURIComponent(field)}`);
-    body.replaceChildren(feedbackView(summary));
+    fill(body, feedbackView(summary));
   } catch (error) {
     if (error.name === 'AbortError') return;
-    body.replaceChildren(h('p', { class: 'muted small' }, `Feedback unavailable: ${error.message}`));
+    fill(body, h('p', { class: 'muted small' }, `Feedback unavailable: ${error.message}`));
   }
 }
 
@@ -386,7 +386,7 @@ async function queuePage(main, params, ctx) {
       h('kbd', {}, 'a'), ' approve · ', h('kbd', {}, 'r'), ' reject (type a reason, ', h('kbd', {}, 'Enter'), ' to send, ', h('kbd', {}, 'Esc'), ' to cancel) · ',
       h('kbd', {}, 's'), ' skip'));
 
-  main.replaceChildren(
+  fill(main, 
     h('p', { class: 'breadcrumbs' }, h('a', { href: '#/' }, 'Entity types'), ' › ',
       h('a', { href: `#/types/${typeSlug}` }, typeName(type)), ' › review queue'),
     h('h1', {}, `Review queue: ${typeName(type)}`),
@@ -404,7 +404,7 @@ async function queuePage(main, params, ctx) {
       ? `Nothing left to review.${state.reviewed ? ` You reviewed ${plural(state.reviewed, 'value', 'values')}.` : ''}`
       : `Item ${state.index + 1} of ${remaining}${state.total > remaining ? ` loaded (${state.total} pending)` : ''}${state.reviewed ? ` · ${state.reviewed} reviewed` : ''}`;
     if (!item) {
-      card.replaceChildren(h('h2', { id: 'queue-item-title' }, 'All caught up'),
+      fill(card, h('h2', { id: 'queue-item-title' }, 'All caught up'),
         h('p', {}, 'No pending values of this type. ', h('a', { href: `#/types/${typeSlug}` }, 'Back to the entities')));
       return;
     }
@@ -428,7 +428,7 @@ async function queuePage(main, params, ctx) {
     const button = (label, key, klass, onclick, disabled) => h('button', {
       type: 'button', class: ['button', klass], onclick, disabled, 'aria-keyshortcuts': key, dataset: { action: label.toLowerCase() },
     }, label, h('kbd', { 'aria-hidden': 'true' }, key));
-    card.replaceChildren(
+    fill(card, 
       h('p', { class: 'muted small' }, h('a', { href: `#/entities/${encodeURIComponent(result.entity_id)}` }, item.entity_title), ` · ${typeName(type)}`),
       h('h2', { id: 'queue-item-title' }, fieldLabel(spec, result.field_name)),
       h('div', { class: 'queue-value' }, valueView(result.value, 'value')),
@@ -548,7 +548,7 @@ async function entityPage(main, params, ctx) {
   const runPanel = h('section', { class: 'panel run-panel', 'aria-labelledby': 'run-title' });
   const fieldsBox = h('div', { class: 'fields' });
   const watchStatus = h('p', { class: 'watch-status muted small', role: 'status' });
-  main.replaceChildren(header, runPanel, watchStatus, fieldsBox);
+  fill(main, header, runPanel, watchStatus, fieldsBox);
 
   async function load() {
     const overview = await ctx.api('GET', `/v1/entities/${entityPath}/overview`);
@@ -561,7 +561,7 @@ async function entityPage(main, params, ctx) {
   function draw() {
     const { entity, entity_type: type, fields } = page.overview;
     const typeLink = `#/types/${encodeURIComponent(entity.entity_type)}`;
-    header.replaceChildren(
+    fill(header, 
       h('p', { class: 'breadcrumbs' }, h('a', { href: '#/' }, 'Entity types'), ' › ',
         h('a', { href: typeLink }, type ? typeName(type) : entity.entity_type), ' › ', entity.title),
       h('h1', {}, entity.title),
@@ -574,7 +574,7 @@ async function entityPage(main, params, ctx) {
     drawRunPanel(fields);
     const focusedField = document.activeElement && document.activeElement.closest && document.activeElement.closest('[data-field]');
     const refocus = focusedField ? { field: focusedField.dataset.field, action: document.activeElement.dataset.action } : null;
-    fieldsBox.replaceChildren(...fields.map((field) => fieldCard(field, type)));
+    fill(fieldsBox, ...fields.map((field) => fieldCard(field, type)));
     if (refocus) {
       const card = fieldsBox.querySelector(`[data-field="${CSS.escape(refocus.field)}"]`);
       const again = card && (card.querySelector(`[data-action="${refocus.action}"]:not([disabled])`) || card.querySelector('h2'));
@@ -591,7 +591,7 @@ async function entityPage(main, params, ctx) {
       pending.length ? `${pending.length} pending review` : null,
       failed.length ? `${failed.length} failed or blocked` : null,
     ].filter(Boolean).join(' · ') || 'Nothing in flight.';
-    runPanel.replaceChildren(
+    fill(runPanel, 
       h('h2', { id: 'run-title' }, 'Extraction'),
       h('p', { class: 'run-summary' }, summary),
       canTrigger ? null : h('p', { class: 'muted small' }, 'Your key cannot start runs (it lacks extraction:trigger).'),
@@ -608,7 +608,7 @@ async function entityPage(main, params, ctx) {
     const locked = field.state === 'locked' || lockedFields().includes(field.name);
     const card = h('section', { class: ['panel', 'field-card', `state-${field.state}`], 'aria-labelledby': titleId, dataset: { field: field.name }, id: `field-${field.name}` });
     const watching = page.watching.get(field.name);
-    card.append(
+    add(card, 
       h('div', { class: 'field-head' },
         h('h2', { id: titleId, tabindex: '-1' }, fieldLabel(spec, field.name)),
         stateBadge(field.state, 'field-state'),
@@ -642,16 +642,16 @@ async function entityPage(main, params, ctx) {
     const pending = result && result.status === 'pending';
     const actions = h('div', { class: 'actions' });
     if (pending) {
-      actions.append(
+      add(actions, 
         h('button', { type: 'button', class: 'button approve', dataset: { action: 'approve' }, disabled: !canReview, onclick: () => review(field, result, { action: 'approve' }) }, 'Approve'),
         h('button', { type: 'button', class: 'button reject', dataset: { action: 'reject' }, disabled: !canReview, 'aria-expanded': 'false', onclick: (event) => toggleReject(event.currentTarget, field, result) }, 'Reject…'));
     }
-    actions.append(
+    add(actions, 
       h('button', { type: 'button', class: 'button secondary', dataset: { action: locked ? 'unlock' : 'lock' }, disabled: !canReview, onclick: () => setLock(field, !locked) },
         locked ? 'Unlock' : 'Lock'),
       spec.human_input && field.state === 'waiting_human' ? null
         : h('button', { type: 'button', class: 'button secondary', dataset: { action: 'set' }, disabled: !canReview, 'aria-expanded': 'false', onclick: (event) => toggleSetForm(event.currentTarget, field, spec, result) }, 'Set value…'));
-    if (!canReview) actions.append(h('p', { class: 'muted small' }, 'Reviewing needs a key with extraction:review.'));
+    if (!canReview) add(actions, h('p', { class: 'muted small' }, 'Reviewing needs a key with extraction:review.'));
     return actions;
   }
 
@@ -828,17 +828,17 @@ async function entityPage(main, params, ctx) {
         return;
       }
       if (ctx.signal.aborted) return;
-      const before = page.overview;
+      const before = JSON.stringify([page.overview, [...page.watching.keys()]]);
       page.overview = overview;
       const done = settled(overview);
-      if (JSON.stringify(before) !== JSON.stringify(overview) || done) draw();
+      if (JSON.stringify([overview, [...page.watching.keys()]]) !== before) draw();
       if (done) {
         watchStatus.textContent = 'Up to date.';
         return;
       }
       if (Date.now() - page.since > POLL_LIMIT_MS) {
         page.watching.clear();
-        watchStatus.replaceChildren('Still waiting after three minutes; the agents may be busy. ',
+        fill(watchStatus, 'Still waiting after three minutes; the agents may be busy. ',
           h('button', { type: 'button', class: 'link-button', onclick: () => startWatching() }, 'Keep watching'));
         return;
       }
@@ -849,32 +849,33 @@ async function entityPage(main, params, ctx) {
 
   function historyBlock(field, spec, type) {
     const body = h('div', {});
-    const details = h('details', { class: 'history-block', dataset: { field: field.name } },
-      h('summary', {}, 'History and feedback'), body);
-    const fill = async () => {
-      body.replaceChildren(h('p', { class: 'muted small' }, 'Loading…'));
+    // The open state is remembered at the click, not at the (later) toggle event, so a redraw
+    // by the poller in between keeps the block open.
+    const summary = h('summary', {}, 'History and feedback');
+    const details = h('details', { class: 'history-block', dataset: { field: field.name } }, summary, body);
+    summary.addEventListener('click', () => {
+      if (details.open) page.openHistory.delete(field.name);
+      else page.openHistory.add(field.name);
+    });
+    const load = async () => {
+      fill(body, h('p', { class: 'muted small' }, 'Loading…'));
       try {
         const [history, summary] = await Promise.all([
           ctx.api('GET', `/v1/extraction/${entityPath}/history/${encodeURIComponent(field.name)}`),
           ctx.api('GET', `/v1/feedback/${encodeURIComponent(type ? type.slug : entity().entity_type)}/${encodeURIComponent(field.name)}`).catch(() => null),
         ]);
-        body.replaceChildren(
+        fill(body, 
           h('h3', {}, 'History'),
           historyList(history),
           h('h3', {}, `Feedback on ${fieldLabel(spec, field.name)} across ${type ? typeName(type) : 'this type'}`),
           summary ? feedbackView(summary) : h('p', { class: 'muted small' }, 'Unavailable.'));
       } catch (error) {
         if (error.name === 'AbortError') return;
-        body.replaceChildren(h('p', { class: 'muted small' }, `Could not load the history: ${error.message}`));
+        fill(body, h('p', { class: 'muted small' }, `Could not load the history: ${error.message}`));
       }
     };
     details.addEventListener('toggle', () => {
-      if (details.open) {
-        page.openHistory.add(field.name);
-        fill();
-      } else {
-        page.openHistory.delete(field.name);
-      }
+      if (details.open) load();
     });
     if (page.openHistory.has(field.name)) details.open = true;
     return details;

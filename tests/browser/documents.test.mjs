@@ -1,0 +1,137 @@
+// Documents in real Chromium: a value's source opens the reader with exactly the cited text
+// highlighted and scrolled into view — for an ASCII report and for a CJK one with emoji before
+// the span, where code-point, UTF-16 and byte offsets all differ — and the list, search, upload
+// with an entity link, and the reader at a phone's width.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  PHONE, assertNoPageErrors, env, launch, overflowsHorizontally, screenshot, signIn,
+} from './harness.mjs';
+
+async function apiGet(page, path) {
+  return page.evaluate(async (p) => (await fetch(p, { credentials: 'same-origin' })).json(), path);
+}
+
+/** The text of the focused span's marks (one span may be cut in several marks by overlaps). */
+async function focusedText(page) {
+  const marks = await page.locator('.doc-text mark.mark-focus').allTextContents();
+  return marks.join('');
+}
+
+/** True when the first focused mark is inside the visible part of the document's text box and
+ * of the window. */
+async function focusedMarkVisible(page) {
+  return page.locator('.doc-text mark.mark-focus').first().evaluate((mark) => {
+    const box = mark.getBoundingClientRect();
+    const frame = mark.closest('.doc-text').getBoundingClientRect();
+    return box.top >= frame.top - 1 && box.bottom <= frame.bottom + 1
+      && box.top >= 0 && box.bottom <= window.innerHeight;
+  });
+}
+
+/** Opens `entity`'s page and follows the first document source of `field`. */
+async function followSource(page, entity, field) {
+  await page.goto(`${env.url}/#/entities/${entity}`);
+  const link = page.locator(`.field-card[data-field="${field}"] a.source-link[data-document-id]`).first();
+  await link.waitFor();
+  await link.click();
+  await page.waitForURL(/#\/documents\/[^?]+\?start=\d+&end=\d+/);
+  await page.locator('.doc-text mark.mark-focus').first().waitFor();
+}
+
+test('an ASCII source opens the reader with the cited span highlighted and in view', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await signIn(page, env.keys.admin);
+    await followSource(page, env.entities.acme, 'headquarters');
+    assert.equal(await focusedText(page), env.values.acme_headquarters);
+    assert.equal(await focusedMarkVisible(page), true);
+    assert.match(page.url(), new RegExp(`#/documents/${env.documents.acme}\\?`));
+    // Every span the entity's results cite is marked, not only the one opened.
+    const all = await page.locator('.doc-text mark').allTextContents();
+    assert.ok(all.join('').includes(env.values.acme_ceo_first), 'the ceo value is marked too');
+    await screenshot(page, 'document-reader');
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
+test('a CJK source with emoji before it highlights exactly the cited characters', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await signIn(page, env.keys.admin);
+    await followSource(page, env.entities.sakura, 'ceo');
+    assert.equal(await focusedText(page), env.values.sakura_ceo);
+    assert.equal(await focusedMarkVisible(page), true);
+
+    // The same through a link made by hand from code-point offsets.
+    const { document } = await apiGet(page, `/v1/documents/${env.documents.sakura}`);
+    const chars = Array.from(document.text);
+    const value = Array.from(env.values.sakura_headquarters);
+    const start = chars.findIndex((_, i) => value.every((ch, j) => chars[i + j] === ch));
+    assert.ok(start > 0);
+    assert.notEqual(start, document.text.indexOf(env.values.sakura_headquarters), 'the emoji make UTF-16 and code-point offsets differ');
+    await page.goto(`${env.url}/#/documents/${env.documents.sakura}?start=${start}&end=${start + value.length}`);
+    await page.waitForFunction((expected) => Array.from(document.querySelectorAll('.doc-text mark.mark-focus')).map((m) => m.textContent).join('') === expected,
+      env.values.sakura_headquarters);
+    await screenshot(page, 'document-reader-cjk');
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
+test('documents are listed, searched, uploaded with an entity link and read', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await signIn(page, env.keys.admin);
+    await page.getByRole('link', { name: 'Documents' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Documents' }).waitFor();
+    await page.locator('.document-table').waitFor();
+    await page.getByLabel('Search by title').fill('sakura');
+    await page.getByLabel('Search by title').press('Enter');
+    await page.waitForURL(/q=sakura/);
+    const rows = page.locator('.document-table tbody tr');
+    await rows.first().waitFor();
+    assert.equal(await rows.count(), 1);
+    assert.match(await rows.first().innerText(), /sakura/i);
+
+    await page.getByText('Upload a document').click();
+    await page.getByLabel(/^File/).setInputFiles({
+      name: 'globex-memo.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from('# Globex memo\n\nHank Scorpio runs Globex from Cypress Creek. Ünïcödé ✓ 👍 done.\n'),
+    });
+    assert.equal(await page.getByLabel('Title', { exact: true }).inputValue(), 'globex-memo');
+    await page.getByLabel('Title', { exact: true }).fill('Globex memo');
+    await page.getByLabel(/Link to entity/).fill(env.entities.globex);
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Globex memo' }).waitFor();
+    await page.locator('.doc-text').getByText(/Hank Scorpio runs Globex/).waitFor();
+    await page.getByRole('link', { name: 'Globex' }).first().waitFor(); // linked to the entity
+
+    await page.goto(`${env.url}/#/documents?q=globex`);
+    await page.locator('.document-table tbody tr').getByText('Globex memo').waitFor();
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
+test('the document pages fit a 390 px phone', async () => {
+  const { page, errors, close } = await launch({ viewport: PHONE });
+  try {
+    await signIn(page, env.keys.admin);
+    await page.goto(`${env.url}/#/documents`);
+    await page.locator('.document-table').waitFor();
+    assert.equal(await overflowsHorizontally(page), false, 'the list overflows at 390 px');
+    await followSource(page, env.entities.sakura, 'ceo');
+    assert.equal(await overflowsHorizontally(page), false, 'the reader overflows at 390 px');
+    await screenshot(page, 'document-reader-phone');
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
