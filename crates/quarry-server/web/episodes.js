@@ -27,6 +27,9 @@ class EpisodesView {
     this.offset = Math.max(0, Number.parseInt(params.offset, 10) || 0);
     this.timer = 0;
     this.shown = '';
+    /** Episodes retried here stay in view until the filter changes, even when the filter
+     * (say `failed`) no longer matches them, so the person sees the retry finish. */
+    this.retried = new Set();
   }
 
   async start() {
@@ -40,6 +43,7 @@ class EpisodesView {
     this.stateSelect.addEventListener('change', () => {
       this.state = this.stateSelect.value;
       this.offset = 0;
+      this.retried.clear();
       this.load({ announce: true });
     }, { signal: ctx.signal });
     this.summary = h('p', { class: 'episodes-summary', id: 'episodes-summary', role: 'status' });
@@ -83,6 +87,12 @@ class EpisodesView {
       if (error.name === 'AbortError') return;
       this.body.replaceChildren(h('tr', {}, h('td', { colspan: '6' }, errorBox(error))));
       return;
+    }
+    const missing = [...this.retried].filter((id) => !page.episodes.some((episode) => episode.id === id));
+    if (missing.length) {
+      const kept = await Promise.all(missing.map((id) =>
+        this.ctx.api('GET', `/v1/episodes/${encodeURIComponent(id)}`).catch(() => null)));
+      page = { ...page, episodes: [...kept.filter(Boolean), ...page.episodes] };
     }
     if (this.ctx.signal.aborted) return;
     this.show(page, announce);
@@ -170,6 +180,7 @@ class EpisodesView {
     try {
       await this.ctx.api('POST', `/v1/episodes/${encodeURIComponent(episode.id)}/retry`);
       if (this.ctx.signal.aborted) return;
+      this.retried.add(episode.id);
       this.ctx.notify('Queued again; the list follows its progress.');
       await this.load();
       // The retry button is gone (the episode is no longer failed): keep focus in the row.

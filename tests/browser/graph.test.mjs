@@ -1,0 +1,132 @@
+// The graph explorer and the episodes page in a real browser, on the seeded graph (Alice leads
+// Project Falcon and works at Initech; Bob works on Project Falcon; Initech is in Berlin) and an
+// episode whose first extraction the scripted model refused.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  assertNoPageErrors, env, launch, overflowsHorizontally, PHONE, screenshot, signIn,
+} from './harness.mjs';
+
+const node = (id) => `#graph-svg [data-id="${id}"]`;
+
+test('search by name and by meaning, an entity page, and clicking through the neighbourhood', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    // Reading the graph needs only entities:read.
+    await signIn(page, env.keys.reader);
+    await page.getByRole('link', { name: 'Graph' }).click();
+    await page.locator('#graph-most').waitFor();
+
+    await page.getByLabel('Name or meaning').fill('falcon');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('#graph-by-name').waitFor();
+    assert.deepEqual(await page.locator('#graph-by-name > li > a').allTextContents(), ['Project Falcon']);
+
+    // No name holds these words; Berlin's notes do ("Capital of Germany.").
+    await page.getByLabel('Name or meaning').fill('capital of germany');
+    await page.getByLabel('Name or meaning').press('Enter');
+    await page.locator('#graph-by-meaning').waitFor();
+    assert.equal(await page.locator('#graph-by-name').count(), 0);
+    assert.equal(await page.locator('#graph-by-meaning > li > a').first().textContent(), 'Berlin');
+    await screenshot(page, 'graph-search');
+
+    await page.goto(`${env.url}/#/graph?q=falcon`);
+    await page.getByRole('link', { name: 'Project Falcon' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Project Falcon' }).waitFor();
+    assert.equal(await page.locator('#graph-notes').textContent(), "Initech's new search engine.");
+    assert.equal(await page.locator('#graph-mentions').textContent(), '2');
+    const relations = (await page.locator('#graph-relations > li').allTextContents()).map(squash);
+    assert.ok(relations.some((r) => r.startsWith('Alice leads Project Falcon')), relations.join(' | '));
+    assert.ok(relations.some((r) => r.startsWith('Bob works_on Project Falcon')), relations.join(' | '));
+    assert.equal(await page.locator('#graph-episodes > li').count(), 2);
+
+    // Depth 2 (the default) reaches Initech through Alice, not Berlin; depth 3 reaches Berlin.
+    await page.locator(node(env.graph.initech)).waitFor();
+    assert.equal(await page.locator(node(env.graph.berlin)).count(), 0);
+    await page.getByLabel('Depth').selectOption('3');
+    await page.locator(node(env.graph.berlin)).waitFor();
+    const labels = await page.locator('#graph-svg .graph-edge-label').allTextContents();
+    for (const label of ['leads', 'works_on', 'works_at', 'located_in']) assert.ok(labels.includes(label), labels.join(', '));
+    await screenshot(page, 'graph');
+
+    // Keyboard: Tab from the depth select reaches the drawing's nodes; Enter opens one.
+    await page.getByLabel('Depth').focus();
+    let onNode = null;
+    for (let i = 0; i < 12 && !onNode; i += 1) {
+      await page.keyboard.press('Tab');
+      onNode = await page.evaluate(() => document.activeElement.closest('#graph-svg a.graph-node')?.dataset.id ?? null);
+    }
+    assert.ok(onNode, 'a node of the drawing takes keyboard focus');
+    await page.locator(node(env.graph.alice)).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Alice' }).waitFor();
+    // And a click moves on again, to Initech, where Berlin is one hop away.
+    await page.locator(node(env.graph.initech)).click();
+    await page.getByRole('heading', { level: 1, name: 'Initech' }).waitFor();
+    await page.locator(node(env.graph.berlin)).waitFor();
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
+test('the graph pages fit a phone', async () => {
+  const { page, errors, close } = await launch({ viewport: PHONE });
+  try {
+    await signIn(page, env.keys.reader);
+    await page.goto(`${env.url}/#/graph/${env.graph.falcon}?depth=3`);
+    await page.locator(node(env.graph.berlin)).waitFor();
+    assert.equal(await overflowsHorizontally(page), false, 'nothing overflows sideways at 390 px');
+    await screenshot(page, 'graph-phone');
+    await page.goto(`${env.url}/#/episodes`);
+    await page.locator('#episodes-rows tr').first().waitFor();
+    assert.equal(await overflowsHorizontally(page), false, 'nothing overflows sideways at 390 px');
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
+test('a key that may only read sees no retry button', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await signIn(page, env.keys.reader);
+    await page.goto(`${env.url}/#/episodes`);
+    const failed = page.locator(`#episodes-rows tr[data-episode="${env.episodes.failed}"][data-status="failed"]`);
+    await failed.waitFor();
+    assert.equal(await failed.getByRole('button', { name: /Retry/ }).count(), 0);
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
+test('episodes: a failed extraction shows its error, a retry finishes, and its entities link to the graph', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await signIn(page, env.keys.admin);
+    await page.getByRole('link', { name: 'Episodes' }).click();
+    await page.getByLabel('State').selectOption('failed');
+    const row = page.locator(`#episodes-rows tr[data-episode="${env.episodes.failed}"]`);
+    await row.filter({ hasText: 'refused' }).waitFor();
+    assert.equal(await page.locator('#episodes-rows tr').count(), 1, 'only the failed episode is listed');
+    assert.equal(await row.getAttribute('data-status'), 'failed');
+    await screenshot(page, 'episodes');
+
+    // The retried episode stays in view while the failed filter is on, and finishes.
+    await row.getByRole('button', { name: /Retry/ }).click();
+    await page.locator(`#episodes-rows tr[data-episode="${env.episodes.failed}"][data-status="done"]`).waitFor({ timeout: 20_000 });
+    await row.getByRole('button', { name: 'Entities' }).click();
+    await row.getByRole('link', { name: 'Zorblax', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Zorblax', exact: true }).waitFor();
+    assert.equal(await page.locator('#graph-notes').textContent(), 'Runs the quarterly sync.');
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
+function squash(text) {
+  return text.replace(/[—→·]/g, ' ').replace(/\s+/g, ' ').trim();
+}
