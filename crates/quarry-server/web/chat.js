@@ -312,11 +312,19 @@ class ChatView {
     this.document = found.document || '';
     this.schemaText = typeof found.schema === 'string' ? found.schema : JSON.stringify(found.schema, null, 2);
     const messages = Array.isArray(found.messages) ? found.messages : [];
+    // The first user message is the text; show it folded like a new conversation does.
+    const startsWithDocument = messages.length > 0 && messages[0].role === 'user' && messages[0].content === this.document;
+    if (!startsWithDocument && this.document) {
+      this.log.append(this.messageItem('user', this.document, { isDocument: true }));
+    }
     messages.forEach((message, index) => {
-      const isDocument = index === 0 && message.role === 'user';
+      const isDocument = index === 0 && startsWithDocument;
       this.log.append(this.messageItem(message.role, message.content, { isDocument }));
     });
-    if (found.result) this.showResult(found.result);
+    if (found.result) {
+      const status = found.result.status || (found.result.outcome && found.result.outcome.status) || found.status;
+      this.showResult({ ...found.result, status });
+    }
   }
 
   // ---- input -------------------------------------------------------------------------------
@@ -456,6 +464,8 @@ class ChatView {
         else if (!this.message.value) this.message.value = sentText;
         this.updateMode();
         this.message.focus({ preventScroll: true });
+        // The list shows each conversation's status, which this turn may have changed.
+        if (this.conversationId) this.loadConversations();
       }
     }
   }
@@ -465,7 +475,6 @@ class ChatView {
     this.conversationId = id;
     // The address follows the conversation without re-rendering the view mid-stream.
     history.replaceState(null, '', `#/chat/${encodeURIComponent(id)}`);
-    this.loadConversations();
   }
 
   setStreaming(on) {
