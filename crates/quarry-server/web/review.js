@@ -432,16 +432,16 @@ async function queuePage(main, params, ctx) {
       h('p', { class: 'muted small' }, h('a', { href: `#/entities/${encodeURIComponent(result.entity_id)}` }, item.entity_title), ` · ${typeName(type)}`),
       h('h2', { id: 'queue-item-title' }, fieldLabel(spec, result.field_name)),
       h('div', { class: 'queue-value' }, valueView(result.value, 'value')),
-      resultFacts(result),
-      h('h3', {}, 'Sources'),
-      sourcesList(result.sources),
       h('div', { class: 'actions' },
         button('Previous', 'k', 'secondary', () => move(-1), state.index === 0),
         button('Next', 'j', 'secondary', () => move(1), state.index >= state.items.length - 1),
         button('Approve', 'a', 'approve', () => act('approve'), !canReview || state.busy),
         button('Reject', 'r', 'reject', () => startReject(), !canReview || state.busy),
         button('Skip', 's', 'secondary', () => skip(), false)),
-      rejectForm);
+      rejectForm,
+      resultFacts(result),
+      h('h3', {}, 'Sources'),
+      sourcesList(result.sources));
     if (state.rejecting) reason.focus();
     else if (focusAction) {
       const target = card.querySelector(`[data-action="${focusAction}"]:not([disabled])`);
