@@ -134,6 +134,73 @@ pub const OPERATIONS: &[(&str, &str, &str, &str)] = &[
         "entities:read",
         "Cross-entity feedback summary",
     ),
+    // The review workspace of the web app (review.rs; docs/web-app.md).
+    (
+        "get",
+        "/v1/entity-types/{slug}/entities",
+        "entities:read",
+        "Entities of a type by title (?q=&limit=1-200, default 50&offset=), each field's state (none, queued, running, pending, approved, rejected, locked, waiting_human, failed, blocked), value, result id and confidence",
+    ),
+    (
+        "get",
+        "/v1/review-queue",
+        "entities:read",
+        "Pending results of ?type=SLUG, oldest first, with their entity's title (&limit=&offset=)",
+    ),
+    (
+        "get",
+        "/v1/entities/{id}/overview",
+        "entities:read",
+        "An entity, its type, and per field its state, latest result and latest task",
+    ),
+    (
+        "put",
+        "/v1/entities/{id}/locks/{field}",
+        "extraction:review",
+        "Lock a field (runs skip it; values for it are refused); 200 with the entity",
+    ),
+    (
+        "delete",
+        "/v1/entities/{id}/locks/{field}",
+        "extraction:review",
+        "Unlock a field; 200 with the entity",
+    ),
+    (
+        "put",
+        "/v1/extraction/{entity_id}/fields/{field}",
+        "extraction:review",
+        "Set a field's value by hand ({\"value\"}): recorded as human:<key name>, approved and promoted; a human_input field's answer resumes its run; 201, 409 FieldLocked for a locked field",
+    ),
+    (
+        "get",
+        "/v1/documents",
+        "entities:read",
+        "Documents newest first without their text (?q=&kind=file|episode&limit=&offset=)",
+    ),
+    (
+        "get",
+        "/v1/documents/{id}",
+        "entities:read",
+        "A document with its text and the entities it is linked to",
+    ),
+    (
+        "post",
+        "/v1/documents/upload",
+        "documents:write",
+        "Upload a raw text/plain, text/markdown or application/pdf body (?title=&entity_id=), stored as by POST /v1/documents; 415 for another type, 422 PdfWithoutText for a scan",
+    ),
+    (
+        "post",
+        "/v1/documents/{id}/links",
+        "documents:write",
+        "Link a document to entities ({\"entity_ids\"}); 200 with every link it has",
+    ),
+    (
+        "get",
+        "/v1/episodes",
+        "entities:read",
+        "Episodes newest first with their extraction's state and error (?state=pending|running|done|failed&limit=&offset=)",
+    ),
 ];
 
 pub async fn document() -> Json<Value> {
