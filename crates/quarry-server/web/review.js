@@ -555,6 +555,8 @@ async function entityPage(main, params, ctx) {
     if (ctx.signal.aborted) return null;
     page.overview = overview;
     draw();
+    // An approval can resume a run, a hand-set value unblock dependents: follow whatever moves.
+    if (overview.fields.some((field) => IN_FLIGHT.has(field.state))) startWatching();
     return overview;
   }
 
@@ -893,7 +895,6 @@ async function entityPage(main, params, ctx) {
 
   await load();
   if (ctx.signal.aborted) return undefined;
-  if (page.overview.fields.some((field) => IN_FLIGHT.has(field.state))) startWatching();
   if (params.field) focusField(params.field, 'none');
   return () => clearTimeout(page.timer);
 }
