@@ -135,3 +135,30 @@ test('the document pages fit a 390 px phone', async () => {
     await close();
   }
 });
+
+test('spans.js cuts overlapping spans at code points, astral characters included', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await page.goto(`${env.url}/`);
+    const out = await page.evaluate(async () => {
+      const spans = await import('/assets/spans.js');
+      const box = document.createElement('div');
+      // a 😀 b 𠀋 c 東 京 d: the emoji and the rare ideograph take two UTF-16 units each.
+      const text = 'a😀b𠀋c東京d';
+      spans.renderHighlighted(box, text, [{ start: 1, end: 3, focus: true }, { start: 2, end: 6 }, { start: 7, end: 99 }]);
+      return {
+        marks: [...box.querySelectorAll('mark')].map((m) => [m.textContent, m.classList.contains('mark-focus')]),
+        whole: box.textContent,
+        slice: spans.sliceCodePoints(text, 3, 7),
+        length: spans.codePointLength(text),
+      };
+    });
+    assert.deepEqual(out.marks, [['😀', true], ['b', true], ['𠀋c東', false], ['d', false]]);
+    assert.equal(out.whole, 'a😀b𠀋c東京d', 'no character is lost or doubled');
+    assert.equal(out.slice, '𠀋c東京');
+    assert.equal(out.length, 8);
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
