@@ -12,7 +12,7 @@ import { h, formatTime } from './dom.js';
 import { errorBox, failureText } from './viewkit.js';
 
 /** Schemas to start from: one JSON Schema and two in Quarry's YAML form, each with a sample. */
-export const EXAMPLES = [
+const EXAMPLES = [
   {
     id: 'invoice',
     label: 'Invoice (JSON Schema)',

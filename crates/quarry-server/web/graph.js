@@ -264,7 +264,7 @@ function episodesSection(episodes) {
  * `MIN_ARC` apart (less when the ring is crowded) and the ring turned back so that on average
  * every node sits where it wanted to be.
  */
-export function layout(hood) {
+function layout(hood) {
   const nodes = new Map();
   nodes.set(hood.root.id, { entity: hood.root, depth: 0, x: 0, y: 0, angle: 0 });
   const drawn = hood.entities.slice(0, DRAW_LIMIT);
