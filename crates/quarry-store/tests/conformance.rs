@@ -23,6 +23,9 @@ use tasks::*;
 #[path = "conformance/follow.rs"]
 mod follow;
 use follow::*;
+#[path = "conformance/review.rs"]
+mod review;
+use review::*;
 
 // --- harness ---------------------------------------------------------------------------------
 
@@ -153,6 +156,11 @@ conformance!(
     concurrent_apply_graph_makes_one_entity,
     adding_a_document_twice_returns_the_first,
     changes_since_list_what_was_written,
+    entity_pages_order_search_and_count,
+    latest_results_and_tasks_of_a_page,
+    review_queue_oldest_first_with_titles_and_total,
+    field_locks_keep_the_rest_and_lose_none_under_concurrency,
+    document_and_episode_pages,
 );
 
 /// A crash: episodes taken by a worker, the process gone, the store opened again on the same
