@@ -398,6 +398,9 @@ async function queuePage(main, params, ctx) {
   }
 
   function show(focusAction) {
+    // A button pressed with the keyboard is redrawn with the card: keep focus on its successor.
+    const active = document.activeElement;
+    const keep = focusAction || (active && card.contains(active) && active.dataset ? active.dataset.action : null);
     const item = current();
     const remaining = state.items.length;
     counter.textContent = remaining === 0
@@ -443,8 +446,9 @@ async function queuePage(main, params, ctx) {
       h('h3', {}, 'Sources'),
       sourcesList(result.sources));
     if (state.rejecting) reason.focus();
-    else if (focusAction) {
-      const target = card.querySelector(`[data-action="${focusAction}"]:not([disabled])`);
+    else if (keep) {
+      const target = card.querySelector(`[data-action="${keep}"]:not([disabled])`)
+        || card.querySelector('.actions button:not([disabled])');
       if (target) target.focus();
     }
   }
