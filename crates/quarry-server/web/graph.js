@@ -366,8 +366,9 @@ function drawNeighborhood(hood) {
     }, shorten(label, 28)));
   }
   const nodeLayer = s('g', { class: 'graph-nodes' });
-  // The farthest first, so nearer nodes (and the root) paint over them.
-  for (const node of [...nodes].sort((a, b) => b.depth - a.depth)) nodeLayer.append(drawNode(node));
+  // Tab order is document order: nearest ring first, clockwise within a ring (the layout's
+  // order), so a keyboard walks outwards from the entity.
+  for (const node of [...nodes].sort((a, b) => a.depth - b.depth || a.angle - b.angle)) nodeLayer.append(drawNode(node));
   svg.append(edgeLayer, labelLayer, nodeLayer);
   return svg;
 }
