@@ -134,7 +134,7 @@ async function renderEntity(main, params, ctx) {
   const drawing = h('div', { class: 'graph-drawing', id: 'graph-drawing' });
   const caption = h('p', { class: 'help', id: 'graph-drawing-help' });
   const show = (neighborhood) => {
-    drawing.replaceChildren(drawNeighborhood(neighborhood));
+    drawing.replaceChildren(drawNeighborhood(neighborhood, (drawing.clientWidth || window.innerWidth) > 640));
     const reached = neighborhood.entities.length;
     caption.textContent = reached === 0
       ? 'No relations yet: nothing to draw.'
@@ -264,7 +264,7 @@ function episodesSection(episodes) {
  * `MIN_ARC` apart (less when the ring is crowded) and the ring turned back so that on average
  * every node sits where it wanted to be.
  */
-function layout(hood) {
+function layout(hood, start) {
   const nodes = new Map();
   nodes.set(hood.root.id, { entity: hood.root, depth: 0, x: 0, y: 0, angle: 0 });
   const drawn = hood.entities.slice(0, DRAW_LIMIT);
@@ -286,9 +286,9 @@ function layout(hood) {
     const radius = depth * RING;
     ring.forEach((item, index) => {
       const parents = (linked.get(item.entity.id) || []).map((id) => nodes.get(id)).filter((node) => node && node.depth < depth);
-      // The first ring has only the root inside it: spread it evenly from 12 o'clock.
+      // The first ring has only the root inside it: spread it evenly from `start`.
       item.want = depth === 1 || parents.length === 0
-        ? (2 * Math.PI * index) / ring.length
+        ? start + (2 * Math.PI * index) / ring.length
         : meanAngle(parents.map((node) => node.angle));
     });
     ring.sort((a, b) => a.want - b.want);
@@ -324,20 +324,25 @@ function layout(hood) {
   const box = {
     left: Math.min(...placed.map((node) => node.x)) - LABEL_ROOM,
     right: Math.max(...placed.map((node) => node.x)) + LABEL_ROOM,
-    top: Math.min(...placed.map((node) => node.y)) - NODE_RADIUS - 16,
-    bottom: Math.max(...placed.map((node) => node.y)) + NODE_RADIUS + 30,
+    top: Math.min(...placed.map((node) => node.y)) - NODE_RADIUS - 24,
+    bottom: Math.max(...placed.map((node) => node.y)) + NODE_RADIUS + 36,
   };
   return { nodes: placed, edges: [...edges.values()], box };
 }
 
-function drawNeighborhood(hood) {
-  const { nodes, edges, box } = layout(hood);
+/** `wide`: the drawing has room sideways, so the first ring starts at 3 o'clock and a short
+ * chain runs across the page (on a phone it runs down, from 12 o'clock). */
+function drawNeighborhood(hood, wide) {
+  const { nodes, edges, box } = layout(hood, wide ? Math.PI / 2 : 0);
   const width = Math.max(box.right - box.left, 320);
   const height = Math.max(box.bottom - box.top, 120);
+  // Drawn at its natural size (one unit a pixel) where there is room, scaled down where not.
   const svg = s('svg', {
     class: 'graph-svg',
     id: 'graph-svg',
-    viewBox: `${round(box.left - (width - (box.right - box.left)) / 2)} ${round(box.top)} ${round(width)} ${round(height)}`,
+    width: round(width),
+    height: round(height),
+    viewBox: `${round(box.left - (width - (box.right - box.left)) / 2)} ${round(box.top - (height - (box.bottom - box.top)) / 2)} ${round(width)} ${round(height)}`,
     role: 'group',
     'aria-labelledby': 'graph-svg-title',
     preserveAspectRatio: 'xMidYMid meet',
@@ -376,8 +381,9 @@ function drawNeighborhood(hood) {
 function drawNode(node) {
   const { entity, depth, x, y } = node;
   const type = cssName(entity.entity_type);
-  const label = s('text', { class: 'graph-node-label', x, y: round(y + NODE_RADIUS + 14), 'text-anchor': 'middle' }, shorten(entity.title, 22));
-  const circle = s('circle', { class: 'graph-node-dot', cx: x, cy: y, r: depth === 0 ? NODE_RADIUS + 6 : NODE_RADIUS });
+  const radius = depth === 0 ? NODE_RADIUS + 6 : NODE_RADIUS;
+  const label = s('text', { class: 'graph-node-label', x, y: round(y + radius + 18), 'text-anchor': 'middle' }, shorten(entity.title, 22));
+  const circle = s('circle', { class: 'graph-node-dot', cx: x, cy: y, r: radius });
   const hops = depth === 1 ? '1 hop' : `${depth} hops`;
   if (depth === 0) {
     return s('g', { class: `graph-node graph-root type-${type}`, 'data-id': entity.id },
