@@ -630,7 +630,7 @@ async function entityPage(main, params, ctx) {
       result ? h('h3', {}, 'Sources') : null,
       result ? sourcesList(result.sources) : null,
       fieldActions(field, spec, result, locked),
-      field.state === 'waiting_human' || (spec.human_input && !result) ? answerForm(field, spec) : null,
+      spec.human_input && !locked && (field.state === 'waiting_human' || !result) ? answerForm(field, spec) : null,
       historyBlock(field, spec, type));
     return card;
   }
@@ -656,7 +656,12 @@ async function entityPage(main, params, ctx) {
       h('button', { type: 'button', class: 'button secondary', dataset: { action: locked ? 'unlock' : 'lock' }, disabled: !canReview, onclick: () => setLock(field, !locked) },
         locked ? 'Unlock' : 'Lock'),
       spec.human_input && field.state === 'waiting_human' ? null
-        : h('button', { type: 'button', class: 'button secondary', dataset: { action: 'set' }, disabled: !canReview, 'aria-expanded': 'false', onclick: (event) => toggleSetForm(event.currentTarget, field, spec, result) }, 'Set value…'));
+        : h('button', {
+          type: 'button', class: 'button secondary', dataset: { action: 'set' }, disabled: !canReview || locked, 'aria-expanded': 'false',
+          title: locked ? 'A locked field keeps its value: unlock it to set another.' : null,
+          onclick: (event) => toggleSetForm(event.currentTarget, field, spec, result),
+        }, 'Set value…'));
+    if (locked && canReview) add(actions, h('p', { class: 'muted small' }, 'Locked: runs skip this field and it keeps its value until unlocked.'));
     if (!canReview) add(actions, h('p', { class: 'muted small' }, 'Reviewing needs a key with extraction:review.'));
     return actions;
   }
