@@ -46,6 +46,70 @@ pub struct DocumentLink {
     pub created_at: String,
 }
 
+/// A signed-in browser session of the web app. Only a hash of the cookie's token is stored;
+/// the session acts with the key `key_prefix` names, which is checked again on every request
+/// (a revoked key ends its sessions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSession {
+    /// Hex SHA-256 of the cookie's token.
+    pub token_hash: String,
+    pub project_id: String,
+    pub key_prefix: String,
+    /// What the page sends back as `X-CSRF-Token` on every mutation.
+    pub csrf_token: String,
+    pub created_at: String,
+    pub expires_at: String,
+}
+
+/// One message of a chat conversation, as the chat shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChatMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    pub content: String,
+}
+
+/// A new extraction-chat conversation, for [`Store::create_conversation`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewConversation {
+    pub title: String,
+    /// The schema as the client sent it (an object, or YAML/JSON text as a string).
+    pub schema: Value,
+    pub document: String,
+    pub messages: Vec<ChatMessage>,
+    pub status: String,
+}
+
+/// A stored extraction-chat conversation. `version` increases with every write; a write names
+/// the version it read, so two turns of one conversation can never both be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatConversation {
+    pub id: String,
+    pub project_id: String,
+    pub title: String,
+    pub schema: Value,
+    pub document: String,
+    /// The person's answers so far, in order (what the agent retries with).
+    pub clarifications: Vec<String>,
+    pub messages: Vec<ChatMessage>,
+    /// The last turn's `result` payload.
+    pub result: Option<Value>,
+    /// `running`, `needs_clarification`, `complete` or `failed`.
+    pub status: String,
+    pub version: i64,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A conversation as [`Store::list_conversations`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub status: String,
+    pub updated_at: String,
+}
+
 /// A boxed, sendable future, so `Store` is object-safe (`Arc<dyn Store>`).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
@@ -115,6 +179,49 @@ pub trait Store: Send + Sync {
     fn list_project_ids(&self) -> StoreFuture<'_, Vec<String>>;
     /// The key with this prefix, in any project (authentication happens before scoping).
     fn find_api_key<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, Option<ApiKey>>;
+
+    // --- web sessions and chat conversations ----------------------------------------------
+    /// Starts a web session of `key_prefix`'s key in `project`, valid for `lifetime` from now.
+    /// Also deletes every expired session (housekeeping).
+    fn create_web_session<'a>(
+        &'a self,
+        project: &'a str,
+        token_hash: &'a str,
+        key_prefix: &'a str,
+        csrf_token: &'a str,
+        lifetime: Duration,
+    ) -> StoreFuture<'a, WebSession>;
+    /// The unexpired session whose token hashes to `token_hash`, in any project
+    /// (authentication happens before scoping).
+    fn web_session<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, Option<WebSession>>;
+    /// Ends a session; `false` when there was none.
+    fn delete_web_session<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, bool>;
+    /// Stores a new conversation (version 0, no answers, no result) under a fresh id.
+    fn create_conversation<'a>(
+        &'a self,
+        project: &'a str,
+        conversation: &'a NewConversation,
+    ) -> StoreFuture<'a, ChatConversation>;
+    fn get_conversation<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+    ) -> StoreFuture<'a, Option<ChatConversation>>;
+    /// The project's conversations, most recently updated first, at most `limit`.
+    fn list_conversations<'a>(
+        &'a self,
+        project: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<ChatConversationSummary>>;
+    /// Writes `conversation`'s title, answers, messages, result and status, only while the
+    /// stored version is still `conversation.version` (else [`StoreError::Conflict`] and
+    /// nothing written; an unknown id is `NotFound`). Returns the row with its new version and
+    /// `updated_at`.
+    fn update_conversation<'a>(
+        &'a self,
+        project: &'a str,
+        conversation: &'a ChatConversation,
+    ) -> StoreFuture<'a, ChatConversation>;
 
     // --- entity types --------------------------------------------------------------------
     fn put_entity_type<'a>(

@@ -26,6 +26,9 @@ use follow::*;
 #[path = "conformance/review.rs"]
 mod review;
 use review::*;
+#[path = "conformance/sessions.rs"]
+mod sessions;
+use sessions::*;
 
 // --- harness ---------------------------------------------------------------------------------
 
@@ -161,6 +164,8 @@ conformance!(
     review_queue_oldest_first_with_titles_and_total,
     field_locks_keep_the_rest_and_lose_none_under_concurrency,
     document_and_episode_pages,
+    web_sessions_live_until_they_expire_or_end,
+    chat_conversations_are_versioned_and_scoped,
 );
 
 /// A crash: episodes taken by a worker, the process gone, the store opened again on the same

@@ -4,7 +4,8 @@
 //! wall of trait bounds a generic function would need.
 //!
 //! One file per area, each a macro of its `Store` methods (and, where it has them, one of its
-//! private items): `keys.rs` (projects and API keys), `entities.rs` (entity types, entities,
+//! private items): `keys.rs` (projects and API keys), `sessions.rs` (web app sessions), `conversations.rs`
+//! (extraction-chat conversations), `entities.rs` (entity types, entities,
 //! relations), `documents.rs` (documents, links and chunks), `runs.rs`, `results.rs` (results,
 //! review and feedback), `graph.rs` (episodes and the graph write) and `review.rs` (the web app's
 //! pages and field locks). This file holds the imports and helpers they share and `impl_store!`, which puts them together per backend.
@@ -17,6 +18,7 @@
 //! (`apply_graph`) lock the project row first (`sql::LOCK_PROJECT`) instead, so their look-up of
 //! an entity by (type, title) before inserting it cannot race another graph write.
 
+pub(crate) mod conversations;
 pub(crate) mod documents;
 pub(crate) mod entities;
 pub(crate) mod graph;
@@ -24,6 +26,7 @@ pub(crate) mod keys;
 pub(crate) mod results;
 pub(crate) mod review;
 pub(crate) mod runs;
+pub(crate) mod sessions;
 pub(crate) mod tasks;
 
 /// `impl Store for $store` over `self.pool`. `$claim_episodes` and `$claim_tasks` are the
@@ -157,6 +160,8 @@ macro_rules! impl_store {
 
             impl Store for $store {
                 $crate::store_impl::keys::keys_methods!();
+                $crate::store_impl::sessions::sessions_methods!();
+                $crate::store_impl::conversations::conversations_methods!();
                 $crate::store_impl::entities::entities_methods!();
                 $crate::store_impl::documents::documents_methods!();
                 $crate::store_impl::runs::runs_methods!();
