@@ -432,6 +432,10 @@ pub struct ServeArgs {
     /// Do not work the queues in this process (leave them to `quarry worker` processes).
     #[arg(long)]
     pub no_worker: bool,
+    /// Mark the web app's session cookie Secure (served over TLS by a proxy that does not send
+    /// X-Forwarded-Proto: https).
+    #[arg(long)]
+    pub secure_cookies: bool,
 }
 
 /// How conversation episodes become graph entities.

@@ -65,6 +65,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
     let mut config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
         agent,
+        secure_cookies: args.secure_cookies,
         ..ServerConfig::default()
     };
     if let Some(url) = configured_database(args.db.as_deref()) {

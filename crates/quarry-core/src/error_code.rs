@@ -76,6 +76,9 @@ error_codes! {
     // Who may do what.
     Unauthorized => 401, 1, "send a valid API key as 'Authorization: Bearer <key>'";
     Forbidden => 403, 1, "use a key with the needed scope for this project";
+    /// A request with the web app's session cookie that lacks its CSRF token or comes from
+    /// another site.
+    CsrfRejected => 403, 1, "reload the page and sign in again";
     // Stored things.
     NotFound => 404, 1, "check the id; list what exists first";
     UnknownConversation => 404, 1, "start a new conversation; this one is unknown or expired";

@@ -6,13 +6,22 @@
 //! ordinary assistant `message`. The client answers by posting the next user message with the
 //! same `conversation_id`; the agent re-attempts with the answer in context. The stream ends
 //! with `done` (or `error` in the API's error shape).
+//!
+//! On a server with a database the caller needs a key (or a web session) with the
+//! `extraction:trigger` scope, and conversations are stored in its project (`chat_conversations`):
+//! they survive a restart, any server on the database continues them, and `GET
+//! /v1/chat/conversations[/{id}]` lists and reopens them. Each turn is written before its reply
+//! streams, so the next message always finds it; two answers racing on one conversation cannot
+//! both be taken (the loser gets 409 `Conflict`). A server without a database keeps them in memory
+//! and needs no key, as before.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -23,8 +32,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use quarry_core::store::{ChatConversation, ChatMessage, NewConversation};
+
 use crate::AppState;
-use crate::conversations::Conversation;
+use crate::auth::{Caller, store};
+use crate::conversations::{COMPLETE, FAILED, NEEDS_CLARIFICATION, RUNNING};
 use crate::error::ApiError;
 use crate::skill::json_body;
 
@@ -38,11 +50,27 @@ struct ChatRequest {
     schema: Option<Value>,
 }
 
+/// The scope `/v1/chat` needs on a server with a database.
+const CHAT_SCOPE: &str = "extraction:trigger";
+
+/// Longest conversation title taken from the document, in characters.
+const TITLE_CHARS: usize = 60;
+
 pub async fn chat(
     State(state): State<AppState>,
+    caller: Result<Caller, ApiError>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
+    // The project the conversation lives in; a server without a database has none.
+    let project = match &state.store {
+        Some(_) => {
+            let caller = caller?;
+            caller.require(CHAT_SCOPE)?;
+            caller.project_id
+        }
+        None => String::new(),
+    };
     let body = json_body(&headers, body)?;
     let request: ChatRequest = serde_json::from_slice(&body).map_err(|error| {
         ApiError::new(ErrorCode::MalformedRequest, format!("expected {{\"message\": \"...\", \"schema\"?: {{...}}, \"conversation_id\"?: \"...\"}}: {error}"),
@@ -60,41 +88,40 @@ pub async fn chat(
             "message is empty; send the document, or your answer to the question",
         ));
     }
-    let (id, conversation) =
-        match &request.conversation_id {
-            Some(id) => {
-                let conversation = state
-                .conversations
-                .answer(id, request.message.clone())
-                .ok_or_else(|| {
-                    ApiError::new(ErrorCode::UnknownConversation, format!(
-                            "no conversation '{id}'; start one by posting a message with a schema"
-                        ),
-                    )
-                })?;
-                (id.clone(), conversation)
-            }
-            None => {
-                let schema = parse_schema(request.schema.as_ref())?;
-                let conversation = Conversation::new(schema, request.message.clone());
-                (
-                    state.conversations.start(conversation.clone()),
-                    conversation,
-                )
-            }
-        };
+    let conversations = state.conversations.clone();
+    let (mut conversation, schema) = match &request.conversation_id {
+        Some(id) => {
+            let conversation = conversations.answer(&project, id, &request.message).await?;
+            let schema = parse_schema(Some(&conversation.schema))?;
+            (conversation, schema)
+        }
+        None => {
+            let schema_value = request.schema.clone().unwrap_or(Value::Null);
+            let schema = parse_schema(request.schema.as_ref())?;
+            let new = NewConversation {
+                title: title_of(&schema, &request.message),
+                schema: schema_value,
+                document: request.message.clone(),
+                messages: vec![message("user", &request.message)],
+                status: RUNNING.to_owned(),
+            };
+            (conversations.start(&project, new).await?, schema)
+        }
+    };
 
     let (events, receiver) = mpsc::unbounded_channel::<Event>();
-    let conversations = state.conversations.clone();
     tokio::spawn(async move {
-        let _ = events.send(event("conversation", &json!({"conversation_id": id})));
+        let _ = events.send(event(
+            "conversation",
+            &json!({"conversation_id": conversation.id}),
+        ));
         let token_events = events.clone();
         let on_token = move |text: &str| {
             let _ = token_events.send(event("token", &json!({"text": text})));
         };
         let outcome = agent
             .extract_streaming(
-                &conversation.schema,
+                &schema,
                 &conversation.document,
                 &conversation.clarifications,
                 &on_token,
@@ -102,23 +129,42 @@ pub async fn chat(
             .await;
         match outcome {
             Ok(extraction) => {
-                let complete = extraction.is_complete();
-                conversations.finish_turn(&id, complete);
-                let _ = events.send(event("result", &result_payload(&extraction)));
+                let payload = result_payload(&extraction);
                 let reply = match extraction.question() {
                     Some(question) => question.to_owned(),
                     None => "All fields are extracted and grounded in the document.".to_owned(),
                 };
-                let _ = events.send(event(
-                    "message",
-                    &json!({"role": "assistant", "content": reply}),
-                ));
+                conversation.messages.push(message("assistant", &reply));
+                conversation.result = Some(payload.clone());
+                conversation.status = if extraction.is_complete() {
+                    COMPLETE
+                } else {
+                    NEEDS_CLARIFICATION
+                }
+                .to_owned();
+                // Written before the reply streams, so an answer to it finds the turn ended.
+                match conversations.save(&project, &conversation).await {
+                    Ok(_) => {
+                        let _ = events.send(event("result", &payload));
+                        let _ = events.send(event(
+                            "message",
+                            &json!({"role": "assistant", "content": reply}),
+                        ));
+                    }
+                    Err(error) => {
+                        let _ = events.send(error_event(&error));
+                    }
+                }
             }
             Err(error) => {
-                let _ = events.send(event(
-                    "error",
-                    &json!({"error": ErrorCode::ModelError.as_str(), "message": error.to_string()}),
-                ));
+                conversation.status = FAILED.to_owned();
+                if let Err(saved) = conversations.save(&project, &conversation).await {
+                    tracing::warn!(conversation = %conversation.id, error = %saved.message, "could not record a failed chat turn");
+                }
+                let _ = events.send(error_event(&ApiError::new(
+                    ErrorCode::ModelError,
+                    error.to_string(),
+                )));
             }
         }
         let _ = events.send(event("done", &json!({})));
@@ -132,6 +178,81 @@ pub async fn chat(
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+/// `GET /v1/chat/conversations`: the caller's project's conversations, most recent first.
+pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
+    caller.require(CHAT_SCOPE)?;
+    let listed = store(&state)?
+        .list_conversations(&caller.project_id, 200)
+        .await?;
+    Ok(Json(Value::Array(
+        listed
+            .into_iter()
+            .map(|summary| {
+                json!({"id": summary.id, "title": summary.title, "status": summary.status,
+                       "updated_at": summary.updated_at})
+            })
+            .collect(),
+    )))
+}
+
+/// `GET /v1/chat/conversations/{id}`: one conversation, to reopen it.
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    caller.require(CHAT_SCOPE)?;
+    let conversation = state
+        .conversations
+        .get(&caller.project_id, &id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::UnknownConversation,
+                format!("no conversation '{id}' in this project"),
+            )
+        })?;
+    Ok(Json(conversation_body(&conversation)))
+}
+
+fn conversation_body(conversation: &ChatConversation) -> Value {
+    json!({
+        "id": conversation.id,
+        "title": conversation.title,
+        "status": conversation.status,
+        "schema": conversation.schema,
+        "document": conversation.document,
+        "messages": conversation.messages,
+        "result": conversation.result,
+        "created_at": conversation.created_at,
+        "updated_at": conversation.updated_at,
+    })
+}
+
+/// The schema's own title, else the document's first 60 characters (runs of whitespace as one
+/// space).
+fn title_of(schema: &Schema, document: &str) -> String {
+    if schema.name != "extraction" && !schema.name.trim().is_empty() {
+        return schema.name.trim().to_owned();
+    }
+    let words = document.split_whitespace().collect::<Vec<_>>().join(" ");
+    words.chars().take(TITLE_CHARS).collect()
+}
+
+fn message(role: &str, content: &str) -> ChatMessage {
+    ChatMessage {
+        role: role.to_owned(),
+        content: content.to_owned(),
+    }
+}
+
+fn error_event(error: &ApiError) -> Event {
+    event(
+        "error",
+        &json!({"error": error.code.as_str(), "message": error.message}),
+    )
 }
 
 fn parse_schema(schema: Option<&Value>) -> Result<Arc<Schema>, ApiError> {
@@ -161,4 +282,23 @@ fn result_payload(extraction: &Extraction) -> Value {
 
 fn event(name: &str, data: &Value) -> Event {
     Event::default().event(name).data(data.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_come_from_the_schema_or_the_document() {
+        let titled = Schema::from_value(&json!({"title": "Invoice", "type": "object",
+            "properties": {"a": {"type": "string"}}}))
+        .unwrap();
+        assert_eq!(title_of(&titled, "anything"), "Invoice");
+        let untitled =
+            Schema::from_value(&json!({"type": "object", "properties": {"a": {"type": "string"}}}))
+                .unwrap();
+        assert_eq!(title_of(&untitled, "  short\n text "), "short text");
+        let long = "日本語".repeat(30);
+        assert_eq!(title_of(&untitled, &long), "日本語".repeat(20));
+    }
 }

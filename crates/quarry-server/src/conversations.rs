@@ -1,60 +1,175 @@
-//! Chat conversations kept in memory: the schema, the document and the person's answers so far.
-//! Bounded: past `capacity` conversations the least recently used is forgotten.
+//! Where chat conversations live: in the database when the server has one (they survive a
+//! restart and any server on the database can continue them, each inside its project), else in
+//! memory (bounded: past `capacity` conversations the least recently used is forgotten). Both
+//! keep the same record and the same rule — a write names the version it read, so two turns of
+//! one conversation can never both be written — and `chat.rs` has one code path over them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use quarry_agent::Schema;
+use chrono::{DateTime, SecondsFormat, Utc};
+use quarry_core::ErrorCode;
+use quarry_core::store::{ChatConversation, NewConversation, Store, StoreError};
 
-/// One conversation's state, cheap to clone for a turn.
-#[derive(Debug, Clone)]
-pub struct Conversation {
-    pub schema: Arc<Schema>,
-    pub document: String,
-    pub clarifications: Vec<String>,
-    pub complete: bool,
+use crate::error::ApiError;
+
+/// A turn is being answered.
+pub const RUNNING: &str = "running";
+/// The agent asked a question; the person answers in the chat.
+pub const NEEDS_CLARIFICATION: &str = "needs_clarification";
+pub const COMPLETE: &str = "complete";
+/// The model failed; the person may send another message to try again.
+pub const FAILED: &str = "failed";
+
+/// A `running` conversation not written for this long is taken to have lost its server (it
+/// stopped mid-turn) and accepts the next message.
+const STALE_TURN: chrono::Duration = chrono::Duration::minutes(10);
+
+/// The conversations of this server, in the database or in memory.
+pub enum Conversations {
+    Stored(Arc<dyn Store>),
+    Memory(Memory),
 }
 
-impl Conversation {
-    pub fn new(schema: Arc<Schema>, document: String) -> Self {
-        Conversation {
-            schema,
-            document,
-            clarifications: Vec::new(),
-            complete: false,
+impl Conversations {
+    /// `store`'s table when there is a store, else memory for `capacity` conversations.
+    pub fn new(store: Option<Arc<dyn Store>>, capacity: usize) -> Self {
+        match store {
+            Some(store) => Conversations::Stored(store),
+            None => Conversations::Memory(Memory::new(capacity)),
         }
+    }
+
+    /// Stores a new conversation (in `project` when stored).
+    pub async fn start(
+        &self,
+        project: &str,
+        new: NewConversation,
+    ) -> Result<ChatConversation, ApiError> {
+        match self {
+            Conversations::Stored(store) => Ok(store.create_conversation(project, &new).await?),
+            Conversations::Memory(memory) => Ok(memory.start(new)),
+        }
+    }
+
+    pub async fn get(&self, project: &str, id: &str) -> Result<Option<ChatConversation>, ApiError> {
+        match self {
+            Conversations::Stored(store) => Ok(store.get_conversation(project, id).await?),
+            Conversations::Memory(memory) => Ok(memory.get(id)),
+        }
+    }
+
+    /// Writes `conversation` if nobody wrote it since it was read; returns it as written.
+    pub async fn save(
+        &self,
+        project: &str,
+        conversation: &ChatConversation,
+    ) -> Result<ChatConversation, ApiError> {
+        let saved = match self {
+            Conversations::Stored(store) => store.update_conversation(project, conversation).await,
+            Conversations::Memory(memory) => memory.update(conversation),
+        };
+        saved.map_err(|error| match error {
+            StoreError::Conflict(_) => ApiError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "conversation '{}' was answered meanwhile by another request; reload it and \
+                     answer again",
+                    conversation.id
+                ),
+            ),
+            StoreError::NotFound { .. } => unknown(&conversation.id),
+            other => ApiError::from(other),
+        })
+    }
+
+    /// Adds the person's answer to conversation `id` and marks it `running`: what the next turn
+    /// works from. 404 `UnknownConversation` for an unknown id; 409 `Conflict` while another
+    /// turn of it runs, or when another answer was written first.
+    pub async fn answer(
+        &self,
+        project: &str,
+        id: &str,
+        answer: &str,
+    ) -> Result<ChatConversation, ApiError> {
+        let mut conversation = self.get(project, id).await?.ok_or_else(|| unknown(id))?;
+        if conversation.status == RUNNING && !stale(&conversation.updated_at) {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!(
+                    "conversation '{id}' is still answering the last message; wait for its reply"
+                ),
+            ));
+        }
+        conversation.clarifications.push(answer.to_owned());
+        conversation.messages.push(quarry_core::store::ChatMessage {
+            role: "user".into(),
+            content: answer.to_owned(),
+        });
+        conversation.status = RUNNING.to_owned();
+        self.save(project, &conversation).await
     }
 }
 
+fn unknown(id: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::UnknownConversation,
+        format!("no conversation '{id}'; start one by posting a message with a schema"),
+    )
+}
+
+/// Whether a `running` turn written at `updated_at` has been silent too long.
+fn stale(updated_at: &str) -> bool {
+    DateTime::parse_from_rfc3339(updated_at)
+        .map_or(true, |at| Utc::now() - at.with_timezone(&Utc) > STALE_TURN)
+}
+
+fn timestamp() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// Conversations of a server without a database.
 #[derive(Debug)]
-pub struct Conversations {
-    entries: Mutex<HashMap<String, (u64, Conversation)>>,
+pub struct Memory {
+    entries: Mutex<HashMap<String, (u64, ChatConversation)>>,
     clock: AtomicU64,
     capacity: usize,
 }
 
-impl Conversations {
+impl Memory {
     pub fn new(capacity: usize) -> Self {
-        Conversations {
+        Memory {
             entries: Mutex::new(HashMap::new()),
             clock: AtomicU64::new(0),
             capacity: capacity.max(1),
         }
     }
 
-    /// Stores a new conversation and returns its id.
-    pub fn start(&self, conversation: Conversation) -> String {
-        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_nanos());
-        let id = format!("conv_{nanos:x}{tick:x}");
-        let mut entries = self
-            .entries
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, ChatConversation)>> {
+        self.entries
             .lock()
-            .expect("the conversation lock is never poisoned");
+            .expect("the conversation lock is never poisoned")
+    }
+
+    fn start(&self, new: NewConversation) -> ChatConversation {
+        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
+        let now = timestamp();
+        let conversation = ChatConversation {
+            id: format!("conv_{}", uuid_like(tick)),
+            project_id: String::new(),
+            title: new.title,
+            schema: new.schema,
+            document: new.document,
+            clarifications: Vec::new(),
+            messages: new.messages,
+            result: None,
+            status: new.status,
+            version: 0,
+            created_at: now.clone(),
+            updated_at: now,
+        };
+        let mut entries = self.lock();
         if entries.len() >= self.capacity {
             let oldest = entries
                 .iter()
@@ -64,67 +179,87 @@ impl Conversations {
                 entries.remove(&oldest);
             }
         }
-        entries.insert(id.clone(), (tick, conversation));
-        id
+        entries.insert(conversation.id.clone(), (tick, conversation.clone()));
+        conversation
     }
 
-    /// Adds the person's answer to conversation `id` and returns its state for the next turn.
-    pub fn answer(&self, id: &str, answer: String) -> Option<Conversation> {
+    fn get(&self, id: &str) -> Option<ChatConversation> {
         let tick = self.clock.fetch_add(1, Ordering::Relaxed);
-        let mut entries = self
-            .entries
-            .lock()
-            .expect("the conversation lock is never poisoned");
+        let mut entries = self.lock();
         let (used, conversation) = entries.get_mut(id)?;
         *used = tick;
-        conversation.clarifications.push(answer);
         Some(conversation.clone())
     }
 
-    /// Records whether the last turn completed the extraction.
-    pub fn finish_turn(&self, id: &str, complete: bool) {
-        let mut entries = self
-            .entries
-            .lock()
-            .expect("the conversation lock is never poisoned");
-        if let Some((_, conversation)) = entries.get_mut(id) {
-            conversation.complete = complete;
+    fn update(&self, conversation: &ChatConversation) -> Result<ChatConversation, StoreError> {
+        let mut entries = self.lock();
+        let (_, stored) =
+            entries
+                .get_mut(&conversation.id)
+                .ok_or_else(|| StoreError::NotFound {
+                    what: "conversation",
+                    id: conversation.id.clone(),
+                })?;
+        if stored.version != conversation.version {
+            return Err(StoreError::Conflict(format!(
+                "conversation '{}' changed meanwhile",
+                conversation.id
+            )));
         }
+        *stored = ChatConversation {
+            version: conversation.version + 1,
+            updated_at: timestamp(),
+            ..conversation.clone()
+        };
+        Ok(stored.clone())
     }
+}
+
+/// A conversation id that is unique within this process and hard to guess across restarts.
+fn uuid_like(tick: u64) -> String {
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    let random = crate::keys::random_hex(8).unwrap_or_default();
+    format!("{nanos:x}{tick:x}{random}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn schema() -> Arc<Schema> {
-        Arc::new(
-            Schema::parse(r#"{"type": "object", "properties": {"a": {"type": "string"}}}"#)
-                .unwrap(),
-        )
+    fn new(document: &str) -> NewConversation {
+        NewConversation {
+            title: document.into(),
+            schema: json!({"type": "object"}),
+            document: document.into(),
+            messages: Vec::new(),
+            status: NEEDS_CLARIFICATION.into(),
+        }
     }
 
-    #[test]
-    fn answers_accumulate_and_the_least_recent_is_evicted() {
-        let conversations = Conversations::new(2);
-        let first = conversations.start(Conversation::new(schema(), "doc 1".into()));
-        let second = conversations.start(Conversation::new(schema(), "doc 2".into()));
-        assert_eq!(
-            conversations
-                .answer(&first, "a is x".into())
-                .unwrap()
-                .clarifications,
-            vec!["a is x".to_owned()]
-        );
-        conversations.start(Conversation::new(schema(), "doc 3".into()));
-        assert!(conversations.answer(&second, "late".into()).is_none());
-        assert_eq!(
-            conversations
-                .answer(&first, "more".into())
-                .unwrap()
-                .clarifications
-                .len(),
-            2
-        );
+    #[tokio::test]
+    async fn answers_accumulate_and_the_least_recent_is_evicted() {
+        let conversations = Conversations::new(None, 2);
+        let first = conversations.start("", new("doc 1")).await.unwrap().id;
+        let second = conversations.start("", new("doc 2")).await.unwrap().id;
+        let answered = conversations.answer("", &first, "a is x").await.unwrap();
+        assert_eq!(answered.clarifications, vec!["a is x".to_owned()]);
+        assert_eq!((answered.status.as_str(), answered.version), (RUNNING, 1));
+        conversations.start("", new("doc 3")).await.unwrap();
+        let evicted = conversations.answer("", &second, "late").await.unwrap_err();
+        assert_eq!(evicted.code, ErrorCode::UnknownConversation);
+        // A running turn refuses a second answer until it is written.
+        let busy = conversations.answer("", &first, "more").await.unwrap_err();
+        assert_eq!(busy.code, ErrorCode::Conflict);
+        let done = ChatConversation {
+            status: NEEDS_CLARIFICATION.into(),
+            ..answered.clone()
+        };
+        conversations.save("", &done).await.unwrap();
+        let again = conversations.answer("", &first, "more").await.unwrap();
+        assert_eq!(again.clarifications.len(), 2);
+        // A write of a version read before another write is refused.
+        let stale_write = conversations.save("", &answered).await.unwrap_err();
+        assert_eq!(stale_write.code, ErrorCode::Conflict);
     }
 }

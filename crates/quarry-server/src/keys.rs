@@ -71,6 +71,13 @@ pub fn generate() -> Result<NewKey, KeyError> {
     })
 }
 
+/// `bytes` random bytes from the system's source, as lowercase hex (session and CSRF tokens).
+pub fn random_hex(bytes: usize) -> Result<String, KeyError> {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|error| KeyError::Random(error.to_string()))?;
+    Ok(hex(&buffer))
+}
+
 /// The public prefix of a presented key (`qk_xxxxxxxx`), if it has the key's shape.
 pub fn prefix_of(presented: &str) -> Option<&str> {
     let prefix = presented.get(..11)?;
@@ -114,6 +121,17 @@ mod tests {
             !key.hash.contains(&key.secret[12..]),
             "only a hash is stored"
         );
+    }
+
+    #[test]
+    fn random_hex_tokens_are_long_and_differ() {
+        let a = random_hex(32).unwrap();
+        assert_eq!(a.len(), 64);
+        assert!(
+            a.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+        assert_ne!(a, random_hex(32).unwrap());
     }
 
     #[test]

@@ -11,7 +11,9 @@ mod error;
 mod health;
 mod json;
 pub mod keys;
+mod session;
 mod skill;
+mod web;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -34,7 +36,8 @@ pub struct ServerConfig {
     pub max_input_bytes: usize,
     /// The schema agent behind `POST /v1/chat`; `None` when the server runs without a model.
     pub agent: Option<Arc<quarry_agent::Extractor>>,
-    /// Chat conversations kept in memory at once.
+    /// Chat conversations kept in memory at once (a server without `store`; with one they are
+    /// stored in the database).
     pub max_conversations: usize,
     /// The database behind the `/v1` REST API; `None` serves the skill endpoints only.
     pub store: Option<Arc<dyn quarry_core::store::Store>>,
@@ -49,6 +52,9 @@ pub struct ServerConfig {
     /// The in-process worker of the workflow task queue, woken when work is queued; `None`
     /// leaves tasks to other processes (`quarry worker`) and the worker's poll.
     pub task_worker: Option<Arc<quarry_pipeline::WorkerSignal>>,
+    /// Mark the web app's session cookie `Secure` on every response (the server is reached over
+    /// TLS through a proxy that does not send `X-Forwarded-Proto: https`).
+    pub secure_cookies: bool,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +69,7 @@ impl Default for ServerConfig {
             retriever: None,
             graph_worker: None,
             task_worker: None,
+            secure_cookies: false,
         }
     }
 }
@@ -73,6 +80,7 @@ pub struct AppState {
     pub max_input_bytes: usize,
     pub agent: Option<Arc<quarry_agent::Extractor>>,
     pub conversations: Arc<conversations::Conversations>,
+    pub secure_cookies: bool,
     pub store: Option<Arc<dyn quarry_core::store::Store>>,
     pub pipeline: Option<Arc<quarry_pipeline::Pipeline>>,
     pub retriever: Option<Arc<dyn quarry_core::retrieval::Retriever>>,
@@ -94,7 +102,11 @@ pub fn router(config: ServerConfig) -> Router {
     let state = AppState {
         max_input_bytes: config.max_input_bytes,
         agent: config.agent,
-        conversations: Arc::new(conversations::Conversations::new(config.max_conversations)),
+        conversations: Arc::new(conversations::Conversations::new(
+            config.store.clone(),
+            config.max_conversations,
+        )),
+        secure_cookies: config.secure_cookies,
         store: config.store,
         pipeline: config.pipeline,
         retriever: config.retriever,
@@ -105,7 +117,17 @@ pub fn router(config: ServerConfig) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/skill/extract", post(skill::extract))
         .route("/skill/check", post(skill::check))
+        .route("/", get(web::index))
+        .route("/assets/{file}", get(web::asset))
+        .route(
+            "/v1/session",
+            post(session::sign_in)
+                .get(session::current)
+                .delete(session::sign_out),
+        )
         .route("/v1/chat", post(chat::chat))
+        .route("/v1/chat/conversations", get(chat::list))
+        .route("/v1/chat/conversations/{id}", get(chat::get))
         .merge(api::routes())
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)

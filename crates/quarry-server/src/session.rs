@@ -1,0 +1,146 @@
+//! `/v1/session`: the web app signs in with an API key and gets a session cookie
+//! (`quarry_session`, `HttpOnly; SameSite=Strict; Path=/`, `Secure` over TLS) that stands in for
+//! the key on every `/v1` route, plus a CSRF token its pages send back on mutations. Sessions
+//! live in the database (only the token's hash), so every `quarry serve` on it accepts them.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::header::{CACHE_CONTROL, SET_COOKIE};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use quarry_core::ErrorCode;
+use quarry_core::store::WebSession;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::auth::{
+    Caller, SESSION_COOKIE, SESSION_LIFETIME, authenticate_key, check_csrf, check_origin,
+    session_caller, session_token, store,
+};
+use crate::error::ApiError;
+use crate::keys;
+use crate::skill::json_body;
+
+#[derive(Debug, Deserialize)]
+struct SignIn {
+    key: String,
+}
+
+/// `POST /v1/session` `{"key": "qk_…"}`: 200 with the session and its cookie; 401 for a wrong
+/// or revoked key.
+pub async fn sign_in(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let store = store(&state)?;
+    check_origin(&headers, &uri)?;
+    let body = json_body(&headers, body)?;
+    let request: SignIn = serde_json::from_slice(&body).map_err(|error| {
+        ApiError::new(
+            ErrorCode::MalformedRequest,
+            format!("expected {{\"key\": \"qk_…\"}}: {error}"),
+        )
+    })?;
+    let (caller, key) = authenticate_key(store.as_ref(), request.key.trim()).await?;
+    // Signing in again replaces the session this browser had.
+    if let Some(old) = session_token(&headers) {
+        store.delete_web_session(&keys::hash(old)).await?;
+    }
+    let key_error = |error: keys::KeyError| ApiError::new(ErrorCode::KeyError, error.to_string());
+    let token = keys::random_hex(32).map_err(key_error)?;
+    let csrf_token = keys::random_hex(32).map_err(key_error)?;
+    let session = store
+        .create_web_session(
+            &caller.project_id,
+            &keys::hash(&token),
+            &key.prefix,
+            &csrf_token,
+            SESSION_LIFETIME,
+        )
+        .await?;
+    let cookie = format!(
+        "{SESSION_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}{}",
+        SESSION_LIFETIME.as_secs(),
+        if secure(&state, &headers) {
+            "; Secure"
+        } else {
+            ""
+        }
+    );
+    Ok((
+        [(SET_COOKIE, cookie), (CACHE_CONTROL, "no-store".to_owned())],
+        Json(session_body(&caller, &session)),
+    )
+        .into_response())
+}
+
+/// `GET /v1/session`: the session of the request's cookie (so a reloaded page recovers its CSRF
+/// token), or 401.
+pub async fn current(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let store = store(&state)?;
+    let (session, caller) = session_caller(store.as_ref(), &headers).await?;
+    check_origin(&headers, &uri)?;
+    Ok((
+        [(CACHE_CONTROL, "no-store")],
+        Json(session_body(&caller, &session)),
+    )
+        .into_response())
+}
+
+/// `DELETE /v1/session`: 204, the session deleted and the cookie cleared. A live session needs
+/// its CSRF token (a page of another site cannot sign a person out); without one there is
+/// nothing to end and the cookie is cleared all the same.
+pub async fn sign_out(
+    State(state): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let store = store(&state)?;
+    if let Some(token) = session_token(&headers) {
+        let hash = keys::hash(token);
+        if let Some(session) = store.web_session(&hash).await? {
+            check_origin(&headers, &uri)?;
+            check_csrf(&headers, &session)?;
+            store.delete_web_session(&hash).await?;
+        }
+    }
+    let cookie = format!(
+        "{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{}",
+        if secure(&state, &headers) {
+            "; Secure"
+        } else {
+            ""
+        }
+    );
+    Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, cookie)]).into_response())
+}
+
+/// Whether the cookie gets `Secure`: the server says so (`--secure-cookies`), or a proxy says
+/// the request came over TLS (`X-Forwarded-Proto: https`).
+fn secure(state: &AppState, headers: &HeaderMap) -> bool {
+    state.secure_cookies
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(',').next())
+            .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
+}
+
+fn session_body(caller: &Caller, session: &WebSession) -> Value {
+    json!({
+        "project_id": caller.project_id,
+        "key_name": caller.key_name,
+        "scopes": caller.scopes(),
+        "csrf_token": session.csrf_token,
+        "expires_at": session.expires_at,
+    })
+}
