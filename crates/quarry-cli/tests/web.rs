@@ -186,6 +186,15 @@ fn the_app_is_embedded_with_its_security_headers() {
         assert_eq!(answer.error(), (404, "NotFound".to_owned()), "{missing}");
     }
 
+    let spec = send(server.addr, "GET", "/openapi.json", &[], None).json();
+    for path in [
+        "/v1/session",
+        "/v1/chat/conversations",
+        "/v1/chat/conversations/{id}",
+    ] {
+        assert!(spec["paths"].get(path).is_some(), "{path} is documented");
+    }
+
     // Without a database the app is served all the same, and says the REST API is off.
     let bare = Server::start(&[]);
     assert_eq!(send(bare.addr, "GET", "/", &[], None).status, 200);

@@ -201,6 +201,34 @@ pub const OPERATIONS: &[(&str, &str, &str, &str)] = &[
         "entities:read",
         "Episodes newest first with their extraction's state and error (?state=pending|running|done|failed&limit=&offset=)",
     ),
+    (
+        "get",
+        "/v1/chat/conversations",
+        "extraction:trigger",
+        "The project's chat conversations, most recently updated first",
+    ),
+    (
+        "get",
+        "/v1/chat/conversations/{id}",
+        "extraction:trigger",
+        "One chat conversation: schema, document, messages and last result",
+    ),
+];
+
+/// The web app's session routes (no scope: they trade a key for a cookie).
+const SESSION_OPERATIONS: &[(&str, &str)] = &[
+    (
+        "post",
+        "Sign in with {\"key\"}: the session and its HttpOnly cookie quarry_session",
+    ),
+    (
+        "get",
+        "The session of the request's cookie, with its CSRF token",
+    ),
+    (
+        "delete",
+        "Sign out (X-CSRF-Token): 204, the session ended and the cookie cleared",
+    ),
 ];
 
 pub async fn document() -> Json<Value> {
@@ -215,7 +243,7 @@ pub async fn document() -> Json<Value> {
         entry[*method] = json!({
             "summary": summary,
             "parameters": parameters,
-            "security": [{"apiKey": []}],
+            "security": [{"apiKey": []}, {"session": []}],
             "x-required-scope": scope,
             "responses": {
                 "200": {"description": "OK"},
@@ -245,6 +273,14 @@ pub async fn document() -> Json<Value> {
             json!({"post": {"summary": summary, "responses": {"200": {"description": "OK"}, "400": {"$ref": "#/components/responses/Error"}}}}),
         );
     }
+    let mut session = json!({});
+    for (method, summary) in SESSION_OPERATIONS {
+        session[*method] = json!({"summary": summary, "responses": {
+            "200": {"description": "OK"},
+            "401": {"$ref": "#/components/responses/Error"},
+            "403": {"$ref": "#/components/responses/Error"}}});
+    }
+    paths.insert("/v1/session".to_owned(), session);
     paths.insert(
         "/healthz".to_owned(),
         json!({"get": {"summary": "Health check", "responses": {"200": {"description": "OK"}}}}),
@@ -254,7 +290,10 @@ pub async fn document() -> Json<Value> {
         "info": {"title": "Quarry", "version": env!("CARGO_PKG_VERSION")},
         "paths": paths,
         "components": {
-            "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer", "description": "qk_… key from quarry key create"}},
+            "securitySchemes": {
+                "apiKey": {"type": "http", "scheme": "bearer", "description": "qk_… key from quarry key create"},
+                "session": {"type": "apiKey", "in": "cookie", "name": "quarry_session", "description": "the web app's session (POST /v1/session); unsafe methods also need X-CSRF-Token"},
+            },
             "schemas": {"Error": {"type": "object", "required": ["error", "message"], "properties": {
                 "error": {"type": "string"}, "message": {"type": "string"}}}},
             "responses": {"Error": {"description": "The one error shape", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}},
