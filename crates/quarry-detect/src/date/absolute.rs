@@ -6,6 +6,7 @@
 use super::cursor::Cursor;
 use super::lexicon::{Lex, Rel, Unit};
 use super::model::DatePart;
+use super::spelled;
 
 /// A numeric date starting at token `i`. Slash and dash dates read month first unless the first
 /// number cannot be a month; dotted dates read day first unless the second cannot be a month.
@@ -19,10 +20,17 @@ pub(crate) fn numeric_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
     {
         return None;
     }
+    if a.digits == 8 {
+        return compact_date(c, i);
+    }
     let sep = separator(c, i + 1)?;
-    let b = c
-        .num(i + 2)
-        .filter(|n| !n.ordinal && n.digits <= 2 && c.tight(i + 2))?;
+    let b = c.num(i + 2).filter(|n| !n.ordinal && c.tight(i + 2))?;
+    if b.digits == 4 {
+        return month_year(c, i, sep);
+    }
+    if b.digits > 2 {
+        return None;
+    }
     let third = c.tight(i + 3) && c.punct(i + 3, sep) && c.tight(i + 4);
     if third {
         let y = c.num(i + 4).filter(|n| !n.ordinal)?;
@@ -56,8 +64,25 @@ pub(crate) fn numeric_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
         };
         return full(year, month, day).map(|part| (end, part));
     }
+    if trailing_number(c, i + 3) || c.tight(i + 3) && c.punct(i + 3, sep) {
+        return None;
+    }
+    // ISO 8601 year and month: "2015-12", "2015/12".
+    if a.digits == 4 && sep != b'.' && b.digits == 2 {
+        if !(1000..=2999).contains(&a.value) || !(1..=12).contains(&b.value) || c.glued(i + 3) {
+            return None;
+        }
+        return Some((
+            i + 3,
+            DatePart {
+                year: Some(a.value as i32),
+                month: Some(b.value),
+                ..DatePart::default()
+            },
+        ));
+    }
     // Two numbers: month/day with a slash only, never a fraction or a ratio.
-    if sep != b'/' || a.digits > 2 || trailing_number(c, i + 3) {
+    if sep != b'/' || a.digits > 2 {
         return None;
     }
     if a.value < b.value && b.value <= 8 {
@@ -81,6 +106,53 @@ pub(crate) fn numeric_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
     ))
 }
 
+/// A month number and a four-digit year: "12/2014", "03-2019" (RT's `MonthNumRegex/YearRegex`).
+fn month_year(c: &Cursor, i: usize, sep: u8) -> Option<(usize, DatePart)> {
+    let (m, y) = (c.num(i)?, c.num(i + 2)?);
+    if sep == b'.' || m.digits > 2 || !(1..=12).contains(&m.value) {
+        return None;
+    }
+    if !(1000..=2999).contains(&y.value) || c.glued(i + 3) || trailing_number(c, i + 3) {
+        return None;
+    }
+    if c.tight(i + 3) && c.punct(i + 3, sep) {
+        return None;
+    }
+    Some((
+        i + 3,
+        DatePart {
+            year: Some(y.value as i32),
+            month: Some(m.value),
+            ..DatePart::default()
+        },
+    ))
+}
+
+/// ISO 8601 basic format, `YYYYMMDD` ("20161016"): eight digits standing alone that make a
+/// valid date in 1900–2099; beside a `+`, a digit group or a dash they are a number or a phone.
+fn compact_date(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
+    let v = c.num(i)?.value;
+    let (year, month, day) = ((v / 10_000) as i32, v / 100 % 100, v % 100);
+    if !(1900..=2099).contains(&year) {
+        return None;
+    }
+    let before_ok = i == 0
+        || !c.tight(i)
+        || matches!(
+            c.toks.get(i - 1).map(|t| t.kind),
+            Some(super::token::Kind::Punct(b'(' | b'"' | b'\'' | b'['))
+        );
+    let after_ok = !c.tight(i + 1)
+        || [b',', b'.', b')', b';', b'"', b'\'', b']', b'!', b'?']
+            .iter()
+            .any(|&p| c.punct(i + 1, p))
+            && !(c.tight(i + 2) && c.num(i + 2).is_some());
+    if !before_ok || !after_ok {
+        return None;
+    }
+    full(year, month, day).map(|part| (i + 1, part))
+}
+
 /// A date separator glued to both neighbours.
 fn separator(c: &Cursor, i: usize) -> Option<u8> {
     [b'/', b'-', b'.']
@@ -93,8 +165,13 @@ fn trailing_number(c: &Cursor, i: usize) -> bool {
     c.tight(i) && (c.punct(i, b'.') || c.punct(i, b'/')) && c.tight(i + 1) && c.num(i + 1).is_some()
 }
 
+/// The century window for two-digit years, as Recognizers-Text defines it
+/// (`MinTwoDigitYearPastNum` = `MaxTwoDigitYearFutureNum` = 40): `00`–`39` are 2000–2039 and
+/// `40`–`99` are 1940–1999, whatever the reference time ("03/18/40" is 1940).
+pub(crate) const TWO_DIGIT_YEAR_PIVOT: u32 = 40;
+
 pub(crate) fn two_digit_year(yy: u32) -> i32 {
-    if yy < 50 {
+    if yy < TWO_DIGIT_YEAR_PIVOT {
         2000 + yy as i32
     } else {
         1900 + yy as i32
@@ -181,7 +258,20 @@ fn year_at(c: &Cursor, i: usize) -> Option<(usize, i32)> {
         let yy = c.num(i + 1).filter(|n| n.digits == 2 && !n.ordinal)?;
         return Some((i + 2, two_digit_year(yy.value)));
     }
-    None
+    spelled::year(c, i).map(|(end, year, _)| (end, year))
+}
+
+/// A two-digit year where the words before it say it is one ("April of 87", "Sept. '01"):
+/// not a day, not the hour of a time, not a count.
+fn short_year_at(c: &Cursor, i: usize) -> Option<(usize, i32)> {
+    let yy = c.num(i).filter(|n| n.digits == 2 && !n.ordinal)?;
+    if c.glued(i + 1)
+        || matches!(c.lex(i + 1), Lex::Unit(_) | Lex::Meridiem(_))
+        || c.punct(i + 1, b':')
+    {
+        return None;
+    }
+    Some((i + 1, two_digit_year(yy.value)))
 }
 
 /// An optional year after a day: `, 2024`, ` 2024`, ` in 2020`, `-2012`, `.2014`, `/1974`.
@@ -285,17 +375,25 @@ fn month_first(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
         return None;
     }
     if c.joined(j) {
-        let year_start = if c.punct(j, b',') || c.punct(j, b'-') && c.tight(j) {
+        // "March 2014", "March, 2014", "Dec-2018", "Dec/2018", "March of 2014", "April of 87".
+        let glued_sep = (c.punct(j, b'-') || c.punct(j, b'/')) && c.tight(j) && c.tight(j + 1);
+        let year_start = if c.punct(j, b',') || glued_sep {
             j + 1
         } else {
             j
         };
-        let year_start = if c.rel(year_start, Rel::Of) || c.rel(year_start, Rel::In) {
+        let of = c.rel(year_start, Rel::Of);
+        let year_start = if of || c.rel(year_start, Rel::In) {
             year_start + 1
         } else {
             year_start
         };
-        if let Some((end, year)) = year_at(c, year_start).filter(|_| c.joined(year_start)) {
+        let year = year_at(c, year_start).or_else(|| {
+            (of || glued_sep)
+                .then(|| short_year_at(c, year_start))
+                .flatten()
+        });
+        if let Some((end, year)) = year.filter(|_| c.joined(year_start)) {
             return Some((
                 end,
                 DatePart {
@@ -401,14 +499,42 @@ fn day_first(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
     ))
 }
 
-/// `2017 april`: a year then a month name.
+/// Year first, then a month name, then optionally the day, with one separator used
+/// throughout: `2017 april`, `2020/Sep/23`, `2020-Sep-23`, `2020 September 23rd`, `2020.Sep.23`.
 pub(crate) fn year_month(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
+    if c.num(i).is_none_or(|n| n.digits != 4) {
+        return None;
+    }
     let (j, year) = year_at(c, i)?;
     if !c.joined(j) {
         return None;
     }
-    let (end, month, foreign) = month_at(c, j)?;
-    if foreign || day_number(c, end).is_some_and(|_| c.joined(end)) {
+    let sep = [b'/', b'-', b'.']
+        .into_iter()
+        .find(|&s| c.punct(j, s) && c.tight(j) && c.tight(j + 1));
+    let k = if sep.is_some() { j + 1 } else { j };
+    let (mut end, month, foreign) = month_at(c, k)?;
+    if foreign {
+        return None;
+    }
+    if sep.is_some() {
+        end = k + 1; // "2020.Sep.23": the dot after the month is the separator
+    }
+    let day_at = match sep {
+        Some(s) if c.punct(end, s) && c.tight(end) && c.tight(end + 1) => Some(end + 1),
+        Some(_) => None,
+        None if c.joined(end) => Some(end),
+        None => None,
+    };
+    if let Some(d) = day_at
+        && let Some((after, day)) = day_number(c, d)
+    {
+        if !valid_month_day(month, day) || c.tight(after) && !c.is_punct(after) {
+            return None;
+        }
+        return full(year, month, day).map(|part| (after, part));
+    }
+    if sep.is_some() && c.tight(end) && c.num(end + 1).is_some() {
         return None;
     }
     Some((

@@ -4,6 +4,7 @@
 use super::cursor::Cursor;
 use super::lexicon::{Lex, Rel};
 use super::model::TimePart;
+use super::spelled;
 
 /// A time starting at token `i`.
 pub(crate) fn time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
@@ -18,11 +19,17 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
         Lex::Rel(Rel::Midnight) => return Some((i + 1, at(0, 0, 0, true))),
         Lex::Cardinal(h) if (1..=12).contains(&h) => {
             let h = u32::from(h);
-            if let Some((end, pm)) = meridiem(c, i + 1) {
-                return Some((end, with_meridiem(h, 0, 0, pm)?));
+            // "seven twenty-seven pm", "five oh five"
+            let (end, m) = spelled::minutes(c, i + 1).unwrap_or((i + 1, 0));
+            if let Some((after, pm)) = meridiem(c, end) {
+                return Some((after, with_meridiem(h, m, 0, pm)?));
             }
-            if let Some(end) = oclock(c, i + 1) {
-                return Some((end, at(h, 0, 0, false)));
+            if let Some(after) = oclock(c, end).filter(|_| end == i + 1) {
+                return Some((after, at(h, 0, 0, false)));
+            }
+            // After "at" the words are a clock time even without am/pm: "at seven twenty-seven".
+            if end > i + 1 && after_at(c, i) {
+                return Some((end, at(h, m, 0, false)));
             }
             return None;
         }
@@ -123,7 +130,8 @@ fn with_meridiem(hour: u32, minute: u32, second: u32, pm: bool) -> Option<TimePa
     Some(at(hour, minute, second, true))
 }
 
-/// `am`, `pm`, `a.m.`, `p.m`, `AM`; returns the index after it and whether it is pm.
+/// `am`, `pm`, `a.m.`, `p.m`, `AM`, and a lone `a`/`p` glued to a time after "at" (`at 9a`,
+/// `@ 5:30p`); returns the index after it and whether it is pm.
 pub(crate) fn meridiem(c: &Cursor, i: usize) -> Option<(usize, bool)> {
     if !c.joined(i) {
         return None;
@@ -145,7 +153,25 @@ pub(crate) fn meridiem(c: &Cursor, i: usize) -> Option<(usize, bool)> {
         }
         return Some((end, pm));
     }
+    if i > 0 && c.tight(i) && c.num(i - 1).is_some() && !c.glued(i + 1) && time_after_at(c, i - 1) {
+        return Some((i + 1, pm));
+    }
     None
+}
+
+/// The hour word or number at `i` comes right after "at" or "@".
+fn after_at(c: &Cursor, i: usize) -> bool {
+    i > 0 && c.joined(i) && (c.rel(i - 1, Rel::At) || c.punct(i - 1, b'@'))
+}
+
+/// The number at `i` ends a clock time (`9`, `9:30`) that follows "at" or "@".
+fn time_after_at(c: &Cursor, i: usize) -> bool {
+    let start = if i >= 2 && c.punct(i - 1, b':') && c.tight(i) && c.tight(i - 1) {
+        i - 2
+    } else {
+        i
+    };
+    after_at(c, start)
 }
 
 /// `o'clock`, `oclock`, `o clock`.

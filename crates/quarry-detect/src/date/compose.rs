@@ -72,6 +72,7 @@ fn core_moment(c: &Cursor, i: usize) -> Found {
     best = longer(best, open_range(c, i));
     best = longer(best, shifted_date(c, i));
     best = longer(best, year_after_preposition(c, i));
+    best = longer(best, year_in_words(c, i));
     if best.is_none() {
         best = duration_alone(c, i);
     }
@@ -193,7 +194,13 @@ fn ctime_year(c: &Cursor, i: usize) -> Option<(usize, i32)> {
 
 /// "at 6", "at 7." — a bare hour is a time only after "at" and before a boundary.
 fn bare_hour(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
-    let h = c.plain(i, 2).filter(|&h| (1..=12).contains(&h))?;
+    let h = c
+        .plain(i, 2)
+        .or_else(|| match c.lex(i) {
+            Lex::Cardinal(h) => Some(u32::from(h)),
+            _ => None,
+        })
+        .filter(|&h| (1..=12).contains(&h))?;
     let next_ok = i + 1 >= c.len()
         || !c.joined(i + 1)
         || c.punct(i + 1, b'.') && !c.tight(i + 2)
@@ -331,6 +338,20 @@ fn year_after_preposition(c: &Cursor, i: usize) -> Found {
     let and_list =
         c.rel(prev, Rel::And) && prev >= 1 && c.num(prev - 1).is_some_and(|n| n.digits == 4);
     if !(strong || weak && (!c.rel(prev, Rel::And) || and_list)) {
+        return None;
+    }
+    Some((end, resolve::year_span(year)?))
+}
+
+/// "nineteen eighty-six", "eighteen oh five": a year in words in the paired form, whose
+/// first half is a teen, reads as a year on its own ("twenty twenty" and "two thousand and
+/// twenty" need a date or a preposition around them).
+fn year_in_words(c: &Cursor, i: usize) -> Found {
+    if !matches!(c.lex(i), Lex::Cardinal(11..=19)) {
+        return None;
+    }
+    let (end, year, form) = super::spelled::year(c, i)?;
+    if form != super::spelled::YearForm::Paired || c.unit(end).is_some() {
         return None;
     }
     Some((end, resolve::year_span(year)?))

@@ -28,19 +28,10 @@ pub(crate) fn quantity(c: &Cursor, i: usize) -> Option<(usize, f64, Count)> {
         }
     } else {
         match c.lex(i) {
-            Lex::Cardinal(n) => (i + 1, f64::from(n), Count::Number),
-            Lex::Tens(t) => {
-                let j = if c.punct(i + 1, b'-') && c.tight(i + 1) {
-                    i + 2
-                } else {
-                    i + 1
-                };
-                match c.lex(j) {
-                    Lex::Cardinal(n) if n < 10 && c.joined(j) => {
-                        (j + 1, f64::from(t + n), Count::Number)
-                    }
-                    _ => (i + 1, f64::from(t), Count::Number),
-                }
+            // "twenty-one", "one hundred and twenty", "two thousand"
+            Lex::Cardinal(_) | Lex::Tens(_) => {
+                let (end, n) = super::spelled::cardinal(c, i)?;
+                (end, f64::from(n), Count::Number)
             }
             Lex::Rel(Rel::A) => match c.lex(i + 1) {
                 Lex::Rel(Rel::Few) => (i + 2, 3.0, Count::Number),

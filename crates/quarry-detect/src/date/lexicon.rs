@@ -65,6 +65,10 @@ pub(crate) enum Rel {
     End,
     Beginning,
     Middle,
+    /// "early", "earlier": the first part of a period.
+    Early,
+    /// "late": the last part of a period ("later" is [`Rel::Later`]).
+    Late,
     Eod,
     Eom,
     Eoy,
@@ -82,7 +86,7 @@ pub(crate) enum Lex {
     Weekday(u8),
     /// "one" … "nineteen".
     Cardinal(u8),
-    /// "twenty", "thirty", "forty", "fifty".
+    /// "twenty" … "ninety".
     Tens(u8),
     /// "first" … "thirty-first" spelled as one word ("second" is [`Unit::Second`]).
     Ordinal(u8),
@@ -172,6 +176,10 @@ pub(crate) fn classify_ascii(w: &[u8]) -> Lex {
         b"thirty" => Tens(30),
         b"forty" => Tens(40),
         b"fifty" => Tens(50),
+        b"sixty" => Tens(60),
+        b"seventy" => Tens(70),
+        b"eighty" => Tens(80),
+        b"ninety" => Tens(90),
         b"first" => Ordinal(1),
         b"third" => Ordinal(3),
         b"fourth" => Ordinal(4),
@@ -248,6 +256,8 @@ pub(crate) fn classify_ascii(w: &[u8]) -> Lex {
         b"end" => Rel(self::Rel::End),
         b"beginning" | b"start" => Rel(self::Rel::Beginning),
         b"middle" | b"mid" => Rel(self::Rel::Middle),
+        b"early" | b"earlier" => Rel(self::Rel::Early),
+        b"late" => Rel(self::Rel::Late),
         b"eod" => Rel(self::Rel::Eod),
         b"eom" => Rel(self::Rel::Eom),
         b"eoy" => Rel(self::Rel::Eoy),

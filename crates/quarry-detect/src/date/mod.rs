@@ -17,6 +17,7 @@
 //! | `compose` | date + time, open ranges, shifted dates, lone years, durations |
 //! | `range` | two-ended ranges |
 //! | `resolve` | calendar arithmetic and ISO rendering |
+//! | `spelled` | numbers and years written in words |
 
 mod absolute;
 mod clock;
@@ -29,6 +30,7 @@ mod model;
 mod range;
 mod relative;
 mod resolve;
+mod spelled;
 mod token;
 
 use chrono::{DateTime, FixedOffset};
@@ -178,6 +180,13 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         }
         // "night of power"
         Lex::Rel(Rel::Night) => c.rel(i + 1, Rel::Of),
+        // "later this month", "early next week", "late September"
+        Lex::Rel(Rel::Early | Rel::Late | Rel::Later) => {
+            matches!(
+                next,
+                Lex::Rel(Rel::This | Rel::Next | Rel::Last | Rel::In) | Lex::Month(_)
+            )
+        }
         Lex::Rel(Rel::End | Rel::Beginning | Rel::Middle) => {
             // "end of the month", "mid-November"
 
@@ -186,7 +195,6 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         Lex::Rel(
             Rel::Ago
             | Rel::Hence
-            | Rel::Later
             | Rel::To
             | Rel::Through
             | Rel::And
@@ -204,5 +212,7 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
     }
 }
 
+#[cfg(test)]
+mod generated;
 #[cfg(test)]
 mod tests;

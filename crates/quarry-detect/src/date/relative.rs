@@ -13,7 +13,7 @@ use super::resolve::{
 
 /// A relative expression starting at token `i`.
 pub(crate) fn relative(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
-    if let Some(found) = nth_weekday_of(c, i) {
+    if let Some(found) = nth_weekday_of(c, i).or_else(|| week_of_month(c, i)) {
         return Some(found);
     }
     match c.lex(i) {
@@ -36,6 +36,7 @@ pub(crate) fn relative(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         Lex::Rel(Rel::End | Rel::Beginning | Rel::Middle | Rel::Eod | Rel::Eom | Rel::Eoy) => {
             edge_of(c, i)
         }
+        Lex::Rel(Rel::Early | Rel::Late | Rel::Later) => early_or_late(c, i),
         Lex::Unit(Unit::Week) => week_number(c, i),
         _ => amount_ago(c, i),
     }
@@ -127,6 +128,50 @@ fn the_phrase(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     Some((i + 2, moment))
 }
 
+/// The word before a weekday name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WeekdayWord {
+    /// "next"
+    Next,
+    /// "this", "current"
+    This,
+    /// "coming", "upcoming", "following"
+    Coming,
+    /// "last", "past", "previous", "prior"
+    Last,
+}
+
+impl WeekdayWord {
+    fn of(lex: Lex) -> Option<WeekdayWord> {
+        match lex {
+            Lex::Rel(Rel::Next) => Some(WeekdayWord::Next),
+            Lex::Rel(Rel::This | Rel::Current) => Some(WeekdayWord::This),
+            Lex::Rel(Rel::Coming | Rel::Following) => Some(WeekdayWord::Coming),
+            Lex::Rel(Rel::Last | Rel::Past | Rel::Previous) => Some(WeekdayWord::Last),
+            _ => None,
+        }
+    }
+}
+
+/// The convention for "<word> <weekday>" against the reference day, weeks running Monday to
+/// Sunday (ISO 8601, as Recognizers-Text and Duckling count them):
+///
+/// * "next Friday" is the Friday of next week (Recognizers-Text `Next`: the same weekday of
+///   the following week). On Tuesday 2013-02-12 "next wednesday" is 02-20, "next tuesday"
+///   02-19 and "next monday" 02-18, as in the Duckling and Recognizers-Text suites.
+/// * "this Friday", "coming Friday": the first such day on or after today (Duckling's
+///   `this <day-of-week>`: "this monday" on that Tuesday is 02-18; "this tuesday" is today).
+/// * "last Friday", "past Friday": the most recent such day strictly before today (Duckling's
+///   `predNth -1`: "last sunday" on that Tuesday is 02-10, "last tuesday" 02-05).
+/// * A bare weekday ("on Friday") is the first one after today, never today.
+pub(crate) fn relative_weekday(today: NaiveDate, word: WeekdayWord, weekday: u8) -> NaiveDate {
+    match word {
+        WeekdayWord::Next => week_start(today) + chrono::Duration::days(7 + i64::from(weekday)),
+        WeekdayWord::This | WeekdayWord::Coming => weekday_after(today, weekday, true),
+        WeekdayWord::Last => weekday_before(today, weekday),
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Direction {
     Next,
@@ -153,13 +198,7 @@ fn shifted(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     }
     match c.lex(j) {
         Lex::Weekday(w) => {
-            let date = match (dir, c.lex(i)) {
-                (Direction::Next, Lex::Rel(Rel::Next)) => {
-                    week_start(today) + chrono::Duration::days(7 + i64::from(w))
-                }
-                (Direction::Next | Direction::This, _) => weekday_after(today, w, true),
-                (Direction::Last, _) => weekday_before(today, w),
-            };
+            let date = relative_weekday(today, WeekdayWord::of(c.lex(i))?, w);
             Some((j + 1, Moment::day(date)))
         }
         Lex::Unit(unit) => {
@@ -317,6 +356,15 @@ fn weekday(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         return None;
     }
     let j = i + 1;
+    // "Monday two weeks from now", "Friday in three weeks": that weekday in the week the
+    // shift lands in.
+    if c.joined(j)
+        && let Some((end, Moment::Point(Point::Day(day)))) =
+            amount_ago(c, j).or_else(|| in_amount(c, j).filter(|_| c.rel(j, Rel::In)))
+    {
+        let date = week_start(day) + chrono::Duration::days(i64::from(w));
+        return Some((end, Moment::day(date)));
+    }
     if c.joined(j)
         && let Lex::Rel(r @ (Rel::Next | Rel::Last | Rel::This)) = c.lex(j)
         && c.unit(j + 1) == Some(Unit::Week)
@@ -533,6 +581,93 @@ fn week_number(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let monday = NaiveDate::from_isoywd_opt(c.today().year(), n, chrono::Weekday::Mon)?;
     Some((
         i + 2,
+        Moment::days(monday, monday + chrono::Duration::days(6)),
+    ))
+}
+
+/// "later this month", "early next week", "late last year", "early September": "early" and
+/// "earlier" are the first part of the period, "late" and "later" the last part, cut as
+/// [`edge_span`] cuts "beginning of" and "end of" (Recognizers-Text reads "early",
+/// "beginning of" and "start of" alike). A bare year after "early" keeps its own reading.
+fn early_or_late(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    let edge = match c.lex(i) {
+        Lex::Rel(Rel::Early) => Rel::Beginning,
+        Lex::Rel(Rel::Late | Rel::Later) => Rel::End,
+        _ => return None,
+    };
+    let today = c.today();
+    let mut j = i + 1;
+    if c.rel(j, Rel::In) {
+        j += 1;
+    }
+    if !c.joined(j) {
+        return None;
+    }
+    if let Some(dir) = direction(c, j) {
+        let unit = c.unit(j + 1).filter(|_| c.joined(j + 1))?;
+        if !matches!(unit, Unit::Week | Unit::Month | Unit::Year) {
+            return None;
+        }
+        return Some((j + 2, edge_span(period(today, unit, dir)?, unit, edge)?));
+    }
+    let Lex::Month(m) = c.lex(j) else {
+        return None;
+    };
+    let (end, part) = super::absolute::named_date(c, j)
+        .filter(|(_, p)| p.day.is_none() && p.month == Some(u32::from(m)))?;
+    let span = resolve::date_part(today, part)?;
+    Some((end, edge_span(span, Unit::Month, edge)?))
+}
+
+/// "last week of september 2014", "the first week of October", "the last week of this
+/// month": weeks run Monday to Sunday; the first week of a month is the one holding its 1st
+/// and the last the one holding its last day (Duckling's `cycleLastOf`, Recognizers-Text's
+/// week-of-month).
+fn week_of_month(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    let n = match (c.lex(i), c.num(i)) {
+        (Lex::Rel(Rel::Last), _) => 0,
+        (Lex::Ordinal(n @ 1..=5), _) => i64::from(n),
+        (Lex::Unit(Unit::Second), _) if c.is(i, "second") => 2,
+        (_, Some(num)) if num.ordinal && (1..=5).contains(&num.value) => i64::from(num.value),
+        _ => return None,
+    };
+    if c.unit(i + 1) != Some(Unit::Week) || c.word(i + 1).ends_with('s') {
+        return None;
+    }
+    if !(c.rel(i + 2, Rel::Of) || c.rel(i + 2, Rel::In)) || !c.joined(i + 3) {
+        return None;
+    }
+    let today = c.today();
+    let mut j = i + 3;
+    if c.rel(j, Rel::The) {
+        j += 1;
+    }
+    let (end, month) = if let Some(dir) = direction(c, j) {
+        if c.unit(j + 1) != Some(Unit::Month) {
+            return None;
+        }
+        (j + 2, period(today, Unit::Month, dir)?)
+    } else if c.unit(j) == Some(Unit::Month) {
+        (j + 1, period(today, Unit::Month, Direction::This)?)
+    } else if let Lex::Month(_) = c.lex(j) {
+        let (end, part) = super::absolute::named_date(c, j).filter(|(_, p)| p.day.is_none())?;
+        (end, resolve::date_part(today, part)?)
+    } else {
+        return None;
+    };
+    let Moment::Range(Some(Point::Day(first)), Some(Point::Day(last))) = month else {
+        return None;
+    };
+    let monday = if n == 0 {
+        week_start(last)
+    } else {
+        week_start(first) + chrono::Duration::days(7 * (n - 1))
+    };
+    if monday > last {
+        return None;
+    }
+    Some((
+        end,
         Moment::days(monday, monday + chrono::Duration::days(6)),
     ))
 }
