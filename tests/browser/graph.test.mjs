@@ -108,6 +108,7 @@ test('episodes: a failed extraction shows its error, a retry finishes, and its e
     await signIn(page, env.keys.admin);
     await page.getByRole('link', { name: 'Episodes' }).click();
     await page.getByLabel('State').selectOption('failed');
+    await page.locator('#episodes-summary', { hasText: '(failed)' }).waitFor();
     const row = page.locator(`#episodes-rows tr[data-episode="${env.episodes.failed}"]`);
     await row.filter({ hasText: 'refused' }).waitFor();
     assert.equal(await page.locator('#episodes-rows tr').count(), 1, 'only the failed episode is listed');

@@ -26,6 +26,7 @@ class EpisodesView {
     this.state = STATES.includes(params.state) ? params.state : '';
     this.offset = Math.max(0, Number.parseInt(params.offset, 10) || 0);
     this.timer = 0;
+    this.loads = 0;
     this.shown = '';
     /** Episodes retried here stay in view until the filter changes, even when the filter
      * (say `failed`) no longer matches them, so the person sees the retry finish. */
@@ -76,6 +77,8 @@ class EpisodesView {
 
   async load({ announce = false } = {}) {
     clearTimeout(this.timer);
+    // Only the latest load may draw: a slow answer for the old filter must not replace the new.
+    const mine = ++this.loads;
     const query = new URLSearchParams({ limit: String(PAGE), offset: String(this.offset) });
     if (this.state) query.set('state', this.state);
     // The address keeps the filter and page without re-rendering (focus stays where it is).
@@ -84,8 +87,9 @@ class EpisodesView {
     try {
       page = await this.ctx.api('GET', `/v1/episodes?${query}`);
     } catch (error) {
-      if (error.name === 'AbortError') return;
+      if (error.name === 'AbortError' || mine !== this.loads) return;
       this.body.replaceChildren(h('tr', {}, h('td', { colspan: '6' }, errorBox(error))));
+      this.shown = '';
       return;
     }
     const missing = [...this.retried].filter((id) => !page.episodes.some((episode) => episode.id === id));
@@ -94,7 +98,7 @@ class EpisodesView {
         this.ctx.api('GET', `/v1/episodes/${encodeURIComponent(id)}`).catch(() => null)));
       page = { ...page, episodes: [...kept.filter(Boolean), ...page.episodes] };
     }
-    if (this.ctx.signal.aborted) return;
+    if (this.ctx.signal.aborted || mine !== this.loads) return;
     this.show(page, announce);
     const busy = page.episodes.some((episode) => episode.status === 'pending' || episode.status === 'running');
     if (busy) this.timer = setTimeout(() => this.load(), REFRESH_MS);
