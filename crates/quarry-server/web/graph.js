@@ -142,19 +142,22 @@ async function renderEntity(main, params, ctx) {
         + (reached > DRAW_LIMIT ? `; the ${DRAW_LIMIT} nearest are drawn.` : '.')
         + ' Tab to a node and press Enter to open it.';
   };
+  let drawn = 0;
   depthSelect.addEventListener('change', async () => {
     depth = clampDepth(depthSelect.value);
+    // Only the latest depth asked for is drawn, however the answers arrive.
+    const mine = ++drawn;
     // The address keeps the depth without re-rendering the page (focus stays on the select).
     history.replaceState(null, '', href(`/graph/${encodeURIComponent(id)}`, { depth }));
     drawing.setAttribute('aria-busy', 'true');
     try {
       const next = await ctx.api('GET', neighborsPath(id, depth));
-      if (ctx.signal.aborted) return;
+      if (ctx.signal.aborted || mine !== drawn) return;
       show(next);
     } catch (error) {
-      if (error.name !== 'AbortError') drawing.replaceChildren(errorBox(error));
+      if (error.name !== 'AbortError' && mine === drawn) drawing.replaceChildren(errorBox(error));
     } finally {
-      drawing.removeAttribute('aria-busy');
+      if (mine === drawn) drawing.removeAttribute('aria-busy');
     }
   }, { signal: ctx.signal });
 
