@@ -82,6 +82,7 @@ test('the graph pages fit a phone', async () => {
     await page.goto(`${env.url}/#/episodes`);
     await page.locator('#episodes-rows tr').first().waitFor();
     assert.equal(await overflowsHorizontally(page), false, 'nothing overflows sideways at 390 px');
+    await screenshot(page, 'episodes-phone');
     assertNoPageErrors(errors);
   } finally {
     await close();
