@@ -171,7 +171,10 @@ async function citationsOf(ctx, documentId, entityIds) {
       for (const result of results) {
         for (const source of result.sources || []) {
           if (source.type !== 'document' || source.document_id !== documentId) continue;
-          citations.push({ start: source.start, end: source.end, field: result.field_name, value: result.value, status: result.status, entityId, entityTitle: entity.title });
+          citations.push({
+            start: source.start, end: source.end, field: result.field_name, value: result.value, status: result.status,
+            entityId, entityTitle: entity.title, passage: isPassage(source, result.value),
+          });
         }
       }
     } catch (error) {
@@ -179,8 +182,16 @@ async function citationsOf(ctx, documentId, entityIds) {
       // An entity this key may not read (or one deleted since) cites nothing here.
     }
   }));
-  citations.sort((a, b) => a.start - b.start || a.end - b.end);
+  citations.sort((a, b) => a.passage - b.passage || a.start - b.start || a.end - b.end);
   return { citations, titles };
+}
+
+/** A source far longer than its value is a passage the agent read (a search hit), not the words
+ * it cited: the reader marks those lightly so the cited words stand out. */
+export function isPassage(source, value) {
+  const length = source.end - source.start;
+  const valueLength = codePointLength(formatValue(value));
+  return length > Math.max(2 * valueLength, valueLength + 16);
 }
 
 async function readerPage(main, params, ctx) {
@@ -195,12 +206,16 @@ async function readerPage(main, params, ctx) {
   const text = h('div', { class: 'doc-text', tabindex: '0', role: 'region', 'aria-label': `Text of ${doc.title}` });
   const spanFocus = (span) => asked && span.start === asked.start && span.end === asked.end;
   const spans = citations.map((c) => ({
-    start: c.start, end: c.end, label: `${c.field} of ${c.entityTitle}: ${formatValue(c.value)} (${c.status})`, focus: spanFocus(c),
+    start: c.start, end: c.end, passage: c.passage && !spanFocus(c), focus: spanFocus(c),
+    label: `${c.field} of ${c.entityTitle}: ${formatValue(c.value)} (${c.status}${c.passage ? ', a passage the agent read' : ''})`,
   }));
   if (asked && !spans.some((span) => span.focus)) spans.push({ start: asked.start, end: asked.end, label: 'The cited span', focus: true });
 
   const show = (target) => {
-    for (const span of spans) span.focus = Boolean(target) && span.start === target.start && span.end === target.end;
+    for (const span of spans) {
+      span.focus = Boolean(target) && span.start === target.start && span.end === target.end;
+      if (span.focus) span.passage = false;
+    }
     renderHighlighted(text, doc.text, spans);
     if (target) revealFirstMark(text);
   };
@@ -213,7 +228,7 @@ async function readerPage(main, params, ctx) {
       } }, `${c.field}: ${formatValue(c.value)}`),
       h('span', { class: 'muted' }, ' · '),
       h('a', { href: `#/entities/${encodeURIComponent(c.entityId)}?field=${encodeURIComponent(c.field)}` }, c.entityTitle),
-      h('span', { class: 'muted' }, ` · ${c.status} · characters ${c.start}–${c.end}`))))
+      h('span', { class: 'muted' }, ` · ${c.status} · ${c.passage ? 'passage read, ' : ''}characters ${c.start}–${c.end}`))))
     : h('p', { class: 'muted small' }, 'No result of a linked entity cites this document yet.');
 
   const linkPanel = ctx.can('documents:write') ? await linkForm(ctx, doc) : null;
@@ -231,7 +246,8 @@ async function readerPage(main, params, ctx) {
         : 'no entity')),
     h('section', { 'aria-labelledby': 'citations-title' },
       h('h2', { id: 'citations-title' }, 'Cited spans'),
-      h('p', { class: 'legend' }, h('mark', {}, 'cited'), ' by a result, ', h('mark', { class: 'mark-focus' }, 'selected'), ' the one you opened. Offsets count characters (code points).'),
+      h('p', { class: 'legend' }, h('mark', {}, 'cited'), ' words a value came from, ', h('mark', { class: 'mark-passage' }, 'passage'),
+        ' text the agent read, ', h('mark', { class: 'mark-focus' }, 'selected'), ' the one you opened. Offsets count characters (code points).'),
       citationList),
     linkPanel,
     h('h2', {}, 'Text'),

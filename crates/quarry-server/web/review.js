@@ -89,6 +89,12 @@ function safeUrl(url) {
   }
 }
 
+/** `text` cut to `limit` code points with an ellipsis. */
+function shorten(text, limit) {
+  const chars = Array.from(text);
+  return chars.length <= limit ? text : `${chars.slice(0, limit).join('')}…`;
+}
+
 /** One source of a value as a list item: a document span opens the reader on it, an entity its
  * page, a URL a new tab. */
 function sourceItem(source) {
@@ -98,7 +104,7 @@ function sourceItem(source) {
         href: href(`/documents/${encodeURIComponent(source.document_id)}`, { start: source.start, end: source.end }),
         class: 'source-link',
         dataset: { documentId: source.document_id, start: source.start, end: source.end },
-      }, source.snippet ? `“${source.snippet}”` : `characters ${source.start}–${source.end}`);
+      }, source.snippet ? `“${shorten(source.snippet, 120)}”` : `characters ${source.start}–${source.end}`);
       return h('li', {}, link, h('span', { class: 'muted small' }, ` document, characters ${source.start}–${source.end}`));
     }
     case 'entity':

@@ -33,9 +33,11 @@ export function sliceCodePoints(text, start, end) {
 
 /**
  * Fills `container` with `text`, wrapping every span in `<mark>`.
- * `spans`: `[{start, end, label?, focus?}]` in code points; they may overlap (the text is cut at
- * every boundary and each piece is marked if any span covers it; a piece covered by a `focus`
- * span gets the class `mark-focus`). Returns the `<mark>` elements in text order.
+ * `spans`: `[{start, end, label?, focus?, passage?}]` in code points; they may overlap (the text
+ * is cut at every boundary and each piece is marked if any span covers it; a piece covered by a
+ * `focus` span gets the class `mark-focus`, one covered only by `passage` spans — context an
+ * agent read rather than the words it cited — the class `mark-passage`). Returns the `<mark>`
+ * elements in text order.
  */
 export function renderHighlighted(container, text, spans = []) {
   const index = codePointIndex(text);
@@ -70,6 +72,7 @@ export function renderHighlighted(container, text, spans = []) {
     mark.dataset.end = String(to);
     const labels = covering.map((span) => span.label).filter(Boolean);
     if (labels.length) mark.title = [...new Set(labels)].join('\n');
+    if (covering.every((span) => span.passage)) mark.classList.add('mark-passage');
     if (covering.some((span) => span.focus)) {
       mark.classList.add('mark-focus');
       mark.tabIndex = -1;
