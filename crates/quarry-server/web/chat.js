@@ -570,18 +570,18 @@ class ChatView {
       'tr',
       { dataset: { field: field.name }, class: valid ? 'field-valid' : 'field-invalid' },
       h('th', { scope: 'row' }, field.name),
-      h('td', { class: 'chat-value' }, showValue(field.value)),
+      h('td', { class: 'chat-value', 'data-label': 'Value' }, showValue(field.value)),
       h(
         'td',
-        {},
+        { 'data-label': 'Valid' },
         valid
           ? h('span', { class: 'badge state-approved' }, 'valid')
           : [h('span', { class: 'badge state-rejected' }, problems.some((p) => p.kind === 'missing') ? 'missing' : 'invalid'),
              h('ul', { class: 'problems' }, problems.map((problem) => h('li', {}, problem.message)))],
       ),
-      h('td', {}, groundingText(field.grounding)),
-      h('td', {}, field.confidence ? h('span', { class: `badge conf-${field.confidence}` }, field.confidence) : ''),
-      h('td', {}, where),
+      h('td', { 'data-label': 'Grounding' }, groundingText(field.grounding)),
+      h('td', { 'data-label': 'Confidence' }, field.confidence ? h('span', { class: `badge conf-${field.confidence}` }, field.confidence) : ''),
+      h('td', { 'data-label': 'In the text' }, where),
     );
   }
 

@@ -171,10 +171,10 @@ class EpisodesView {
         episode.error ? h('p', { class: 'episode-error' }, h('strong', {}, 'Error: '), episode.error) : null,
         entitiesBox,
       ),
-      h('td', {}, h('span', { class: `badge state-${episode.status}` }, episode.status)),
-      h('td', { class: 'num' }, String(episode.attempts ?? 0)),
-      h('td', {}, extracted(episode)),
-      h('td', {}, formatTime(episode.updated_at)),
+      h('td', { 'data-label': 'State' }, h('span', { class: `badge state-${episode.status}` }, episode.status)),
+      h('td', { class: 'num', 'data-label': 'Attempts' }, String(episode.attempts ?? 0)),
+      h('td', { 'data-label': 'Extracted' }, extracted(episode)),
+      h('td', { 'data-label': 'Updated' }, formatTime(episode.updated_at)),
       h('td', { class: 'actions' }, actions),
     );
   }
