@@ -102,6 +102,10 @@ test('the review queue is worked with the keyboard alone: next, previous, skip, 
 
     await goTo('Sakura Robotics', 'Head office');
     await item.getByText(env.values.sakura_headquarters).first().waitFor();
+    // The value's words in their document's line, marked, before the reviewer decides.
+    const quoted = item.locator('.cited-quote mark');
+    await quoted.waitFor();
+    assert.equal(await quoted.innerText(), env.values.sakura_headquarters);
     await page.keyboard.press('a');
     await page.locator('#notice').filter({ hasText: 'Approved headquarters of Sakura Robotics' }).waitFor();
     await counter.filter({ hasText: /of 3/ }).waitFor();

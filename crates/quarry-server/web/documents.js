@@ -3,7 +3,7 @@
 // cite highlighted and the one a link asked for (`?start=&end=`, code points) focused.
 
 import { h, href, fill, add, formatValue, formatTime } from './dom.js';
-import { renderHighlighted, revealFirstMark, codePointLength } from './spans.js';
+import { renderHighlighted, revealFirstMark, codePointLength, isPassage } from './spans.js';
 
 const PAGE_SIZE = 50;
 /** What the upload endpoint accepts, by file extension when the browser gives no type. */
@@ -184,14 +184,6 @@ async function citationsOf(ctx, documentId, entityIds) {
   }));
   citations.sort((a, b) => a.passage - b.passage || a.start - b.start || a.end - b.end);
   return { citations, titles };
-}
-
-/** A source far longer than its value is a passage the agent read (a search hit), not the words
- * it cited: the reader marks those lightly so the cited words stand out. */
-export function isPassage(source, value) {
-  const length = source.end - source.start;
-  const valueLength = codePointLength(formatValue(value));
-  return length > Math.max(2 * valueLength, valueLength + 16);
 }
 
 async function readerPage(main, params, ctx) {

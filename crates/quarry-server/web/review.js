@@ -4,6 +4,7 @@
 // and reads a field's history and the feedback the agents are given.
 
 import { h, href, fill, add, formatValue, formatTime, isTyping } from './dom.js';
+import { isPassage, quoteAround } from './spans.js';
 
 const PAGE_SIZE = 50;
 /** How often the entity page asks again while work is in flight (a rerun, a run). */
@@ -121,6 +122,28 @@ function sourceItem(source) {
     default:
       return h('li', {}, JSON.stringify(source));
   }
+}
+
+/**
+ * The words a value was taken from, in a line of their document's context, filled in when the
+ * document arrives (`documents` caches them by id for the page). Empty when the value cites no
+ * document span.
+ */
+function citedQuote(ctx, result, documents) {
+  const source = (result.sources || []).find((s) => s.type === 'document' && !isPassage(s, result.value));
+  if (!source) return null;
+  const box = h('blockquote', { class: 'quote cited-quote' });
+  const id = source.document_id;
+  if (!documents.has(id)) documents.set(id, ctx.api('GET', `/v1/documents/${encodeURIComponent(id)}`).catch((error) => error));
+  documents.get(id).then((found) => {
+    if (!found || found instanceof Error || !found.document) return;
+    const quote = quoteAround(found.document.text, source.start, source.end, 70);
+    fill(box, quote.before, h('mark', {}, quote.span), quote.after,
+      h('span', { class: 'quote-source' }, ' — ', h('a', {
+        href: href(`/documents/${encodeURIComponent(id)}`, { start: source.start, end: source.end }),
+      }, found.document.title)));
+  });
+  return box;
 }
 
 function sourcesList(sources) {
@@ -375,6 +398,7 @@ async function queuePage(main, params, ctx) {
   const specs = Object.fromEntries(type.fields.map((field) => [field.name, field]));
   const canReview = ctx.can('extraction:review');
   const state = { items: [], total: 0, index: 0, reviewed: 0, busy: false, rejecting: false };
+  const documents = new Map();
 
   async function fetchMore() {
     // Reviewed items leave the server's queue, so the items still held here are exactly the
@@ -441,6 +465,7 @@ async function queuePage(main, params, ctx) {
       h('p', { class: 'muted small' }, h('a', { href: `#/entities/${encodeURIComponent(result.entity_id)}` }, item.entity_title), ` · ${typeName(type)}`),
       h('h2', { id: 'queue-item-title' }, fieldLabel(spec, result.field_name)),
       h('div', { class: 'queue-value' }, valueView(result.value, 'value')),
+      citedQuote(ctx, result, documents),
       h('div', { class: 'actions' },
         button('Previous', 'k', 'secondary', () => move(-1), state.index === 0),
         button('Next', 'j', 'secondary', () => move(1), state.index >= state.items.length - 1),
@@ -552,7 +577,10 @@ async function entityPage(main, params, ctx) {
   const entityPath = encodeURIComponent(id);
   const canReview = ctx.can('extraction:review');
   const canTrigger = ctx.can('extraction:trigger');
-  const page = { overview: null, watching: new Map(), timer: 0, since: 0, openHistory: new Set(params.field ? [params.field] : []) };
+  const page = {
+    overview: null, watching: new Map(), timer: 0, since: 0, documents: new Map(),
+    openHistory: new Set(params.field ? [params.field] : []),
+  };
 
   const header = h('div', {});
   const runPanel = h('section', { class: 'panel run-panel', 'aria-labelledby': 'run-title' });
@@ -628,6 +656,7 @@ async function entityPage(main, params, ctx) {
         spec.human_input ? h('span', { class: 'badge' }, 'a person answers') : null),
       spec.instructions ? h('p', { class: 'muted small' }, spec.instructions) : null,
       h('p', {}, valueView(result ? result.value : entity().fields[field.name], 'value field-value')),
+      result ? citedQuote(ctx, result, page.documents) : null,
       watching ? h('p', { class: 'small rerun-note', role: 'status' }, watching.note) : null,
       result ? resultFacts(result) : null,
       field.task && field.task.last_error

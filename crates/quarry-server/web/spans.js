@@ -3,6 +3,8 @@
 // ideograph takes two. Slicing the raw string with server offsets would drift by one unit per
 // astral character before the span, so every offset goes through `codePointIndex` first.
 
+import { formatValue } from './dom.js';
+
 /** UTF-16 index of every code-point offset of `text`: `index[cp]` for cp in 0..=length. */
 export function codePointIndex(text) {
   const index = [];
@@ -108,4 +110,12 @@ export function quoteAround(text, start, end, context = 80) {
     span: text.slice(index[from], index[to]),
     after: text.slice(index[to], index[right]) + (right < last ? '…' : ''),
   };
+}
+
+/** A document source far longer than its value is a passage the agent read (a search hit), not
+ * the words it cited: pages mark those lightly so the cited words stand out. */
+export function isPassage(source, value) {
+  const length = source.end - source.start;
+  const valueLength = codePointLength(formatValue(value));
+  return length > Math.max(2 * valueLength, valueLength + 16);
 }
