@@ -14,6 +14,7 @@ mod chunks;
 mod classify;
 mod gazetteer;
 mod rules;
+mod table_hash;
 mod tokens;
 
 use std::collections::HashMap;
@@ -26,19 +27,35 @@ use classify::{Classified, Confidence};
 use rules::{HONORIFICS, SITE_WORDS};
 use tokens::Token;
 
+/// Text is read in windows of about this many bytes, cut at a line break or sentence end, so
+/// the tokens and candidates held at once stay bounded however long the document is.
+const WINDOW_BYTES: usize = 64 * 1024;
+/// Names remembered across windows (for `Mitchell Rawlins … Rawlins`); bounded so memory stays
+/// flat on documents with endless distinct names.
+const MEMORY_NAMES: usize = 20_000;
+
 /// People, organizations and locations in `text`, in text order, as byte ranges.
 pub fn find(text: &str) -> Vec<Detection> {
-    let tokens = tokens::tokenize(text);
-    let entities = entities(text, &tokens);
-    let mut detections = Vec::with_capacity(entities.len());
-    for (range, kind) in entities {
-        detections.push(detection(text, &tokens, range.clone(), kind));
-        let site_follows = tokens
-            .get(range.end)
-            .is_some_and(|t| SITE_WORDS.contains(&t.text));
-        if kind == MatchKind::Organization && site_follows {
-            let site = range.start..range.end + 1;
-            detections.push(detection(text, &tokens, site, MatchKind::Location));
+    let mut memory = DocumentMemory::default();
+    let mut detections = Vec::new();
+    for window in windows(text, WINDOW_BYTES) {
+        let part = &text[window.clone()];
+        let tokens = tokens::tokenize(part);
+        for (range, kind) in entities(part, &tokens, &mut memory) {
+            detections.push(detection(part, &tokens, range.clone(), kind, window.start));
+            let site_follows = tokens
+                .get(range.end)
+                .is_some_and(|t| SITE_WORDS.contains(&t.text));
+            if kind == MatchKind::Organization && site_follows {
+                let site = range.start..range.end + 1;
+                detections.push(detection(
+                    part,
+                    &tokens,
+                    site,
+                    MatchKind::Location,
+                    window.start,
+                ));
+            }
         }
     }
     detections
@@ -47,31 +64,101 @@ pub fn find(text: &str) -> Vec<Detection> {
 /// People in `text` with an honorific written before them included (`Dr. Jane Smith`), for the
 /// `name` target.
 pub(crate) fn people_with_honorifics(text: &str) -> Vec<Detection> {
-    let tokens = tokens::tokenize(text);
-    entities(text, &tokens)
-        .into_iter()
-        .filter(|(_, kind)| *kind == MatchKind::Person)
-        .map(|(range, kind)| {
+    let mut memory = DocumentMemory::default();
+    let mut people = Vec::new();
+    for window in windows(text, WINDOW_BYTES) {
+        let part = &text[window.clone()];
+        let tokens = tokens::tokenize(part);
+        for (range, kind) in entities(part, &tokens, &mut memory) {
+            if kind != MatchKind::Person {
+                continue;
+            }
             let mut start = range.start;
             while start > 0 && HONORIFICS.contains(&tokens[start - 1].bare()) {
                 start -= 1;
             }
-            detection(text, &tokens, start..range.end, kind)
-        })
-        .collect()
+            people.push(detection(
+                part,
+                &tokens,
+                start..range.end,
+                kind,
+                window.start,
+            ));
+        }
+    }
+    people
 }
 
-fn detection(text: &str, tokens: &[Token<'_>], range: Range<usize>, kind: MatchKind) -> Detection {
+fn detection(
+    text: &str,
+    tokens: &[Token<'_>],
+    range: Range<usize>,
+    kind: MatchKind,
+    offset: usize,
+) -> Detection {
     let bytes = tokens[range.start].range.start..tokens[range.end - 1].range.end;
     Detection {
         value: text[bytes.clone()].to_owned(),
-        range: bytes,
+        range: bytes.start + offset..bytes.end + offset,
         kind,
     }
 }
 
-/// Typed entities as token ranges, in text order.
-fn entities(text: &str, tokens: &[Token<'_>]) -> Vec<(Range<usize>, MatchKind)> {
+/// Byte ranges covering `text` of about `size` bytes each, cut after a line break, else after a
+/// sentence end, else after whitespace, else at a character boundary.
+fn windows(text: &str, size: usize) -> impl Iterator<Item = Range<usize>> + '_ {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let mut end = (start + size).min(text.len());
+        if end < text.len() {
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let slice = &text[start..end];
+            let half = slice.len() / 2;
+            let cut = slice
+                .rfind('\n')
+                .filter(|&i| i >= half)
+                .or_else(|| slice.rfind(". ").filter(|&i| i >= half).map(|i| i + 1))
+                .or_else(|| slice.rfind(char::is_whitespace).filter(|&i| i >= half));
+            if let Some(cut) = cut {
+                end = start + cut + 1;
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+            }
+        }
+        let window = start..end;
+        start = end;
+        Some(window)
+    })
+}
+
+/// What earlier windows of the same document decided about names: the kind a name was given
+/// with confidence, and the words of confidently found multi-word person names.
+#[derive(Default)]
+struct DocumentMemory {
+    known: HashMap<String, MatchKind>,
+    person_words: HashMap<String, MatchKind>,
+}
+
+impl DocumentMemory {
+    fn remember(map: &mut HashMap<String, MatchKind>, name: &str, kind: MatchKind) {
+        if map.len() < MEMORY_NAMES && !map.contains_key(name) {
+            map.insert(name.to_owned(), kind);
+        }
+    }
+}
+
+/// Typed entities as token ranges, in text order. `memory` carries names across windows.
+fn entities(
+    text: &str,
+    tokens: &[Token<'_>],
+    memory: &mut DocumentMemory,
+) -> Vec<(Range<usize>, MatchKind)> {
     let classified: Vec<Classified> = chunks::candidates(text, tokens)
         .into_iter()
         .map(|chunk| classify::classify(text, tokens, chunk))
@@ -82,12 +169,10 @@ fn entities(text: &str, tokens: &[Token<'_>]) -> Vec<(Range<usize>, MatchKind)> 
     let span_text = |c: &Classified| {
         &text[tokens[c.tokens.start].range.start..tokens[c.tokens.end - 1].range.end]
     };
-    let mut known: HashMap<&str, MatchKind> = HashMap::new();
-    let mut person_words: HashMap<&str, MatchKind> = HashMap::new();
     for c in &classified {
         match c.kind {
             Some((kind, Confidence::Strong)) => {
-                known.entry(span_text(c)).or_insert(kind);
+                DocumentMemory::remember(&mut memory.known, span_text(c), kind);
             }
             Some((MatchKind::Person, Confidence::Weak)) if c.tokens.len() > 1 => {}
             _ => continue,
@@ -95,7 +180,11 @@ fn entities(text: &str, tokens: &[Token<'_>]) -> Vec<(Range<usize>, MatchKind)> 
         if c.kind.is_some_and(|(kind, _)| kind == MatchKind::Person) && c.tokens.len() > 1 {
             for token in &tokens[c.tokens.clone()] {
                 if token.shape == tokens::Shape::Capitalised {
-                    person_words.insert(token.text, MatchKind::Person);
+                    DocumentMemory::remember(
+                        &mut memory.person_words,
+                        token.text,
+                        MatchKind::Person,
+                    );
                 }
             }
         }
@@ -106,11 +195,12 @@ fn entities(text: &str, tokens: &[Token<'_>]) -> Vec<(Range<usize>, MatchKind)> 
             let kind = match c.kind {
                 Some((kind, Confidence::Strong)) => Some(kind),
                 Some((kind, Confidence::Weak)) => {
-                    Some(known.get(span_text(c)).copied().unwrap_or(kind))
+                    Some(memory.known.get(span_text(c)).copied().unwrap_or(kind))
                 }
-                None => known
+                None => memory
+                    .known
                     .get(span_text(c))
-                    .or_else(|| person_words.get(span_text(c)))
+                    .or_else(|| memory.person_words.get(span_text(c)))
                     .copied(),
             };
             kind.map(|kind| (c.tokens.clone(), kind))
@@ -213,6 +303,37 @@ mod tests {
     fn repeated_surname_follows_the_full_name() {
         let text = "Kwame Oduya scored twice, and later Oduya scored again.";
         assert_eq!(of_kind(text, MatchKind::Person), ["Kwame Oduya", "Oduya"]);
+    }
+
+    #[test]
+    fn long_text_is_read_in_windows_with_offsets_and_names_carried_over() {
+        let sentence = "Kwame Oduya visited the harbour with friends and wrote about it.\n";
+        let mut text = sentence.repeat(WINDOW_BYTES / sentence.len() + 10);
+        text.push_str("Later Oduya moved away.");
+        let found = find(&text);
+        for d in &found {
+            assert_eq!(&text[d.range.clone()], d.value);
+        }
+        let last = found.last().expect("the lone surname at the end");
+        assert_eq!(
+            (last.value.as_str(), last.kind),
+            ("Oduya", MatchKind::Person)
+        );
+        let per_sentence = found.iter().filter(|d| d.value == "Kwame Oduya").count();
+        assert_eq!(per_sentence, WINDOW_BYTES / sentence.len() + 10);
+    }
+
+    #[test]
+    fn windows_cover_the_text_at_char_boundaries() {
+        let text = "Zoë Brontë é ".repeat(20_000);
+        let mut next = 0;
+        for window in windows(&text, 1000) {
+            assert_eq!(window.start, next);
+            assert!(text.is_char_boundary(window.end));
+            assert!(window.len() <= 1004);
+            next = window.end;
+        }
+        assert_eq!(next, text.len());
     }
 
     #[test]

@@ -55,22 +55,20 @@ pub(crate) fn candidates(text: &str, tokens: &[Token<'_>]) -> Vec<Range<usize>> 
     chunks
 }
 
-/// For each token index that starts a multi-word gazetteer phrase, the token index after it.
+/// For each token index that starts a multi-word gazetteer phrase, the token index after it
+/// (leftmost-longest, not overlapping).
 fn phrase_ends(text: &str, tokens: &[Token<'_>]) -> Vec<Option<usize>> {
+    let gaz = gazetteer::gazetteer();
     let mut ends = vec![None; tokens.len()];
     let mut t = 0;
-    for phrase in gazetteer::gazetteer().phrases(text) {
-        while t < tokens.len() && tokens[t].range.start < phrase.start {
-            t += 1;
+    while t < tokens.len() {
+        match gaz.phrase_at(text, tokens, t) {
+            Some(phrase) => {
+                ends[t] = Some(phrase.end);
+                t = phrase.end;
+            }
+            None => t += 1,
         }
-        if t == tokens.len() || tokens[t].range.start != phrase.start {
-            continue;
-        }
-        let end = tokens[t..]
-            .iter()
-            .position(|tok| tok.range.end == phrase.end)
-            .map(|offset| t + offset + 1);
-        ends[t] = end;
     }
     ends
 }

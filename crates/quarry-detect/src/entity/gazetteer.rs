@@ -1,12 +1,20 @@
-//! The compiled-in word lists (see `data/README.md` for sources and licences), built once into
-//! one case-sensitive lookup table of names and a phrase automaton for multi-word entries.
+//! The compiled-in word lists (see `data/README.md` for sources and licences) as one
+//! case-sensitive lookup table of names, laid out by `build/gazetteer.rs` at build time and
+//! probed in place: the first entity call of a process builds nothing.
 
-use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::ops::Range;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use super::table_hash::table_hash;
+use super::tokens::Token;
 
-/// What the gazetteers know about one word or phrase; a bit set of the constants below.
+include!(concat!(env!("OUT_DIR"), "/gazetteer_layout.rs"));
+
+static KEYS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gazetteer_keys.bin"));
+static ENTRIES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gazetteer_entries.bin"));
+static SLOTS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gazetteer_slots.bin"));
+
+/// What the gazetteers know about one word or phrase; a bit set of the constants below (the
+/// same values as in `build/gazetteer.rs`).
 pub(crate) type Flags = u16;
 
 pub(crate) const FIRST_NAME: Flags = 1;
@@ -17,128 +25,77 @@ pub(crate) const COUNTRY: Flags = 1 << 3;
 /// A continent, a first-level subdivision (state, province) or a well-known region.
 pub(crate) const REGION: Flags = 1 << 4;
 pub(crate) const CITY: Flags = 1 << 5;
-/// A city of at least [`BIG_CITY_POPULATION`] people: strong enough to beat a first name.
+/// A city of at least a million people: strong enough to beat a first name.
 pub(crate) const BIG_CITY: Flags = 1 << 6;
 pub(crate) const ORGANIZATION: Flags = 1 << 7;
-/// A first name among the most frequent ones (cumulative frequency list head).
+/// A first name among the 600 most frequent ones.
 pub(crate) const COMMON_FIRST_NAME: Flags = 1 << 8;
+/// The first word of a multi-word place or organization (`Trinidad` of `Trinidad and Tobago`).
+pub(crate) const PHRASE_START: Flags = 1 << 9;
 
 pub(crate) const PLACE: Flags = COUNTRY | REGION | CITY;
 
-const BIG_CITY_POPULATION: u64 = 1_000_000;
-/// How many first names, from the most frequent, count as [`COMMON_FIRST_NAME`].
-const COMMON_FIRST_NAMES: usize = 600;
-
-const FIRST_NAMES: &str = include_str!("../../data/first_names.txt");
-const SURNAMES: &str = include_str!("../../data/surnames.txt");
-const COMMON_WORDS: &str = include_str!("../../data/common_words.txt");
-const COUNTRIES: &str = include_str!("../../data/countries.txt");
-const REGIONS: &str = include_str!("../../data/regions.txt");
-const PLACES_EXTRA: &str = include_str!("../../data/places_extra.txt");
-const CITIES: &str = include_str!("../../data/cities.txt");
-const ORGANIZATIONS: &str = include_str!("../../data/organizations.txt");
-
-pub(crate) struct Gazetteer {
-    entries: HashMap<Box<str>, Flags>,
-    /// Multi-word places and organizations, so that `Trinidad and Tobago` or `Rio de Janeiro`
-    /// stay one name although they contain lower-case words.
-    phrases: AhoCorasick,
-}
-
-static GAZETTEER: LazyLock<Gazetteer> = LazyLock::new(Gazetteer::build);
+/// The compiled-in table; a handle so callers read like lookups in a value.
+pub(crate) struct Gazetteer;
 
 pub(crate) fn gazetteer() -> &'static Gazetteer {
-    &GAZETTEER
+    &Gazetteer
 }
 
 impl Gazetteer {
     /// Flags of an exact word or phrase, 0 when unknown.
     pub fn flags(&self, word: &str) -> Flags {
-        self.entries.get(word).copied().unwrap_or(0)
+        let key = word.as_bytes();
+        let mut slot = (table_hash(key) as usize) & SLOT_MASK;
+        loop {
+            let entry = read_u32(SLOTS, slot * 4) as usize;
+            if entry == 0 {
+                return 0;
+            }
+            let record = (entry - 1) * 8;
+            let start = read_u32(ENTRIES, record) as usize;
+            let len = usize::from(read_u16(ENTRIES, record + 4));
+            if KEYS.get(start..start + len) == Some(key) {
+                return read_u16(ENTRIES, record + 6);
+            }
+            slot = (slot + 1) & SLOT_MASK;
+        }
     }
 
     pub fn is(&self, word: &str, flags: Flags) -> bool {
         self.flags(word) & flags != 0
     }
 
-    /// Byte ranges of multi-word gazetteer phrases in `text`, leftmost-longest, on word
-    /// boundaries.
-    pub fn phrases<'a>(
-        &'a self,
-        text: &'a str,
-    ) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
-        self.phrases
-            .find_iter(text)
-            .map(|m| m.range())
-            .filter(move |r| on_word_boundaries(text, r))
-    }
-
-    fn build() -> Gazetteer {
-        let mut entries: HashMap<Box<str>, Flags> = HashMap::with_capacity(120_000);
-        let mut add = |word: &str, flags: Flags| {
-            *entries.entry(word.into()).or_default() |= flags;
-        };
-        for (rank, name) in lines(FIRST_NAMES).enumerate() {
-            let common = if rank < COMMON_FIRST_NAMES {
-                COMMON_FIRST_NAME
-            } else {
-                0
-            };
-            add(name, FIRST_NAME | common);
+    /// The token range of the longest multi-word place or organization starting at token
+    /// `start`, if any (`Rio de Janeiro`, `Trinidad and Tobago`): such phrases stay one name
+    /// although they contain lower-case words.
+    pub fn phrase_at(
+        &self,
+        text: &str,
+        tokens: &[Token<'_>],
+        start: usize,
+    ) -> Option<Range<usize>> {
+        if !self.is(tokens[start].text, PHRASE_START) {
+            return None;
         }
-        for name in lines(SURNAMES) {
-            add(name, SURNAME);
-        }
-        for word in lines(COMMON_WORDS) {
-            add(word, COMMON);
-            add(&capitalise(word), COMMON);
-        }
-        for name in lines(COUNTRIES) {
-            add(name, COUNTRY);
-        }
-        for name in lines(REGIONS).chain(lines(PLACES_EXTRA)) {
-            add(name, REGION);
-        }
-        for line in lines(CITIES) {
-            let (name, population) = line.split_once('\t').unwrap_or((line, "0"));
-            let big = population.parse::<u64>().unwrap_or(0) >= BIG_CITY_POPULATION;
-            add(name, if big { CITY | BIG_CITY } else { CITY });
-        }
-        for name in lines(ORGANIZATIONS) {
-            add(name, ORGANIZATION);
-        }
-        let phrases: Vec<&str> = entries
-            .iter()
-            .filter(|(name, flags)| *flags & (PLACE | ORGANIZATION) != 0 && name.contains(' '))
-            .map(|(name, _)| &**name)
-            .collect();
-        let phrases = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(phrases)
-            .expect("gazetteer phrases form a valid automaton");
-        Gazetteer { entries, phrases }
+        let from = tokens[start].range.start;
+        let last = (start + LONGEST_PHRASE_TOKENS).min(tokens.len());
+        (start + 1..last).rev().find_map(|end| {
+            let phrase = &text[from..tokens[end].range.end];
+            (phrase.contains(' ') && self.is(phrase, PLACE | ORGANIZATION))
+                .then_some(start..end + 1)
+        })
     }
 }
 
-/// Non-empty, non-comment lines of a data file.
-fn lines(data: &'static str) -> impl Iterator<Item = &'static str> {
-    data.lines()
-        .map(str::trim_end)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut word = [0; 4];
+    word.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(word)
 }
 
-fn capitalise(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|first| first.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
-}
-
-fn on_word_boundaries(text: &str, range: &std::ops::Range<usize>) -> bool {
-    let before = text[..range.start].chars().next_back();
-    let after = text[range.end..].chars().next();
-    !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+fn read_u16(bytes: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([bytes[at], bytes[at + 1]])
 }
 
 #[cfg(test)]
@@ -159,14 +116,26 @@ mod tests {
     }
 
     #[test]
-    fn finds_multi_word_phrases_on_word_boundaries() {
+    fn finds_multi_word_phrases_on_token_boundaries() {
         let g = gazetteer();
         let text = "From Rio de Janeiro to New Yorkshire.";
-        let found: Vec<&str> = g.phrases(text).map(|r| &text[r]).collect();
-        assert!(found.contains(&"Rio de Janeiro"), "{found:?}");
-        assert!(
-            !found.iter().any(|p| p.starts_with("New York")),
-            "{found:?}"
-        );
+        let tokens = super::super::tokens::tokenize(text);
+        let found: Vec<&str> = (0..tokens.len())
+            .filter_map(|t| g.phrase_at(text, &tokens, t))
+            .map(|r| &text[tokens[r.start].range.start..tokens[r.end - 1].range.end])
+            .collect();
+        assert_eq!(found, ["Rio de Janeiro"]);
+    }
+
+    #[test]
+    fn every_listed_word_is_found_and_unknown_words_are_not() {
+        let g = gazetteer();
+        for (word, flag) in [("Zyxwvut", 0), ("", 0), ("sarah", 0)] {
+            assert_eq!(g.flags(word), flag, "{word}");
+        }
+        let surnames = include_str!("../../data/surnames.txt").lines();
+        for line in surnames.filter(|l| !l.starts_with('#')).take(2000) {
+            assert!(g.is(line.trim_end(), SURNAME), "{line}");
+        }
     }
 }

@@ -18,27 +18,17 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use phonenumber::country::{Id, Source};
-use phonenumber::metadata::DATABASE;
-use phonenumber::{Metadata, Mode, PhoneNumber};
+use phonenumber::metadata::Database;
+use phonenumber::{Metadata, PhoneNumber};
 use regex::Regex;
 
 use super::candidate::{digit_value, extension_pattern, is_plus};
+use super::metadata;
 
 /// The extension at the end of a candidate (anchored, as libphonenumber's parser does).
 static EXTENSION_AT_END: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!("(?i)(?:{})$", extension_pattern())).expect("pattern compiles")
 });
-
-/// The crate compiles metadata patterns lazily into a 100-entry LRU cache shared by the process.
-/// Text with numbers from more than a handful of countries cycles it, recompiling patterns at
-/// milliseconds each (0.4 MB/s on the phone corpus), so it is enlarged once, before first use.
-/// Compiled patterns are small; even every region's patterns fit in a few tens of megabytes.
-static LARGER_REGEX_CACHE: LazyLock<()> = LazyLock::new(|| {
-    if let Ok(mut cache) = DATABASE.cache().lock() {
-        cache.set_capacity(REGEX_CACHE_CAPACITY);
-    }
-});
-const REGEX_CACHE_CAPACITY: usize = 4096;
 
 /// A trunk prefix in brackets, as in "+44 (0) 161 …".
 static TRUNK_ZERO: LazyLock<Regex> =
@@ -204,14 +194,14 @@ pub(super) fn accept(text: &str, range: Range<usize>, region: Id) -> Option<Stri
         return None;
     }
     let formatted = written.is_formatted();
-    let parsed = parse(&written, region);
-    if let Some(number) = &parsed {
+    if let Some((number, database)) = parse(&written, region) {
         let explicit_country = number.code().source() != Source::Default;
         let national_digits = number.national().to_string().len();
         if national_digits >= MIN_NATIONAL_DIGITS
-            && (number.is_valid() || (is_possible(number) && (explicit_country || formatted)))
+            && (number.is_valid_with(database)
+                || (is_possible(&number, database) && (explicit_country || formatted)))
         {
-            return Some(e164(number, &written));
+            return Some(e164(&number, &written));
         }
     }
     let plausible = if written.plus {
@@ -232,33 +222,40 @@ pub(super) fn accept(text: &str, range: Range<usize>, region: Id) -> Option<Stri
 
 /// Parses the digits. Numbers with a `+` or an international prefix are parsed without the
 /// default region, because the crate otherwise strips the default region's national prefix from
-/// a foreign national number (`+45 12345678` read for CN loses digits).
-fn parse(written: &Written, region: Id) -> Option<PhoneNumber> {
-    LazyLock::force(&LARGER_REGEX_CACHE);
+/// a foreign national number (`+45 12345678` read for CN loses digits). Returns the number with
+/// the metadata of its calling code.
+fn parse(written: &Written, region: Id) -> Option<(PhoneNumber, &'static Database)> {
     let international = if written.plus {
         Some(written.digits.as_str())
     } else {
         after_international_prefix(&written.digits, region)
     };
-    if let Some(number) =
-        international.and_then(|digits| phonenumber::parse(None, format!("+{digits}")).ok())
-    {
-        return Some(number);
+    let parsed_international = international.and_then(|digits| {
+        let (_, database) = metadata::for_international(digits)?;
+        let number = phonenumber::parse_with(database, None, format!("+{digits}")).ok()?;
+        Some((number, database))
+    });
+    if parsed_international.is_some() {
+        return parsed_international;
     }
-    phonenumber::parse(Some(region), &written.digits).ok()
+    let database = metadata::for_region(region)?;
+    let number = phonenumber::parse_with(database, Some(region), &written.digits).ok()?;
+    Some((number, database))
 }
 
 /// The digits after `region`'s international dialling prefix ("0011" from Singapore), if the
 /// number starts with it and a country code can follow.
 fn after_international_prefix(digits: &str, region: Id) -> Option<&str> {
-    let metadata = DATABASE.by_id(region.as_ref())?;
+    let metadata = metadata::for_region(region)?.by_id(region.as_ref())?;
     let prefix = metadata.international_prefix()?.find(digits)?;
     let rest = &digits[prefix.end()..];
     (prefix.start() == 0 && !rest.is_empty() && !rest.starts_with('0')).then_some(rest)
 }
 
+/// E.164 needs no metadata: `+`, the calling code, the national number. (The crate's formatter
+/// would build its whole default database first, whatever database it is given.)
 fn e164(number: &PhoneNumber, written: &Written) -> String {
-    let formatted = number.format().mode(Mode::E164).to_string();
+    let formatted = format!("+{}{}", number.code().value(), number.national());
     match &written.extension {
         Some(extension) => format!("{formatted};ext={extension}"),
         None => formatted,
@@ -267,13 +264,13 @@ fn e164(number: &PhoneNumber, written: &Written) -> String {
 
 /// Whether the national number has a length some number type of its country can have and fits
 /// the country's general number pattern (so a US "0101234567" is not possible).
-fn is_possible(number: &PhoneNumber) -> bool {
+fn is_possible(number: &PhoneNumber, database: &Database) -> bool {
     let national = number.national().to_string();
     let length = national.len() as u16;
     // Only the number's own region (or the main region of its code): checking every region of a
     // shared code such as +1 would cycle the crate's small regex cache and recompile patterns.
-    let metadata = number.metadata(&DATABASE).or_else(|| {
-        DATABASE
+    let metadata = number.metadata(database).or_else(|| {
+        database
             .by_code(&number.code().value())
             .and_then(|regions| regions.into_iter().find(|m| m.is_main_country_for_code()))
     });

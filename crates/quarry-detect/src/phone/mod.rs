@@ -16,6 +16,7 @@
 
 mod candidate;
 mod leniency;
+mod metadata;
 mod shape;
 
 use phonenumber::country::Id;
