@@ -6,10 +6,22 @@
 //! - `mailto:` in front of an address stays inside the span;
 //! - scheme-relative links (`//localhost`, `//example.com/x`) keep their `//`;
 //! - a scheme preceded by `@` (`test.example@http://vk.com`) is still a link;
-//! - email domains may be IPv4 literals (`j_9@[129.126.118.1]`);
+//! - email addresses are read from their RFC 5322/5321 grammar (`addr_spec.rs`), not by
+//!   linkify, so an invalid one is rejected rather than trimmed, and `user.name+tag@x.com` is
+//!   never split into a `user.name` URL and a `+tag@x.com` address; an address inside a URL
+//!   (userinfo, path, query, fragment) is part of the URL;
+//! - hosts linkify misreads are rescanned on a same-length ASCII shadow of the word: RFC 3986
+//!   reg-names with `_` after a scheme, internationalised TLDs from the root zone (`рф`, `مصر`)
+//!   and a fully qualified host's trailing dot before its path (`http://example.com./x`);
+//! - schemes one or two typing errors away from `http`/`https` (`hppt://`) are not links;
+//! - a link without a scheme starts at a word boundary (`_example.com`, `path:to:file.pm` are
+//!   not links) and is not a clock time (`7.am`);
 //! - CJK text, Unicode punctuation and Unicode spaces end a link, since CJK prose has no spaces;
 //! - links without a scheme need a known top-level domain (linkify only asks for two letters), and
 //!   an invalid port (`google.com:500000`) rejects the whole link.
+
+mod addr_spec;
+mod tld;
 
 use std::ops::Range;
 
@@ -58,6 +70,7 @@ pub fn find_links(text: &str, options: &LinkOptions) -> Vec<Detection> {
     }
     let mut finder = LinkFinder::new();
     finder
+        .kinds(&[LinkKind::Url])
         .url_must_have_scheme(options.url_must_have_scheme)
         .url_can_be_iri(options.url_can_be_iri)
         .email_domain_must_have_dot(options.email_domain_must_have_dot);
@@ -86,7 +99,9 @@ pub fn find_links(text: &str, options: &LinkOptions) -> Vec<Detection> {
     if !options.url_must_have_scheme {
         scan.scheme_relative(&mut links);
     }
-    scan.emails_at_ip_literals(&mut links);
+    scan.shadowed_hosts(&mut links);
+    scan.addresses(&mut links);
+    drop_conflicts(&mut links);
 
     links.sort_by_key(|link| (link.range.start, std::cmp::Reverse(link.range.end)));
     let mut covered_to = 0;
@@ -185,10 +200,22 @@ impl Scan<'_, '_> {
                 }
             }
             _ => {
+                let before = self.text[..range.start].chars().next_back();
                 let authority = match scheme_end(slice) {
-                    Some(after_scheme) => &slice[after_scheme..],
+                    Some(after_scheme) => {
+                        // `_http://x`: linkify-it asks for a boundary before the scheme too.
+                        if before == Some('_')
+                            || is_misspelled_web_scheme(&slice[..after_scheme - 3])
+                            || !top_label_is_plain(host_of(&slice[after_scheme..]))
+                        {
+                            return;
+                        }
+                        &slice[after_scheme..]
+                    }
                     None => {
-                        if !self.fuzzy_host_is_known(host_of(slice)) {
+                        let host = host_of(slice);
+                        let starts_word = before.is_none_or(|c| !continues_host(c));
+                        if !starts_word || !is_hostname(host) || !self.fuzzy_host_is_known(host) {
                             return;
                         }
                         slice
@@ -224,12 +251,20 @@ impl Scan<'_, '_> {
 
     /// Whether a link without a scheme names a host people write without one.
     fn fuzzy_host_is_known(&self, host: &str) -> bool {
+        // A fully qualified name's root dot (`example.com./x`) does not change its TLD.
+        let host = host.strip_suffix('.').unwrap_or(host);
         if host.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
             return self.options.fuzzy_ip && parse_ipv4(host).is_some();
         }
         let Some((rest, tld)) = host.rsplit_once('.') else {
             return false;
         };
+        if is_clock_time(rest, tld) {
+            return false;
+        }
+        if !tld.is_ascii() || tld.len() > 4 && tld[..4].eq_ignore_ascii_case("xn--") {
+            return tld::is_tld(tld);
+        }
         let tld = tld.to_ascii_lowercase();
         if tld.len() == 2 && tld.bytes().all(|b| b.is_ascii_lowercase()) {
             // `main.rs`, `README.md`: a file name, unless it looks like a web address.
@@ -239,8 +274,6 @@ impl Scan<'_, '_> {
             return CCTLDS.split(' ').any(|cc| cc == tld) && !file_like;
         }
         GENERIC_TLDS.split(' ').any(|known| known == tld)
-            || tld.starts_with("xn--")
-            || (!tld.is_ascii() && tld.chars().all(char::is_alphabetic))
     }
 
     /// `test.example@http://vk.com`: linkify refuses a scheme glued to `@`; linkify-it treats
@@ -302,24 +335,122 @@ impl Scan<'_, '_> {
         }
     }
 
-    /// `j_9@[129.126.118.1]`: an address whose domain is an IPv4 literal.
-    fn emails_at_ip_literals(&self, links: &mut Vec<Link>) {
+    /// Email addresses around every `@` (see `addr_spec.rs`); `mailto:` joins the span.
+    fn addresses(&self, links: &mut Vec<Link>) {
+        let mut after = 0;
         for (at, _) in self.text.match_indices('@') {
-            if self.text.as_bytes().get(at + 1) != Some(&b'[') {
+            if at < after {
                 continue;
             }
-            let Some(close) = self.text[at + 2..].find(']') else {
-                continue;
-            };
-            if close > 15 || parse_ipv4(&self.text[at + 2..at + 2 + close]).is_none() {
-                continue;
-            }
-            let start = local_part_start(self.text, at);
-            if start < at && !is_covered(links, at) {
-                self.validate(start..at + 3 + close, MatchKind::Email, links);
+            if let Some(range) = addr_spec::address_at(self.text, at, self.options) {
+                after = range.end;
+                self.validate(range, MatchKind::Email, links);
             }
         }
     }
+
+    /// Rescans words whose host linkify misreads, on a shadow copy where each such character
+    /// is an ASCII letter of the same byte length, so offsets map back unchanged; the found
+    /// links are then validated on the real text like any other.
+    fn shadowed_hosts(&self, links: &mut Vec<Link>) {
+        let bytes = self.text.as_bytes();
+        let needs_shadow = !self.text.is_ascii()
+            || bytes.contains(&b'_')
+            || bytes
+                .windows(2)
+                .any(|w| w[0] == b'.' && matches!(w[1], b'/' | b':' | b'?' | b'#'));
+        if !needs_shadow {
+            return;
+        }
+        let mut word_start = 0;
+        for word in self.text.split(|c: char| c.is_whitespace() || ends_link(c)) {
+            let start = word_start;
+            word_start += word.len()
+                + self.text[start + word.len()..]
+                    .chars()
+                    .next()
+                    .map_or(0, char::len_utf8);
+            if !word.contains('.') || is_covered_range(links, start..start + word.len()) {
+                continue;
+            }
+            let Some(shadow) = shadow_of(word, self.options.url_can_be_iri) else {
+                continue;
+            };
+            for link in self.finder.links(&shadow) {
+                let range = start + link.start()..start + link.end();
+                if self.text.is_char_boundary(range.start) && self.text.is_char_boundary(range.end)
+                {
+                    self.validate(range, MatchKind::Url, links);
+                }
+            }
+        }
+    }
+}
+
+/// `word` with `_`, non-ASCII letters and a host's trailing dot before `/:?#` replaced by
+/// ASCII letters of the same byte length; `None` when nothing needed replacing.
+fn shadow_of(word: &str, iri: bool) -> Option<String> {
+    let mut shadow = String::with_capacity(word.len());
+    let mut changed = false;
+    let mut previous = ' ';
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let replace = c == '_'
+            || (iri
+                && !c.is_ascii()
+                && !ends_link(c)
+                && (c.is_alphanumeric() || addr_spec::is_joiner(c)))
+            || (c == '.'
+                && previous.is_alphanumeric()
+                && matches!(next, Some('/' | ':' | '?' | '#')));
+        if replace {
+            shadow.extend(std::iter::repeat_n('a', c.len_utf8()));
+            changed = true;
+        } else {
+            shadow.push(c);
+        }
+        previous = c;
+    }
+    changed.then_some(shadow)
+}
+
+/// Drops an address that lies inside a URL (its userinfo, path, query or fragment), then every
+/// URL that overlaps a remaining address (`user.name` in `user.name+tag@example.com`).
+fn drop_conflicts(links: &mut Vec<Link>) {
+    let inside_url = |email: &Link, links: &[Link]| {
+        links.iter().any(|url| {
+            url.kind != MatchKind::Email
+                && url.range.start < email.range.start
+                && url.range.end >= email.range.end
+        })
+    };
+    let drop_emails: Vec<bool> = links
+        .iter()
+        .map(|link| link.kind == MatchKind::Email && inside_url(link, links))
+        .collect();
+    let mut index = 0;
+    links.retain(|_| {
+        index += 1;
+        !drop_emails[index - 1]
+    });
+    let emails: Vec<Range<usize>> = links
+        .iter()
+        .filter(|l| l.kind == MatchKind::Email)
+        .map(|l| l.range.clone())
+        .collect();
+    links.retain(|link| {
+        link.kind == MatchKind::Email
+            || !emails
+                .iter()
+                .any(|e| e.start < link.range.end && link.range.start < e.end)
+    });
+}
+
+fn is_covered_range(links: &[Link], range: Range<usize>) -> bool {
+    links
+        .iter()
+        .any(|link| link.range.start <= range.start && link.range.end >= range.end)
 }
 
 fn to_kind(kind: &LinkKind) -> MatchKind {
@@ -335,9 +466,12 @@ fn is_covered(links: &[Link], at: usize) -> bool {
 
 /// Characters that end a link even though linkify's IRI rules would keep them: CJK script and
 /// punctuation (CJK prose has no spaces), Unicode spaces and general punctuation like `“”…—«»`.
+/// Zero-width space, non-joiner and joiner are format characters inside words (linkify-it's
+/// separators are spaces, punctuation and controls only), so they stay in the link.
 fn ends_link(c: char) -> bool {
     matches!(c,
-        '\u{A0}' | '\u{AB}' | '\u{BB}' | '\u{2000}'..='\u{206F}' | '\u{2E80}'..='\u{9FFF}'
+        '\u{A0}' | '\u{AB}' | '\u{BB}' | '\u{2000}'..='\u{200A}' | '\u{200E}'..='\u{206F}'
+        | '\u{2E80}'..='\u{9FFF}'
         | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}' | '\u{FE30}'..='\u{FE4F}'
         | '\u{FF00}'..='\u{FFEF}' | '\u{20000}'..='\u{2FA1F}')
 }
@@ -347,6 +481,78 @@ fn is_cjk_letter(c: char) -> bool {
     matches!(c,
         '\u{3040}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}'
         | '\u{20000}'..='\u{2FA1F}')
+}
+
+/// Characters that, right before a link without a scheme, show it is the tail of a longer
+/// token (`_example.com`, `path:to:file.pm`, `a_b.example.com`), not a link of its own.
+fn continues_host(c: char) -> bool {
+    (c.is_alphanumeric() && !ends_link(c))
+        || matches!(
+            c,
+            '_' | '-' | '.' | '@' | ':' | '/' | '\\' | '%' | '~' | '&' | '=' | '#' | '$' | '+'
+        )
+}
+
+/// Whether `host` is a DNS host name (RFC 1123 letters, digits and hyphens, RFC 5890 U-labels):
+/// links written without a scheme need one, while `http://a_b.example` is an RFC 3986 reg-name.
+fn is_hostname(host: &str) -> bool {
+    !host.contains('_')
+}
+
+/// Whether a reg-name's last label is free of `_`: `http://a_b.example.com` names a host,
+/// `http://example.com_` does not (linkify-it).
+fn top_label_is_plain(host: &str) -> bool {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    !host.rsplit('.').next().unwrap_or(host).contains('_')
+}
+
+/// `7.am`, `11.pm`: an hour and a meridiem, which happen to spell an Armenian or Saint Pierre
+/// host; `27.pm` is no hour and stays a link.
+fn is_clock_time(name: &str, tld: &str) -> bool {
+    let hour = name.parse::<u8>().is_ok_and(|h| (1..=12).contains(&h)) && name.len() <= 2;
+    hour && (tld.eq_ignore_ascii_case("am") || tld.eq_ignore_ascii_case("pm"))
+}
+
+/// Schemes within two edits of `http` or `https` that no registry knows (`hppt`, `httt`,
+/// `htps`, `hxxp`): typos or defanged links, not links (linkify-it's `not_links`).
+fn is_misspelled_web_scheme(scheme: &str) -> bool {
+    let scheme = scheme.to_ascii_lowercase();
+    if KNOWN_SCHEMES.contains(&scheme.as_str()) || scheme.len() > 7 {
+        return false;
+    }
+    ["http", "https"]
+        .iter()
+        .any(|web| edit_distance(scheme.as_bytes(), web.as_bytes()) <= 2)
+}
+
+/// URI schemes within two edits of `http` that are real: registered with IANA (`ftp`, `sftp`,
+/// `tftp`, `rtsp`, `rtspu`, `rtsps`, `nntp`, `shttp`, `hcp`, `ipp`, `ipps`) or in wide use
+/// (`ftps`, `rtmp`, `rtmps`, `smtp`).
+const KNOWN_SCHEMES: &[&str] = &[
+    "http", "https", "ftp", "ftps", "sftp", "tftp", "rtsp", "rtspu", "rtsps", "rtmp", "rtmps",
+    "nntp", "shttp", "hcp", "ipp", "ipps", "smtp",
+];
+
+/// Optimal-string-alignment distance (adjacent transpositions count once), for short ASCII.
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    rows[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 /// Byte offset in a link of the character linkify triggered on.
@@ -398,30 +604,6 @@ fn port_is_valid(authority: &str) -> bool {
     }
 }
 
-/// Start of the RFC 5322 dot-atom local part that ends at `at` (linkify's rule).
-fn local_part_start(text: &str, at: usize) -> usize {
-    let mut start = at;
-    let mut after_dot = true;
-    for (i, c) in text[..at].char_indices().rev() {
-        if c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~".contains(c) || !c.is_ascii() {
-            if ends_link(c) {
-                break;
-            }
-            start = i;
-            after_dot = false;
-        } else if c == '.' && !after_dot {
-            after_dot = true;
-        } else {
-            break;
-        }
-    }
-    // A local part cannot end with the dot we may have stepped over last.
-    if text[start..at].starts_with('.') {
-        start += 1;
-    }
-    start
-}
-
 /// Parses dotted-quad IPv4, allowing leading zeros (`08.008.08.08`).
 pub(crate) fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
     let mut octets = [0u8; 4];
@@ -449,7 +631,10 @@ fn canonical_url(link: &str) -> String {
         Some(at) => authority.split_at(at + 1),
         None => ("", authority),
     };
-    format!("{scheme}://{userinfo}{}{path}", host_port.to_lowercase())
+    let url = format!("{scheme}://{userinfo}{}{path}", host_port.to_lowercase());
+    // Zero-width characters are kept in the span (they were written there) but are not part
+    // of the address a browser would open.
+    url.replace(['\u{200B}', '\u{200C}', '\u{200D}'], "")
 }
 
 /// Without `mailto:`, with the domain lower-cased (the local part is case-sensitive).
@@ -590,5 +775,108 @@ mod tests {
         let links = found("j_9@[129.126.118.1] is valid");
         assert_eq!(links[0].0, "j_9@[129.126.118.1]");
         assert_eq!(links[0].1, MatchKind::Email);
+    }
+
+    #[test]
+    fn dot_atom_address_is_not_split_into_url_and_address() {
+        let links = found("write to user.name+tag@example.com today");
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].0, "user.name+tag@example.com");
+        assert_eq!(links[0].1, MatchKind::Email);
+    }
+
+    #[test]
+    fn invalid_address_is_not_trimmed_to_a_valid_tail() {
+        for text in ["a..b@example.com", "Carol@new_type.com", "foo@bar_baz.com"] {
+            assert!(found(text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn address_inside_url_is_part_of_the_url() {
+        for text in [
+            "http://example.com/foo@bar.com",
+            "http://example.com/?q=me@you.com",
+            "http://example.com/#me@you.com",
+            "http://example.com:80@evil.com",
+        ] {
+            let links = found(text);
+            assert_eq!(links.len(), 1, "{text}");
+            assert_eq!((links[0].0, links[0].1), (text, MatchKind::Url));
+        }
+    }
+
+    #[test]
+    fn bare_ip_email_domain_only_with_fuzzy_ip() {
+        assert!(found("user@1.2.3.4").is_empty());
+        let options = LinkOptions {
+            fuzzy_ip: true,
+            ..LinkOptions::default()
+        };
+        assert_eq!(find_links("user@1.2.3.4", &options).len(), 1);
+        assert_eq!(found("x@[IPv6:2001:db8::1]")[0].0, "x@[IPv6:2001:db8::1]");
+    }
+
+    #[test]
+    fn internationalised_hosts_and_tlds() {
+        for text in [
+            "президент.рф",
+            "http://президент.рф/",
+            "xn--d1abbgf6aiiy.xn--p1ai",
+            "موقع.وزارة-الاتصالات.مصر",
+        ] {
+            assert_eq!(found(text).first().map(|l| l.0), Some(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn zero_width_joiners_stay_inside_the_link() {
+        let text = "see http://exa\u{200d}mple.com/pa\u{200d}th now";
+        let links = found(text);
+        assert_eq!(links[0].0, "http://exa\u{200d}mple.com/pa\u{200d}th");
+        assert_eq!(links[0].2, "http://example.com/path");
+    }
+
+    #[test]
+    fn misspelled_schemes_are_not_links() {
+        for text in ["hppt://example.com", "httt://abc.com", "htps://x.org"] {
+            assert!(found(text).is_empty(), "{text}");
+        }
+        for text in [
+            "ftp://example.com",
+            "svn+ssh://example.com",
+            "upi://pay?pa=x",
+        ] {
+            assert_eq!(found(text).len(), 1, "{text}");
+        }
+    }
+
+    #[test]
+    fn underscores_and_trailing_dots_in_hosts() {
+        assert_eq!(
+            found("http://a_b.example.com/x")[0].0,
+            "http://a_b.example.com/x"
+        );
+        assert_eq!(
+            found("http://example.com./path")[0].0,
+            "http://example.com./path"
+        );
+        assert_eq!(found("www.example.com./x")[0].0, "www.example.com./x");
+        assert_eq!(found("example.com.")[0].0, "example.com");
+        for text in [
+            "a_b.example.com",
+            "_example.com",
+            "_http://example.com",
+            "http://example.com_",
+        ] {
+            assert!(found(text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn clock_times_and_file_paths_are_not_hosts() {
+        assert!(found("wake me at 7.am").is_empty());
+        assert!(found("path:to:file.pm").is_empty());
+        assert_eq!(found("see 27.pm and s7.am").len(), 2);
     }
 }
