@@ -225,6 +225,33 @@ test('approve, lock and unlock, set a value by hand, answer a human_input field'
   }
 });
 
+test('a run started from the entity page is followed until its fields settle; failed fields can be retried', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await signIn(page, env.keys.admin);
+    await page.goto(`${env.url}/#/types/${env.type}?q=Filler%20Company%2001`);
+    await page.getByRole('link', { name: 'Filler Company 01' }).click();
+    await page.locator('.field-card').first().waitFor();
+    await page.getByRole('button', { name: 'Run extraction' }).click();
+    await page.locator('#notice').filter({ hasText: /Run queued: \d+ fields?/ }).waitFor();
+    // No reload: the page follows the run until nothing is queued or running.
+    await page.locator('.watch-status').filter({ hasText: 'Up to date.' }).waitFor({ timeout: RERUN_TIMEOUT });
+    const states = await page.locator('.field-card .field-state').allInnerTexts();
+    for (const state of states) assert.doesNotMatch(state, /queued|running/);
+    // The scripted agents know no value for a filler company, so its agent fields fail, each
+    // with its error on the page, and the human_input field waits for a person.
+    assert.deepEqual(states, ['failed', 'failed', 'needs a person']);
+    await page.locator('.field-card[data-field="ceo"] .task-error').waitFor();
+    await page.locator('.run-summary').filter({ hasText: '2 failed or blocked' }).waitFor();
+    await page.getByRole('button', { name: 'Retry 2 failed fields' }).click();
+    await page.locator('#notice').filter({ hasText: 'Retrying 2 fields' }).waitFor();
+    await page.locator('.watch-status').filter({ hasText: 'Up to date.' }).waitFor({ timeout: RERUN_TIMEOUT });
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
 test('a read-only key sees the values but every review action is disabled', async () => {
   const { page, errors, close } = await launch();
   try {
