@@ -49,6 +49,10 @@ test('the agent asks for a missing field, the answer goes through the same input
     await reply.press('Control+Enter');
     await page.locator('#chat-result-status', { hasText: 'Complete' }).waitFor();
 
+    // The first turn's model text streamed into its reply, kept folded under it.
+    const raw = page.locator('#chat-log > li.assistant details.chat-raw').first();
+    assert.match(await raw.textContent(), /Here is what I found/);
+
     const log = await messages(page);
     assert.deepEqual(log.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
     assert.match(log[1].text, /total/);
@@ -79,7 +83,13 @@ test('a past conversation reopens with its messages and last result, after a rel
     await page.getByLabel('Or load a text file').setInputFiles({
       name: 'bill.txt', mimeType: 'text/plain', buffer: Buffer.from(`Bill — ${DOCUMENT}`),
     });
-    assert.equal(await page.getByLabel('Text to extract from').inputValue(), `Bill — ${DOCUMENT}`);
+    // The browser reads the file asynchronously: wait until its text is in the input.
+    const loaded = `Bill — ${DOCUMENT}`;
+    await page.waitForFunction(
+      (text) => [...document.querySelectorAll('textarea')].some((t) => t.value === text),
+      loaded,
+    );
+    assert.equal(await page.getByLabel('Text to extract from').inputValue(), loaded);
     await page.getByRole('button', { name: 'Extract' }).click();
     await page.locator('#chat-result-status', { hasText: 'Needs your answer' }).waitFor();
     const id = decodeURIComponent(page.url().split('#/chat/')[1]);

@@ -180,7 +180,12 @@ fn respond(request: &Value, failed_once: &AtomicBool) -> Scripted {
         )
         .into()
     } else {
-        Reply::tool_call("submit", json!({"vendor": CHAT_VENDOR}).to_string()).into()
+        // Prose around the JSON, as small local models answer: the text streams as tokens.
+        Reply::content(format!(
+            "Here is what I found:\n```json\n{}\n```",
+            json!({"vendor": CHAT_VENDOR})
+        ))
+        .into()
     }
 }
 
