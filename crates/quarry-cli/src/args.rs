@@ -319,6 +319,14 @@ pub enum KeyCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Revoke a key of the project: requests with it, and web app sessions signed in with it,
+    /// are refused from then on.
+    Revoke {
+        /// The key's prefix (qk_ and 8 hex digits, the start of the key) or the whole key.
+        key: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -241,11 +241,14 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
 }
 
 pub fn keys(command: KeyCommand) -> Result<ExitCode, Failure> {
-    let KeyCommand::Create {
-        scopes,
-        name,
-        store,
-    } = command;
+    let (scopes, name, store) = match command {
+        KeyCommand::Create {
+            scopes,
+            name,
+            store,
+        } => (scopes, name, store),
+        KeyCommand::Revoke { key, store } => return revoke_key(&key, &store),
+    };
     let scopes = quarry_server::keys::parse_scopes(&scopes)
         .map_err(|error| Failure::coded(ErrorCode::InvalidScopes, error))?;
     let made = quarry_server::keys::generate()
@@ -269,6 +272,35 @@ pub fn keys(command: KeyCommand) -> Result<ExitCode, Failure> {
     if std::io::stderr().is_terminal() {
         eprintln!("Store this key now: it is shown once and only its hash is kept.");
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `quarry key revoke KEY`: by its prefix (`qk_` and 8 hex digits) or the whole key.
+fn revoke_key(key: &str, store: &crate::args::StoreArgs) -> Result<ExitCode, Failure> {
+    let key = key.trim();
+    let prefix = quarry_server::keys::prefix_of(key)
+        .or_else(|| {
+            let hex = key.strip_prefix("qk_")?;
+            (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(key)
+        })
+        .ok_or_else(|| {
+            Failure::coded(
+                ErrorCode::InvalidArguments,
+                format!("'{key}' is not a key or a key prefix (qk_ and 8 hex digits)"),
+            )
+        })?;
+    let ws = Workspace::open(store)?;
+    let revoked = ws
+        .runtime
+        .block_on(ws.store.revoke_api_key(&ws.project, prefix))
+        .map_err(storage)?;
+    if !revoked {
+        return Err(Failure::coded(
+            ErrorCode::NotFound,
+            format!("no key '{prefix}' in this project (--project)"),
+        ));
+    }
+    println!("revoked {prefix}");
     Ok(ExitCode::SUCCESS)
 }
 

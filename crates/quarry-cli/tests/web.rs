@@ -1,6 +1,6 @@
 //! The web app's server side through the real binary: the embedded assets, sign-in with an API
 //! key (the session cookie and its attributes, CSRF and Origin checks, sign-out, a session taken
-//! by another server on the same database), and `/v1/chat` behind a key with conversations that
+//! by another server on the same database, `quarry key revoke` ending sessions), and `/v1/chat` behind a key with conversations that
 //! survive a restart.
 
 mod common;
@@ -403,6 +403,48 @@ fn sessions_stand_in_for_the_key_and_guard_against_other_sites() {
         send(addr, "DELETE", "/v1/session", &with_cookie, None).status,
         204
     );
+
+    // Revoking a key ends its sessions at once, on every server, and the key itself.
+    let (cookie, _, _) = sign_in(addr, &editor);
+    let with_cookie = [("Cookie", cookie.as_str())];
+    assert_eq!(
+        send(other.addr, "GET", "/v1/session", &with_cookie, None).status,
+        200
+    );
+    let prefix = &editor[..11];
+    let revoked = sandbox.quarry_ok(&["key", "revoke", prefix, "--project", "default"]);
+    assert_eq!(revoked.trim(), format!("revoked {prefix}"));
+    for server_addr in [addr, other.addr] {
+        assert_eq!(
+            send(server_addr, "GET", "/v1/session", &with_cookie, None).error(),
+            (401, "Unauthorized".to_owned())
+        );
+        assert_eq!(
+            send(
+                server_addr,
+                "GET",
+                "/v1/entities",
+                &[("Authorization", &bearer)],
+                None
+            )
+            .error(),
+            (401, "Unauthorized".to_owned())
+        );
+    }
+    assert_eq!(
+        send(
+            addr,
+            "POST",
+            "/v1/session",
+            &[],
+            Some(&json!({"key": editor}))
+        )
+        .error(),
+        (401, "Unauthorized".to_owned())
+    );
+    // An unknown key, or another project's, is not found.
+    let again = sandbox.quarry(&["key", "revoke", "qk_00000000", "--project", "default"]);
+    assert_eq!(again.status.code(), Some(1));
 }
 
 const DOCUMENT: &str = "Invoice from Acme Supplies Ltd, 15 January 2024. Total due: $1,200.";

@@ -179,6 +179,10 @@ pub trait Store: Send + Sync {
     fn list_project_ids(&self) -> StoreFuture<'_, Vec<String>>;
     /// The key with this prefix, in any project (authentication happens before scoping).
     fn find_api_key<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, Option<ApiKey>>;
+    /// Revokes the project's key with this prefix and deletes its web sessions (the key is
+    /// checked on every request anyway, so they end at once either way); `false` when the
+    /// project has no such key.
+    fn revoke_api_key<'a>(&'a self, project: &'a str, prefix: &'a str) -> StoreFuture<'a, bool>;
 
     // --- web sessions and chat conversations ----------------------------------------------
     /// Starts a web session of `key_prefix`'s key in `project`, valid for `lifetime` from now.

@@ -68,6 +68,11 @@ pub(crate) const API_KEY_BY_PREFIX: &str = concat!(
     api_key_columns!(),
     " FROM api_keys WHERE prefix = $1"
 );
+pub(crate) const REVOKE_API_KEY: &str =
+    "UPDATE api_keys SET revoked = $3 WHERE project_id = $1 AND prefix = $2";
+/// A revoked key's web sessions (migration 0007).
+pub(crate) const DELETE_KEY_SESSIONS: &str =
+    "DELETE FROM web_sessions WHERE project_id = $1 AND key_prefix = $2";
 
 // --- entity types ----------------------------------------------------------------------------
 pub(crate) const UPSERT_ENTITY_TYPE: &str = "INSERT INTO entity_types (project_id, slug, definition, updated_at) \

@@ -166,6 +166,7 @@ conformance!(
     document_and_episode_pages,
     web_sessions_live_until_they_expire_or_end,
     chat_conversations_are_versioned_and_scoped,
+    revoking_a_key_ends_its_sessions,
 );
 
 /// A crash: episodes taken by a worker, the process gone, the store opened again on the same

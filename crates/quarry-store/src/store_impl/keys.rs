@@ -49,6 +49,30 @@ macro_rules! keys_methods {
             })
         }
 
+        fn revoke_api_key<'a>(
+            &'a self,
+            project: &'a str,
+            prefix: &'a str,
+        ) -> StoreFuture<'a, bool> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let revoked = sqlx::query(sql::REVOKE_API_KEY)
+                    .bind(project)
+                    .bind(prefix)
+                    .bind(true)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                sqlx::query(sql::DELETE_KEY_SESSIONS)
+                    .bind(project)
+                    .bind(prefix)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                Ok(revoked.rows_affected() > 0)
+            })
+        }
+
         fn find_api_key<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, Option<ApiKey>> {
             Box::pin(async move {
                 let row = sqlx::query_as::<_, ApiKeyRow>(sql::API_KEY_BY_PREFIX)

@@ -52,6 +52,53 @@ pub async fn web_sessions_live_until_they_expire_or_end(store: Arc<dyn Store>) {
     assert!(matches!(again, StoreError::Conflict(_)), "{again:?}");
 }
 
+/// Revoking a key marks it revoked and deletes its sessions; another project cannot revoke it.
+pub async fn revoking_a_key_ends_its_sessions(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let q = store.ensure_project("q").await.unwrap();
+    let key = quarry_core::model::ApiKey {
+        id: "k1".into(),
+        project_id: p.clone(),
+        name: "ann".into(),
+        prefix: "qk_0000abcd".into(),
+        secret_hash: "ab".repeat(32),
+        scopes: vec!["entities:read".into()],
+        created_at: "2025-01-01T00:00:00.000000Z".into(),
+        revoked: false,
+    };
+    store.create_api_key(&key).await.unwrap();
+    let hour = Duration::from_secs(3600);
+    store
+        .create_web_session(&p, "hash-k1", "qk_0000abcd", "csrf", hour)
+        .await
+        .unwrap();
+    store
+        .create_web_session(&p, "hash-other", "qk_0000ffff", "csrf", hour)
+        .await
+        .unwrap();
+    assert!(!store.revoke_api_key(&q, "qk_0000abcd").await.unwrap());
+    assert!(
+        !store
+            .find_api_key("qk_0000abcd")
+            .await
+            .unwrap()
+            .unwrap()
+            .revoked
+    );
+    assert!(store.revoke_api_key(&p, "qk_0000abcd").await.unwrap());
+    assert!(
+        store
+            .find_api_key("qk_0000abcd")
+            .await
+            .unwrap()
+            .unwrap()
+            .revoked
+    );
+    assert_eq!(store.web_session("hash-k1").await.unwrap(), None);
+    assert!(store.web_session("hash-other").await.unwrap().is_some());
+    assert!(!store.revoke_api_key(&p, "qk_missing0").await.unwrap());
+}
+
 /// A conversation round-trips (the schema's key order kept), is updated only from the version
 /// it was read at, is listed most recent first and is invisible to other projects.
 pub async fn chat_conversations_are_versioned_and_scoped(store: Arc<dyn Store>) {
