@@ -185,13 +185,13 @@ test('approve, lock and unlock, set a value by hand, answer a human_input field'
     const entity = await apiGet(page, `/v1/entities/${env.entities.sakura}`);
     assert.equal(entity.body.fields.ceo, env.values.sakura_ceo);
 
-    await card(page, 'headquarters').getByRole('button', { name: 'Lock' }).click();
+    await card(page, 'headquarters').getByRole('button', { name: 'Lock', exact: true }).click();
     await card(page, 'headquarters').getByRole('button', { name: 'Unlock' }).waitFor();
     await card(page, 'headquarters').getByText('locked').first().waitFor();
     const locked = await apiGet(page, `/v1/entities/${env.entities.sakura}`);
     assert.deepEqual(locked.body.metadata.locked_fields, ['headquarters']);
     await card(page, 'headquarters').getByRole('button', { name: 'Unlock' }).click();
-    await card(page, 'headquarters').getByRole('button', { name: 'Lock' }).waitFor();
+    await card(page, 'headquarters').getByRole('button', { name: 'Lock', exact: true }).waitFor();
     const unlocked = await apiGet(page, `/v1/entities/${env.entities.sakura}`);
     assert.deepEqual(unlocked.body.metadata.locked_fields || [], []);
 
@@ -257,7 +257,7 @@ test('a read-only key sees the values but every review action is disabled', asyn
   try {
     await signIn(page, env.keys.reader);
     await openEntity(page, env.entities.acme);
-    assert.equal(await card(page, 'ceo').getByRole('button', { name: 'Lock' }).isDisabled(), true);
+    assert.equal(await card(page, 'ceo').getByRole('button', { name: 'Lock', exact: true }).isDisabled(), true);
     await page.goto(`${env.url}/#/queue/${env.type}`);
     await page.locator('.queue-counter').filter({ hasText: /^Item 1 of/ }).waitFor();
     assert.equal(await page.locator('.queue-item').getByRole('button', { name: /Approve/ }).isDisabled(), true);
