@@ -120,6 +120,54 @@ test('documents are listed, searched, uploaded with an entity link and read', as
   }
 });
 
+/** A one-page PDF whose text layer is `text` (Helvetica, no compression), with a correct xref. */
+function pdfWith(text) {
+  const stream = `BT /F1 12 Tf 72 720 Td (${text}) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>',
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+  ];
+  let pdf = '%PDF-1.4\n';
+  const offsets = [];
+  objects.forEach((object, i) => {
+    offsets.push(pdf.length);
+    pdf += `${i + 1} 0 obj\n${object}\nendobj\n`;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const offset of offsets) pdf += `${String(offset).padStart(10, '0')} 00000 n \n`;
+  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(pdf, 'latin1');
+}
+
+test('a PDF uploaded from the page is read from its text layer', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await signIn(page, env.keys.admin);
+    await page.goto(`${env.url}/#/documents`);
+    await page.getByText('Upload a document').click();
+    await page.getByLabel(/^File/).setInputFiles({
+      name: 'initech-minutes.pdf', mimeType: 'application/pdf', buffer: pdfWith('Initech board minutes: Bill Lumbergh presided.'),
+    });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('heading', { level: 1, name: 'initech-minutes' }).waitFor();
+    await page.locator('.doc-text').getByText(/Bill Lumbergh presided/).waitFor();
+
+    // A file Quarry cannot read is refused on the page, before any request.
+    await page.goto(`${env.url}/#/documents`);
+    await page.getByText('Upload a document').click();
+    await page.getByLabel(/^File/).setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: Buffer.from([0x89, 0x50, 0x4e, 0x47]) });
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.locator('.upload-form .form-error').filter({ hasText: /text, Markdown and PDF/ }).waitFor();
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
 test('the document pages fit a 390 px phone', async () => {
   const { page, errors, close } = await launch({ viewport: PHONE });
   try {
