@@ -41,7 +41,8 @@ macro_rules! impl_store {
                 ApiKey, Confidence, Document, DocumentKind, DocumentSummary, Entity, EntityType,
                 Episode, EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun,
                 FeedbackSummary, GraphApplied, GraphEntityWrite, GraphWrite, NewEntity, NewEpisode,
-                NewResult, Relation, ResultStatus, ReviewDecision, RunScope, RunStatus, StoredChunk,
+                NewResult, Relation, ResultStatus, ReviewDecision, RunScope, RunStatus,
+                StoredChunk,
             };
             use quarry_core::model::{
                 AttemptRecord, FieldTask, NewWorkflow, NodeState, TaskCompletion, TaskEnd,
@@ -60,8 +61,7 @@ macro_rules! impl_store {
             use $crate::rows::{
                 ApiKeyRow, ChunkRow, DocumentRow, DocumentSummaryRow, EntityRow, EntityTypeRow,
                 EpisodeRow, QueuedRow, ReasonCountRow, RelationRow, ResultRow, RunRow,
-                StatusCountRow, TaskRow,
-                encode_embedding, enum_text, parse_enum,
+                StatusCountRow, TaskRow, encode_embedding, enum_text, parse_enum,
             };
             use $crate::sql;
 
