@@ -271,6 +271,38 @@ test('a read-only key sees the values but every review action is disabled', asyn
   }
 });
 
+/** Inputs on the page that no label names (neither a <label> nor aria-label/labelledby). */
+async function unlabelledInputs(page) {
+  return page.evaluate(() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+    .filter((el) => el.offsetParent !== null || el.closest('details[open]'))
+    .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+    .map((el) => el.outerHTML));
+}
+
+test('every input of the review and documents pages has a label', async () => {
+  const { page, errors, close } = await launch();
+  try {
+    await signIn(page, env.keys.admin);
+    await page.goto(`${env.url}/#/types/${env.type}`);
+    await page.locator('.entity-table').waitFor();
+    assert.deepEqual(await unlabelledInputs(page), []);
+    await page.goto(`${env.url}/#/queue/${env.type}`);
+    await page.locator('.queue-item h2').waitFor();
+    await page.keyboard.press('r');
+    assert.deepEqual(await unlabelledInputs(page), []);
+    await openEntity(page, env.entities.acme);
+    await card(page, 'headquarters').getByRole('button', { name: 'Set value…' }).click();
+    await card(page, 'headquarters').getByRole('button', { name: 'Reject…' }).click();
+    assert.deepEqual(await unlabelledInputs(page), []);
+    await page.goto(`${env.url}/#/documents`);
+    await page.getByText('Upload a document').click();
+    assert.deepEqual(await unlabelledInputs(page), []);
+    assertNoPageErrors(errors);
+  } finally {
+    await close();
+  }
+});
+
 test('keyboard focus is always visible', async () => {
   const { page, errors, close } = await launch();
   try {
