@@ -48,6 +48,11 @@ pub enum ParseError {
 /// Prose with a fenced block reads the fence; several fences or several concatenated values
 /// become an array. In strict mode any repair that needs a guess is refused.
 pub fn repair(raw: &str, options: RepairOptions) -> Result<Repaired, ParseError> {
+    if let Some(inner) = fence_inside_brackets(raw) {
+        let mut repaired = repair(inner, options)?;
+        repaired.flags.push(Flag::ExtractedFromFence);
+        return Ok(repaired);
+    }
     let chars: Vec<char> = raw.chars().collect();
     let repaired = if starts_like_json(&chars) {
         read_document(&chars)?
@@ -69,6 +74,26 @@ pub fn repair(raw: &str, options: RepairOptions) -> Result<Repaired, ParseError>
         return Err(ParseError::Refused { flag });
     }
     Ok(repaired)
+}
+
+/// `[```json\n{…}\n```]`: a fenced block a model wrapped in brackets (jsonrepair strips both);
+/// the text between the fences, when that is what `raw` is.
+fn fence_inside_brackets(raw: &str) -> Option<&str> {
+    let trimmed = raw.trim();
+    let (open, close) = match trimmed.chars().next()? {
+        '[' => ('[', ']'),
+        '{' => ('{', '}'),
+        _ => return None,
+    };
+    let body = trimmed[open.len_utf8()..].trim_start();
+    let body = body.strip_prefix("```")?;
+    let body = body.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+    let body = body
+        .trim_end()
+        .strip_suffix(close)
+        .unwrap_or(body)
+        .trim_end();
+    body.strip_suffix("```")
 }
 
 /// Whether the first visible character can start a JSON value (so a fence later in the text is
@@ -237,8 +262,12 @@ impl<'a> Reader<'a> {
     fn comment_end(&self, i: usize) -> Option<usize> {
         match (self.at(i), self.at(i + 1)) {
             (Some('/'), Some('/')) | (Some('#'), _) => {
+                // Inside a container a line comment also ends at its closer, as json_repair
+                // reads it: `{"a": 1 // note }, "b": 2}` keeps `b`.
+                let closer = self.closers.last().copied();
                 let mut j = i;
-                while j < self.chars.len() && self.chars[j] != '\n' {
+                while j < self.chars.len() && self.chars[j] != '\n' && Some(self.chars[j]) != closer
+                {
                     j += 1;
                 }
                 Some(j)
@@ -383,7 +412,7 @@ impl<'a> Reader<'a> {
                 self.flag(Flag::UnquotedString);
                 Some(Value::String(text))
             }
-            '-' | '0'..='9' => match self.number() {
+            '-' | '0'..='9' | '.' => match self.number() {
                 Some(number) => Some(number),
                 None => self.bare(ctx)?,
             },
@@ -710,9 +739,9 @@ impl<'a> Reader<'a> {
             'u' => return self.unicode_escape(text),
             '\'' => '\'',
             other => {
-                // An invalid escape such as `\l`: keep the text as written.
+                // An invalid escape such as `\l` or `\a`: both peers (jsonrepair, json_repair)
+                // drop the backslash and keep the character.
                 self.flag(Flag::InvalidEscape);
-                text.push('\\');
                 other
             }
         };
@@ -813,14 +842,25 @@ impl<'a> Reader<'a> {
         if self.at(i) == Some('-') {
             i += 1;
         }
+        // Digits, with Python's `_` separators between them (`82_461_110`).
         let digits = |i: &mut usize, reader: &Self| {
             let from = *i;
-            while reader.at(*i).is_some_and(|c| c.is_ascii_digit()) {
+            while reader.at(*i).is_some_and(|c| c.is_ascii_digit())
+                || (*i > from
+                    && reader.at(*i) == Some('_')
+                    && reader.at(*i + 1).is_some_and(|c| c.is_ascii_digit()))
+            {
                 *i += 1;
             }
             *i > from
         };
         let mut valid = digits(&mut i, self);
+        // `.25`: a fraction written without its leading zero (JavaScript, Python).
+        let bare_fraction =
+            !valid && self.at(i) == Some('.') && self.at(i + 1).is_some_and(|c| c.is_ascii_digit());
+        if bare_fraction {
+            valid = true;
+        }
         if !valid && self.at_end_of_number(i) && i > start {
             cut_off = true; // a lone `-`
         }
@@ -851,7 +891,14 @@ impl<'a> Reader<'a> {
         if !valid || !self.at_end_of_number(i) {
             return None;
         }
-        let raw: String = self.chars[start..i].iter().collect();
+        let mut raw: String = self.chars[start..i].iter().filter(|&&c| c != '_').collect();
+        if raw.len() != i - start {
+            self.flag(Flag::NumberRepaired);
+        }
+        if bare_fraction {
+            raw.insert(usize::from(raw.starts_with('-')), '0');
+            self.flag(Flag::NumberRepaired);
+        }
         self.pos = i;
         if self.at(i) == Some('"') {
             self.pos += 1;

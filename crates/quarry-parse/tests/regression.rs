@@ -73,3 +73,46 @@ fn adversarial_inputs_finish() {
     assert!(repair(&quotes, RepairOptions::default()).is_ok());
     let _ = quarry_parse::parse_candidates(&"{\"a\": \"b\" ".repeat(2_000));
 }
+
+// An invalid escape (`\a`, `\l`) kept its backslash; jsonrepair and json_repair both drop it.
+#[test]
+fn invalid_escape_drops_the_backslash() {
+    assert_eq!(repaired(r#""\a""#), json!("a"));
+    assert_eq!(
+        repaired("{\"key\": 'string\"\n\t\\le'"),
+        json!({"key": "string\"\n\tle"})
+    );
+}
+
+// `.25` and `82_461_110` were read as strings.
+#[test]
+fn bare_fractions_and_digit_separators_are_numbers() {
+    assert_eq!(repaired("{\"key\": .25}"), json!({"key": 0.25}));
+    assert_eq!(repaired("[-.5]"), json!([-0.5]));
+    assert_eq!(
+        repaired("{\"value\": 82_461_110}"),
+        json!({"value": 82461110})
+    );
+    assert_eq!(repaired("[1__0]"), json!(["1__0"]));
+}
+
+// A line comment inside an object swallowed the closing brace and every member after it.
+#[test]
+fn line_comment_ends_at_its_container_closer() {
+    assert_eq!(
+        repaired(r#"{ "key": { "key2": "value2" // comment }, "key3": "value3" }"#),
+        json!({"key": {"key2": "value2"}, "key3": "value3"})
+    );
+    assert_eq!(
+        repaired(r#"{ "key": { "key2": "value2" # comment }, "key3": "value3" }"#),
+        json!({"key": {"key2": "value2"}, "key3": "value3"})
+    );
+}
+
+// A fenced block wrapped in brackets was read as an array of the fence's pieces.
+#[test]
+fn fence_inside_brackets_is_unwrapped() {
+    assert_eq!(repaired("[```\n{\"a\":\"b\"}\n```]"), json!({"a": "b"}));
+    assert_eq!(repaired("[```json\n{\"a\":\"b\"}\n```]"), json!({"a": "b"}));
+    assert_eq!(repaired("{```\n{\"a\":\"b\"}\n```}"), json!({"a": "b"}));
+}
