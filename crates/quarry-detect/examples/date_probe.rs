@@ -1,4 +1,4 @@
-//! `cargo run --release -p quarry-detect --example date_probe -- [--now RFC3339] [--bench]`:
+//! `cargo run --release -p quarry-detect --example date_probe -- [--now RFC3339] [--bench [--mib N]]`:
 //! prints the dates found in each stdin line, or with `--bench` measures `date::find` on the
 //! same generated corpus as `quarry bench` (8 MiB, 25 % of sentences with values, best of 3)
 //! and the cost of the first call in a process.
@@ -30,10 +30,17 @@ fn main() {
             "first call: {:.2} ms ({found} found)",
             first.elapsed().as_secs_f64() * 1e3
         );
-        let text = corpus::generate(8 * 1024 * 1024, 42, 0.25);
+        let mib: usize = args
+            .iter()
+            .position(|a| a == "--mib")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(8);
+        let passes = if mib < 8 { 1 } else { 3 };
+        let text = corpus::generate(mib * 1024 * 1024, 42, 0.25);
         let mut best = f64::MAX;
         let mut found = 0;
-        for _ in 0..3 {
+        for _ in 0..passes {
             let started = Instant::now();
             found = std::hint::black_box(quarry_detect::date::find(&text, now)).len();
             best = best.min(started.elapsed().as_secs_f64());

@@ -6,15 +6,13 @@ use chrono::NaiveDate;
 
 use super::absolute::{lone_year, named_date, numeric_date, quarter, year_month};
 use super::clock::{iso_offset, time};
-use super::cursor::Cursor;
+use super::cursor::{Cursor, Found};
 use super::duration::{Count, amount};
 use super::holiday::holiday;
 use super::lexicon::{Lex, Rel};
 use super::model::{DatePart, Moment, Point, TimePart};
 use super::relative::{part_of_day_span, relative};
 use super::resolve::{self, shift};
-
-type Found = Option<(usize, Moment)>;
 
 fn longer(best: Found, candidate: Found) -> Found {
     match (best, candidate) {
@@ -26,6 +24,10 @@ fn longer(best: Found, candidate: Found) -> Found {
 
 /// The longest single expression (not a two-ended range) starting at token `i`.
 pub(crate) fn moment(c: &Cursor, i: usize) -> Found {
+    c.memoized(&c.moment_memo, i, || moment_uncached(c, i))
+}
+
+fn moment_uncached(c: &Cursor, i: usize) -> Found {
     // "around next tuesday", "circa 5 in the morning": the hedge stays in the span.
     if is_hedge(c, i) && c.joined(i + 1) {
         return moment(c, i + 1).filter(|(_, m)| !matches!(m, Moment::Duration(_)));
@@ -81,6 +83,10 @@ fn core_moment(c: &Cursor, i: usize) -> Found {
 
 /// A date alone: the longest of the absolute, holiday and relative readings.
 pub(crate) fn date_at(c: &Cursor, i: usize) -> Found {
+    c.memoized(&c.date_memo, i, || date_uncached(c, i))
+}
+
+fn date_uncached(c: &Cursor, i: usize) -> Found {
     let today = c.today();
     let part = |found: Option<(usize, DatePart)>| -> Found {
         let (end, part) = found?;

@@ -1,9 +1,12 @@
 //! Read access to the token stream for the grammar: typed peeks that return `None`/`false` past
 //! the end, so rules never index out of bounds.
 
+use std::cell::Cell;
+
 use chrono::{NaiveDate, NaiveDateTime};
 
 use super::lexicon::{Lex, Rel, Unit};
+use super::model::Moment;
 use super::token::{Gap, Kind, Token};
 
 /// A number token's parts.
@@ -14,10 +17,47 @@ pub(crate) struct Num {
     pub ordinal: bool,
 }
 
+/// A parse found at a start token: its end and value.
+pub(crate) type Found = Option<(usize, Moment)>;
+
 pub(crate) struct Cursor<'a> {
     pub text: &'a str,
     pub toks: &'a [Token],
     pub now: NaiveDateTime,
+    /// The last answers of `compose::date_at` and `compose::moment`, by start token: the
+    /// grammar asks for the same start several times (alone, as a range's first end, before
+    /// a time range), and each answer is a pure function of the start.
+    pub date_memo: Cell<Option<(usize, Found)>>,
+    pub moment_memo: Cell<Option<(usize, Found)>>,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(text: &'a str, toks: &'a [Token], now: NaiveDateTime) -> Cursor<'a> {
+        Cursor {
+            text,
+            toks,
+            now,
+            date_memo: Cell::new(None),
+            moment_memo: Cell::new(None),
+        }
+    }
+
+    /// `parse(i)`, answered from `memo` when it last ran at `i`.
+    pub fn memoized(
+        &self,
+        memo: &Cell<Option<(usize, Found)>>,
+        i: usize,
+        parse: impl FnOnce() -> Found,
+    ) -> Found {
+        if let Some((at, found)) = memo.get()
+            && at == i
+        {
+            return found;
+        }
+        let found = parse();
+        memo.set(Some((i, found)));
+        found
+    }
 }
 
 impl Cursor<'_> {

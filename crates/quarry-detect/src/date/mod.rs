@@ -58,11 +58,7 @@ pub fn find(text: &str, now: DateTime<FixedOffset>) -> Vec<Detection> {
         } else {
             tokens.len() - AHEAD
         };
-        let c = Cursor {
-            text,
-            toks: &tokens,
-            now: now.naive_local(),
-        };
+        let c = Cursor::new(text, &tokens, now.naive_local());
         let mut i = skip;
         let mut taken = skip;
         while i < parse_until {

@@ -179,28 +179,54 @@ pub(crate) fn render(moment: Moment) -> (MatchKind, String) {
         }
         Moment::Range(start, end) => {
             let side = |p: Option<Point>| p.map_or_else(|| "..".to_owned(), point_iso);
-            (
-                MatchKind::DateRange,
-                format!("{}/{}", side(start), side(end)),
-            )
+            (MatchKind::DateRange, side(start) + "/" + &side(end))
         }
         Moment::Duration(dur) => (MatchKind::Duration, duration::iso(dur)),
     }
 }
 
 fn point_iso(point: Point) -> String {
-    // Hand-formatted: chrono's `format` parses its pattern on every call.
-    let date = |d: NaiveDate| format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day());
-    let time = |t: NaiveTime| format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second());
+    // Written digit by digit: `format!` costs more than the whole parse of a date.
+    let mut out = String::with_capacity(25);
+    let date = |out: &mut String, d: NaiveDate| {
+        if (0..=9999).contains(&d.year()) {
+            push_digits(out, d.year() as u32, 4);
+        } else {
+            out.push_str(&format!("{:04}", d.year()));
+        }
+        out.push('-');
+        push_digits(out, d.month(), 2);
+        out.push('-');
+        push_digits(out, d.day(), 2);
+    };
+    let time = |out: &mut String, t: NaiveTime| {
+        push_digits(out, t.hour(), 2);
+        out.push(':');
+        push_digits(out, t.minute(), 2);
+        out.push(':');
+        push_digits(out, t.second(), 2);
+    };
     match point {
-        Point::Day(d) => date(d),
-        Point::At(at, offset) => format!(
-            "{}T{}{}",
-            date(at.date()),
-            time(at.time()),
-            offset_iso(offset)
-        ),
-        Point::Clock(t, offset) => format!("{}{}", time(t), offset_iso(offset)),
+        Point::Day(d) => date(&mut out, d),
+        Point::At(at, offset) => {
+            date(&mut out, at.date());
+            out.push('T');
+            time(&mut out, at.time());
+            out.push_str(&offset_iso(offset));
+        }
+        Point::Clock(t, offset) => {
+            time(&mut out, t);
+            out.push_str(&offset_iso(offset));
+        }
+    }
+    out
+}
+
+/// `value` as exactly `width` decimal digits (zero-padded; `value` fits).
+fn push_digits(out: &mut String, value: u32, width: u32) {
+    for k in (0..width).rev() {
+        let digit = value / 10u32.pow(k) % 10;
+        out.push(char::from(b'0' + digit as u8));
     }
 }
 

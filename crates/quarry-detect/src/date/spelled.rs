@@ -180,11 +180,7 @@ mod tests {
         let now = NaiveDate::from_ymd_opt(2020, 1, 1)
             .and_then(|d| d.and_hms_opt(0, 0, 0))
             .expect("valid");
-        f(&Cursor {
-            text,
-            toks: &toks,
-            now,
-        })
+        f(&Cursor::new(text, &toks, now))
     }
 
     #[test]

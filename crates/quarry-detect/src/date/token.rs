@@ -83,20 +83,25 @@ pub(crate) fn tokenize_window(
             });
             gap = Gap::None;
         } else if b.is_ascii_alphabetic() {
-            // Lower-case ASCII words while scanning them, so they are classified without
-            // another pass (words longer than the buffer are never known words).
-            let mut lower = [0u8; MAX_WORD];
+            i += 1;
             while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
-                if let Some(slot) = lower.get_mut(i - start) {
-                    *slot = bytes[i] | 0x20;
-                }
                 i += 1;
             }
             if i < bytes.len() && bytes[i] >= 0x80 {
                 i = end_of_word(text, i);
                 push_word(text, start, i, gap, out);
             } else {
-                let lex = lower.get(..i - start).map_or(Lex::Other, classify_ascii);
+                // Words longer than the buffer are never known words.
+                let len = i - start;
+                let lex = if len <= MAX_WORD {
+                    let mut lower = [0u8; MAX_WORD];
+                    for (slot, &byte) in lower.iter_mut().zip(&bytes[start..i]) {
+                        *slot = byte | 0x20;
+                    }
+                    classify_ascii(&lower[..len])
+                } else {
+                    Lex::Other
+                };
                 out.push(Token {
                     start,
                     end: i,
@@ -108,11 +113,20 @@ pub(crate) fn tokenize_window(
                 });
             }
             gap = Gap::None;
+        } else if b == b' ' {
+            // Runs of spaces in one step: the commonest byte after letters.
+            i += 1;
+            while i < bytes.len() && bytes[i] == b' ' {
+                i += 1;
+            }
+            if gap == Gap::None {
+                gap = Gap::Space;
+            }
         } else if b < 0x80 {
             i += 1;
             match b {
                 b'\n' | b'\r' => gap = Gap::Break,
-                b' ' | b'\t' | 0x0b | 0x0c => {
+                b'\t' | 0x0b | 0x0c => {
                     if gap == Gap::None {
                         gap = Gap::Space;
                     }
