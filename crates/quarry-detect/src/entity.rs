@@ -13,6 +13,8 @@
 mod chunks;
 mod classify;
 mod gazetteer;
+#[cfg(test)]
+mod generated_tests;
 mod rules;
 mod table_hash;
 mod tokens;
@@ -194,9 +196,20 @@ fn entities(
         .filter_map(|c| {
             let kind = match c.kind {
                 Some((kind, Confidence::Strong)) => Some(kind),
-                Some((kind, Confidence::Weak)) => {
-                    Some(memory.known.get(span_text(c)).copied().unwrap_or(kind))
-                }
+                // A lone word that is the given or family name of a person found earlier in
+                // the document refers back to that person (`Mitchell Rawlins … Rawlins`).
+                Some((kind, Confidence::Weak)) => Some(
+                    memory
+                        .known
+                        .get(span_text(c))
+                        .or_else(|| {
+                            (c.tokens.len() == 1)
+                                .then(|| memory.person_words.get(span_text(c)))
+                                .flatten()
+                        })
+                        .copied()
+                        .unwrap_or(kind),
+                ),
                 None => memory
                     .known
                     .get(span_text(c))

@@ -81,8 +81,20 @@ fn can_start(token: &Token<'_>) -> bool {
         }
         // `eBay`, `iPod`: only known lower-case-initial organizations.
         Shape::Lower => gaz.is(token.text, ORGANIZATION),
-        Shape::Number | Shape::Punct => false,
+        // `6PR`, `3AW`: broadcast call signs, a name although they start with a digit.
+        Shape::Number => is_call_sign(token.text),
+        Shape::Punct => false,
     }
+}
+
+/// One or two digits then two to four capitals (`6PR`, `2GB`, `3AW`): how Australian and other
+/// stations are named. Ordinals, years and amounts never have capitals after the digits.
+pub(crate) fn is_call_sign(word: &str) -> bool {
+    let digits = word.bytes().take_while(u8::is_ascii_digit).count();
+    let letters = &word[digits..];
+    (1..=2).contains(&digits)
+        && (2..=4).contains(&letters.len())
+        && letters.bytes().all(|b| b.is_ascii_uppercase())
 }
 
 fn can_continue(token: &Token<'_>) -> bool {
@@ -125,7 +137,11 @@ fn joins(left: &[Token<'_>], connector: &Token<'_>, right: &Token<'_>) -> bool {
         // `Procter & Gamble`, but not `Karl Langdon & Harvey Deegan`.
         "&" => !(left.len() > 1 && gazetteer::gazetteer().is(left[0].text, FIRST_NAME)),
         // `University of X`, `Bank of X`, `Isle of X`, `X University of Y`.
-        "of" | "for" => ORG_LEADS.contains(&last) || LOCATION_LEADS.contains(&last),
+        // Not into a second organization: `Super League for FC Basel`.
+        "of" | "for" => {
+            (ORG_LEADS.contains(&last) || LOCATION_LEADS.contains(&last))
+                && !ORG_HEADS.contains(&right.bare())
+        }
         particle if NAME_PARTICLES.contains(&particle) => {
             // Between name-like words only, not after an organization or place lead.
             !ORG_LEADS.contains(&last) && !LOCATION_LEADS.contains(&last)

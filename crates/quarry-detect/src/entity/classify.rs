@@ -6,14 +6,15 @@ use std::ops::Range;
 
 use quarry_core::MatchKind;
 
-use super::chunks::is_title;
+use super::chunks::{is_call_sign, is_title};
 use super::gazetteer::{
     self, BIG_CITY, COMMON, COMMON_FIRST_NAME, COUNTRY, FIRST_NAME, Flags, ORGANIZATION, PLACE,
     REGION, SURNAME,
 };
 use super::rules::{
-    LOCATION_CUES, LOCATION_HEADS, LOCATION_LEADS, LOCATION_PREFIXES, NAME_SUFFIXES, ORG_HEADS,
-    ORG_LEADS, PERSON_CUES, PERSON_TITLES,
+    DEFINITION_VERBS, LOCATION_CUES, LOCATION_HEADS, LOCATION_LEADS, LOCATION_PREFIXES,
+    NAME_SUFFIXES, NOT_ORG_ACRONYMS, ORG_CUE_NOUNS, ORG_HEADS, ORG_LEADS, PERSON_CUES,
+    PERSON_TITLES, PERSON_VERBS_AFTER, PLACE_NOUNS, TEAM_CUES, TEAM_VERBS_AFTER,
 };
 use super::tokens::{Shape, Token};
 
@@ -56,7 +57,23 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     let first = core[0].bare();
     let last = core[core.len() - 1].bare();
     let multi = core.len() > 1;
-    if whole & ORGANIZATION != 0 {
+    if whole & ORGANIZATION != 0 || core.iter().all(|t| is_call_sign(t.text)) {
+        return strong(with_the..end, MatchKind::Organization);
+    }
+    // `band The Used`, `company Caloi`, `Dark Room Notes are a … band`: a noun before the name
+    // or in a definition after it says what it is.
+    if context.org_cue || context.defined_as == Some(MatchKind::Organization) {
+        return strong(with_the..end, MatchKind::Organization);
+    }
+    let org_named = multi && (ORG_HEADS.contains(&last) || lead_before_of(core, ORG_LEADS));
+    let place_defined = context.place_cue || context.defined_as == Some(MatchKind::Location);
+    if place_defined && !org_named && !gaz.is(first, FIRST_NAME) {
+        return strong(start..end, MatchKind::Location);
+    }
+    // `played for Boston`, `losing to Tulsa`, `the Montreal Victorias defeated …`: a team, also
+    // when it is named after its city, but not a country's name or a person's.
+    let person_like = gaz.is(first, FIRST_NAME) && multi;
+    if context.team && whole & COUNTRY == 0 && !person_like && !is_title(&core[0]) {
         return strong(with_the..end, MatchKind::Organization);
     }
     if multi && (ORG_HEADS.contains(&last) || lead_before_of(core, ORG_LEADS)) {
@@ -74,6 +91,12 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     if multi && is_team(core) {
         return strong(with_the..end, MatchKind::Organization);
     }
+    // `the Devil Rays`, `the St. Louis Eagles`, `The Rolling Stones`: a plural name after `the`
+    // names a team or a band (places ending in a plural head word were taken above).
+    let after_the = context.after_the || with_the < start;
+    if multi && after_the && is_plural_name(&core[core.len() - 1]) && !gaz.is(first, FIRST_NAME) {
+        return strong(with_the..end, MatchKind::Organization);
+    }
 
     // Titles announce people: `President Lincoln`, `Brigadier General Gerald A. Daniel`.
     let mut name_start = chunk.start;
@@ -81,7 +104,9 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
         name_start += 1;
     }
     let titled = name_start > chunk.start || context.after_title;
-    if titled && !is_common(&tokens[name_start]) {
+    // A title before two or more words announces a person even if the first word is also an
+    // ordinary word (`Brother Gene Moore`).
+    if titled && (!is_common(&tokens[name_start]) || end - name_start > 1) {
         return strong(name_start..end, MatchKind::Person);
     }
     if multi {
@@ -110,6 +135,10 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     }
     if is_acronym(token) {
         return strong(start..end, MatchKind::Organization);
+    }
+    // `Hitzig noticed …`: an unknown word before a verb only people do.
+    if context.person_verb_follows && name_like && flags & PLACE == 0 && is_latin(token.text) {
+        return strong(start..end, MatchKind::Person);
     }
     if (context.after_the || with_the < start) && is_plural_name(token) {
         return weak(with_the..end, MatchKind::Organization);
@@ -233,6 +262,17 @@ struct Context {
     after_title: bool,
     /// Preceded by a lower-case `the`: `the Longhorns`.
     after_the: bool,
+    /// Preceded by a noun naming a kind of organization: `band`, `company`, `label`.
+    org_cue: bool,
+    /// In a sports context: `played for X`, `losing to X`, `X defeated`.
+    team: bool,
+    /// Followed by a verb whose subject is a person: `X said`.
+    person_verb_follows: bool,
+    /// Preceded by a kind of place: `the village of X`, `the district X`.
+    place_cue: bool,
+    /// What a definition after the name says it is: `X is a municipality …` (a location),
+    /// `X are a four-piece band` (an organization).
+    defined_as: Option<MatchKind>,
 }
 
 impl Context {
@@ -247,23 +287,96 @@ impl Context {
                 .is_some_and(|t| gaz.is(t.text, COUNTRY | REGION));
         let after_title =
             previous.is_some_and(|t| t.shape == Shape::Lower && is_one_of(PERSON_TITLES));
+        // Words before the candidate, nearest first, skipping a lower-case `the`.
+        let before: Vec<&str> = tokens[..chunk.start]
+            .iter()
+            .rev()
+            .skip_while(|t| t.text == "the")
+            .take(2)
+            .map(|t| t.text)
+            .collect();
+        let team_before = TEAM_CUES.iter().any(|cue| {
+            cue.len() <= before.len()
+                && cue
+                    .iter()
+                    .rev()
+                    .zip(&before)
+                    .all(|(want, got)| want.eq_ignore_ascii_case(got))
+        });
+        let next_word = tokens.get(chunk.end).map_or("", |t| t.text);
         Context {
             location_cue: is_one_of(LOCATION_CUES),
             person_cue: is_one_of(PERSON_CUES),
             before_place,
             after_title,
             after_the: previous_word == "the",
+            org_cue: before.first().is_some_and(|w| ORG_CUE_NOUNS.contains(w)),
+            team: team_before || TEAM_VERBS_AFTER.contains(&next_word),
+            person_verb_follows: PERSON_VERBS_AFTER.contains(&next_word),
+            place_cue: match before.as_slice() {
+                [noun, ..] if PLACE_NOUNS.contains(noun) => true,
+                ["of", noun, ..] => PLACE_NOUNS.contains(noun),
+                _ => false,
+            },
+            defined_as: definition(&tokens[chunk.end..]),
         }
     }
 }
 
-/// `NATO`, `BBC`, `AT&T`: two to six capitals, not a known place code such as `USA`.
+/// The kind a definition right after a name gives it: `is a municipality in`, `are a four-piece
+/// electro band`, `was an American record label`. The first kind noun within a few words after
+/// `is a`/`are a` decides; a capitalised word or punctuation other than `-` and `/` ends the search.
+fn definition(after: &[Token<'_>]) -> Option<MatchKind> {
+    let [verb, article, rest @ ..] = after else {
+        return None;
+    };
+    if !DEFINITION_VERBS.contains(&verb.text) || !matches!(article.text, "a" | "an" | "the") {
+        return None;
+    }
+    for token in rest.iter().take(5) {
+        let word = token.text;
+        if PLACE_NOUNS.contains(&word) {
+            return Some(MatchKind::Location);
+        }
+        if ORG_CUE_NOUNS.contains(&word) {
+            return Some(MatchKind::Organization);
+        }
+        let describing = matches!(token.shape, Shape::Lower | Shape::Number)
+            || matches!(word, "-" | "/")
+            || token.shape == Shape::Capitalised && is_demonym(word);
+        if !describing {
+            return None;
+        }
+    }
+    None
+}
+
+/// `American`, `French`, `Japanese`: nationality adjectives, which may sit in a definition.
+fn is_demonym(word: &str) -> bool {
+    ["an", "ese", "ish", "ch", "ic", "i"]
+        .iter()
+        .any(|ending| word.ends_with(ending))
+}
+
+/// `NATO`, `BBC`, `AT&T`, `MTV2`: two to six capitals (digits may follow them), not a known
+/// place code such as `USA`, a Roman numeral, or the abbreviation of a thing (`EP`, `VIP`).
 fn is_acronym(token: &Token<'_>) -> bool {
     let letters = token.text.chars().filter(|c| c.is_alphabetic()).count();
     let gaz = gazetteer::gazetteer();
+    let word = token.text.trim_end_matches(|c: char| c.is_ascii_digit());
     token.shape == Shape::Upper
         && (2..=6).contains(&letters)
-        && token.text.chars().all(|c| c.is_alphabetic() || c == '&')
+        && word.chars().all(|c| c.is_alphabetic() || c == '&')
         && !gaz.is(token.text, PLACE)
         && !gaz.is(&token.text.to_lowercase(), COMMON)
+        && !NOT_ORG_ACRONYMS.contains(&token.text)
+        && !is_roman_numeral(token.text)
+}
+
+/// `II`, `XIV`, `MCMLXXX`: written in capitals like an acronym, but a number.
+fn is_roman_numeral(word: &str) -> bool {
+    word.chars()
+        .all(|c| matches!(c, 'I' | 'V' | 'X' | 'L' | 'C' | 'D' | 'M'))
+        && word.len() <= 8
+        && !matches!(word, "MCC" | "DC" | "CD" | "MD" | "LDC")
 }

@@ -590,3 +590,174 @@ pub(crate) const NOT_NAME_STARTS: &[&str] = &[
 
 /// Tokens after a person's name that belong to it: `John Scheidt Jr.`, `Glenn Profitt II`.
 pub(crate) const NAME_SUFFIXES: &[&str] = &["Jr", "Jr.", "Sr", "Sr.", "II", "III", "IV"];
+
+/// Lower-case nouns that, right before a name, say what kind of organization it is:
+/// `punk band The Mad Capsule Markets`, `electrical company Nicholson's Limited`,
+/// `record label Decca`.
+pub(crate) const ORG_CUE_NOUNS: &[&str] = &[
+    "band",
+    "group",
+    "company",
+    "firm",
+    "label",
+    "club",
+    "team",
+    "station",
+    "newspaper",
+    "magazine",
+    "network",
+    "channel",
+    "broadcaster",
+    "publisher",
+    "manufacturer",
+    "airline",
+    "carrier",
+    "retailer",
+    "chain",
+    "brand",
+    "bank",
+    "party",
+    "organisation",
+    "organization",
+    "agency",
+    "corporation",
+    "conglomerate",
+    "outfit",
+    "franchise",
+    "studio",
+    "duo",
+    "trio",
+    "quartet",
+    "ensemble",
+    "orchestra",
+    "choir",
+    "league",
+    "union",
+    "university",
+    "college",
+    "school",
+    "charity",
+    "foundation",
+    "society",
+    "association",
+    "magazines",
+    "bands",
+];
+
+/// Words before a name that make it a team in a sports context (a team named after a city is an
+/// organization there): `played for Boston`, `losing to Tulsa`, `traded to the Yankees`.
+pub(crate) const TEAM_CUES: &[&[&str]] = &[
+    &["played", "for"],
+    &["plays", "for"],
+    &["playing", "for"],
+    &["signed", "with"],
+    &["signed", "for"],
+    &["signing", "with"],
+    &["traded", "to"],
+    &["drafted", "by"],
+    &["loaned", "to"],
+    &["losing", "to"],
+    &["lost", "to"],
+    &["loss", "to"],
+    &["win", "over"],
+    &["victory", "over"],
+    &["defeated"],
+    &["defeating"],
+    &["beat"],
+    &["beating"],
+    &["versus"],
+    &["vs"],
+    &["vs."],
+];
+
+/// Verbs after a name that make it the team that played: `the Montreal Victorias defeated …`.
+pub(crate) const TEAM_VERBS_AFTER: &[&str] = &["defeated", "beat", "edged", "routed", "trounced"];
+
+/// Verbs whose subject is nearly always a person: an unknown word before one is a person's name
+/// (`Hitzig noticed …`, `Citrone said …`).
+pub(crate) const PERSON_VERBS_AFTER: &[&str] = &[
+    "said",
+    "says",
+    "told",
+    "died",
+    "married",
+    "retired",
+    "graduated",
+    "studied",
+    "wrote",
+    "recalled",
+    "noticed",
+    "admitted",
+    "replied",
+    "explained",
+    "argued",
+    "believed",
+    "decided",
+    "insisted",
+    "claimed",
+    "felt",
+    "thought",
+    "wanted",
+    "hoped",
+    "remembered",
+    "realised",
+    "realized",
+    "smiled",
+    "laughed",
+    "tries",
+    "tried",
+    "learned",
+    "learnt",
+    "sang",
+];
+
+/// Upper-case abbreviations of things, not organizations: `an EP`, `a VIP`, `the MVP`, `his
+/// PhD`. Written like acronyms, so they would otherwise be taken for organizations.
+pub(crate) const NOT_ORG_ACRONYMS: &[&str] = &[
+    "EP", "LP", "CD", "DVD", "TV", "HDTV", "VIP", "MVP", "ERA", "RBI", "CEO", "CFO", "CTO", "COO",
+    "GDP", "DNA", "RNA", "HIV", "AIDS", "UFO", "GPS", "USB", "PC", "ID", "IQ", "MBA", "BA", "BSc",
+    "MA", "MSc", "MD", "MP", "MPP", "MLA", "OBE", "MBE", "CBE", "KBE", "AD", "BC", "BCE", "CE",
+    "AM", "FM", "HD", "SUV", "RPG", "MMA", "ATM", "PIN", "FAQ", "PS", "NB", "RIP", "LLC", "PLC",
+    "SMS", "LCD", "LED", "CPU", "RAM", "ROM", "HQ", "POW", "KO", "TKO", "QB", "DJ", "MC", "PR",
+];
+
+/// Lower-case nouns for kinds of place: before a name (`the village of Vanxim`, `the district
+/// Wittenberg`) or in a definition after it (`Brensbach is a municipality in …`).
+pub(crate) const PLACE_NOUNS: &[&str] = &[
+    "city",
+    "town",
+    "village",
+    "hamlet",
+    "suburb",
+    "municipality",
+    "commune",
+    "district",
+    "county",
+    "province",
+    "state",
+    "region",
+    "island",
+    "islands",
+    "parish",
+    "borough",
+    "township",
+    "département",
+    "department",
+    "prefecture",
+    "canton",
+    "river",
+    "lake",
+    "mountain",
+    "valley",
+    "neighbourhood",
+    "neighborhood",
+    "settlement",
+    "capital",
+    "port",
+    "locality",
+    "community",
+    "country",
+];
+
+/// Verbs that open a definition: `X is a …`, `X are a four-piece band`.
+pub(crate) const DEFINITION_VERBS: &[&str] = &["is", "are", "was", "were"];
