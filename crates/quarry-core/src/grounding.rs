@@ -26,6 +26,7 @@
 //! plus index look-ups, and the fuzzy stage is linear in the source for a short extraction.
 
 mod fuzzy;
+mod langextract;
 pub(crate) mod text;
 
 use std::fmt;
@@ -89,6 +90,12 @@ pub enum AlignOrder {
     /// Only occurrences at or after the end of the previous alignment (langextract's monotonic
     /// alignment); an extraction found only earlier is rejected.
     StrictForward,
+    /// langextract's own resolver semantics (see `grounding/langextract.rs`): all extractions
+    /// matched at once against the source as token sequences, longest blocks first, so
+    /// overlapping or out-of-order extractions stay ungrounded; a match of a leading part is
+    /// `match_lesser`; what is left goes to the cascade (fuzzy included) anywhere in the source,
+    /// as langextract's fuzzy pass does, without lesser matches.
+    Langextract,
 }
 
 /// Aligner settings. The defaults suit grounding LLM output: fuzzy on, lesser matches off (a
@@ -207,6 +214,9 @@ pub fn align_all(
             .collect();
     }
     let index = SourceIndex::new(source);
+    if options.order == AlignOrder::Langextract {
+        return align_like_langextract(&index, extractions, options);
+    }
     let mut aligner = Aligner {
         index: &index,
         options,
@@ -216,6 +226,62 @@ pub fn align_all(
     extractions
         .iter()
         .map(|extraction| aligner.align_next(extraction))
+        .collect()
+}
+
+/// [`AlignOrder::Langextract`]: the block pass, then the cascade for what it left.
+fn align_like_langextract(
+    index: &SourceIndex<'_>,
+    extractions: &[&str],
+    options: &AlignOptions,
+) -> Vec<Result<Alignment, AlignError>> {
+    let leftover_options = AlignOptions {
+        order: AlignOrder::Any,
+        accept_match_lesser: false,
+        ..*options
+    };
+    let leftovers = Aligner {
+        index,
+        options: &leftover_options,
+        cursor: 0,
+        claimed: Vec::new(),
+    };
+    let blocks = langextract::align_blocks(index.text, extractions);
+    extractions
+        .iter()
+        .zip(blocks)
+        .map(|(extraction, block)| {
+            let extraction = extraction.trim();
+            match block {
+                langextract::BlockMatch::Empty => Err(AlignError::EmptyExtraction),
+                langextract::BlockMatch::Exact(span) => {
+                    let status = if index.text[span.clone()] == *extraction {
+                        AlignmentStatus::Exact
+                    } else {
+                        AlignmentStatus::Normalized
+                    };
+                    Ok(leftovers.alignment((span.start, span.end), status, 1.0))
+                }
+                langextract::BlockMatch::Lesser(span, score) if options.accept_match_lesser => {
+                    Ok(leftovers.alignment((span.start, span.end), AlignmentStatus::Lesser, score))
+                }
+                langextract::BlockMatch::Lesser(span, _) if !options.enable_fuzzy_alignment => {
+                    Err(Aligner::reject(
+                        extraction,
+                        RejectionReason::PartialOnly {
+                            matched: index.text[span].to_owned(),
+                        },
+                    ))
+                }
+                _ if options.enable_fuzzy_alignment => leftovers.find(extraction, 0),
+                _ => Err(Aligner::reject(
+                    extraction,
+                    RejectionReason::NotFound {
+                        fuzzy_enabled: false,
+                    },
+                )),
+            }
+        })
         .collect()
 }
 

@@ -46,6 +46,9 @@ struct Gold {
 struct UpstreamOptions {
     enable_fuzzy_alignment: Option<bool>,
     accept_match_lesser: Option<bool>,
+    /// Set by langextract's fuzzy-alignment case tests, which call the fuzzy aligner directly:
+    /// there is no exact or lesser pass before it.
+    algorithm: Option<String>,
 }
 
 /// Counts for one group of items.
@@ -100,7 +103,8 @@ fn source_group(source: &str) -> &'static str {
 }
 
 /// Maps the upstream resolver settings onto Quarry's options. langextract's own default for
-/// `accept_match_lesser` is true, so a record that records settings but not that one gets true.
+/// `accept_match_lesser` is true, so a record that records settings but not that one gets true,
+/// except a fuzzy-aligner test (`algorithm` set), where no lesser pass runs.
 fn options_for(record: &Record, order: AlignOrder) -> AlignOptions {
     let mut options = AlignOptions {
         order,
@@ -110,7 +114,9 @@ fn options_for(record: &Record, order: AlignOrder) -> AlignOptions {
         if let Some(fuzzy) = upstream.enable_fuzzy_alignment {
             options.enable_fuzzy_alignment = fuzzy;
         }
-        options.accept_match_lesser = upstream.accept_match_lesser.unwrap_or(true);
+        options.accept_match_lesser = upstream
+            .accept_match_lesser
+            .unwrap_or(upstream.algorithm.is_none());
     }
     options
 }
@@ -235,7 +241,7 @@ pub fn evaluate(dir: &Path) -> anyhow::Result<Vec<Metric>> {
         entry.0.merge(&tally);
         entry.1 += 1;
         if source_group(&record.source) == "langextract" {
-            let strict = options_for(record, AlignOrder::StrictForward);
+            let strict = options_for(record, AlignOrder::Langextract);
             compat.merge(&score_record(record, &strict, false));
             compat_records += 1;
         }
