@@ -52,6 +52,8 @@ struct ChatRequest {
 
 /// The scope `/v1/chat` needs on a server with a database.
 const CHAT_SCOPE: &str = "extraction:trigger";
+/// Reading past conversations: a key that may chat, or one that may read the project.
+const READ_SCOPES: &[&str] = &[CHAT_SCOPE, "entities:read"];
 
 /// Longest conversation title taken from the document, in characters.
 const TITLE_CHARS: usize = 60;
@@ -182,7 +184,7 @@ pub async fn chat(
 
 /// `GET /v1/chat/conversations`: the caller's project's conversations, most recent first.
 pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
-    caller.require(CHAT_SCOPE)?;
+    caller.require_any(READ_SCOPES)?;
     let listed = store(&state)?
         .list_conversations(&caller.project_id, 200)
         .await?;
@@ -203,7 +205,7 @@ pub async fn get(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    caller.require(CHAT_SCOPE)?;
+    caller.require_any(READ_SCOPES)?;
     let conversation = state
         .conversations
         .get(&caller.project_id, &id)

@@ -204,13 +204,13 @@ pub const OPERATIONS: &[(&str, &str, &str, &str)] = &[
     (
         "get",
         "/v1/chat/conversations",
-        "extraction:trigger",
+        "extraction:trigger or entities:read",
         "The project's chat conversations, most recently updated first",
     ),
     (
         "get",
         "/v1/chat/conversations/{id}",
-        "extraction:trigger",
+        "extraction:trigger or entities:read",
         "One chat conversation: schema, document, messages and last result",
     ),
 ];
