@@ -129,8 +129,21 @@ fn longest_at(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
 /// A cheap test that token `i` can start an expression, so that common words ("the", "in",
 /// "a") cost one or two comparisons instead of a parse.
 fn worth_trying(c: &Cursor, i: usize) -> bool {
-    if c.num(i).is_some() {
-        return true;
+    if let Some(n) = c.num(i) {
+        // A number starts an expression when it is an ordinal, a year or a compact date, when
+        // "at" says it is an hour, or when a word or a date/time separator is glued or
+        // spaced after it ("15 Jan", "3pm", "30 days", "10/1", "9:30", "2 - 15"); a number
+        // before a comma, a percent sign or another number ("4,250", "15%", "415 555 1234")
+        // is prose.
+        return n.ordinal
+            || n.digits == 4
+            || n.digits == 8
+            || i > 0 && (c.rel(i - 1, Rel::At) || c.punct(i - 1, b'@'))
+            || c.joined(i + 1)
+                && (c.is_word(i + 1)
+                    || [b'/', b'-', b'.', b':', b'\'', 0]
+                        .iter()
+                        .any(|&p| c.punct(i + 1, p)));
     }
     let next = c.lex(i + 1);
     let next_is_number = c.num(i + 1).is_some();
@@ -141,6 +154,30 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         );
     match c.lex(i) {
         Lex::Other | Lex::Meridiem(_) | Lex::Zone(_) => false,
+        // A number word starts an expression only with a unit, a clock word or more of the
+        // number after it: "five days", "seven pm", "eight o'clock", "nineteen eighty-six",
+        // "twenty-one", "two thousand and twenty", "five oh five", or after "at" ("at
+        // eight"); "one of them" is prose.
+        Lex::Cardinal(_) | Lex::Tens(_) => {
+            matches!(
+                next,
+                Lex::Unit(_)
+                    | Lex::Meridiem(_)
+                    | Lex::Cardinal(_)
+                    | Lex::Tens(_)
+                    | Lex::Rel(Rel::Oclock | Rel::And)
+            ) || i > 0 && (c.rel(i - 1, Rel::At) || c.punct(i - 1, b'@'))
+                || c.punct(i + 1, b'-') && c.tight(i + 1)
+                || ["o", "oh", "hundred", "thousand", "p", "a"]
+                    .iter()
+                    .any(|w| c.is(i + 1, w))
+        }
+        // Units start an expression only as "week 10", "second Tuesday of …" or a holiday
+        // ("Day of the Dead"); otherwise the count before them does.
+        Lex::Unit(Unit::Week) => next_is_number,
+        Lex::Unit(Unit::Second) => true,
+        Lex::Unit(Unit::Day) => holiday::name_at(c, i).is_some(),
+        Lex::Unit(_) => false,
         // Holiday words are common ("new", "good", "all"): only a whole name starts a parse.
         Lex::Named => c.is(i, "q") || holiday::name_at(c, i).is_some(),
         Lex::Rel(Rel::The) => {
