@@ -22,6 +22,8 @@ pub(crate) enum Rule {
     Hijri(u8, u8),
     /// Amanta lunar month and tithi (1–30).
     Tithi(u8, u8, Observed),
+    /// The day after a tithi's observance: Holi (Dhulandi) is the day after Holika Dahan.
+    DayAfterTithi(u8, u8, Observed),
     /// The Sun entering a sidereal sign (0 = Mesha), then a shift in days.
     Sankranti(u8, i8),
     /// The last Friday of Ramadan.
@@ -38,7 +40,7 @@ pub(crate) enum Rule {
     Advent,
 }
 
-use Observed::{Dusk, Sunrise};
+use Observed::{Afternoon, Dusk, Sunrise};
 use Rule::*;
 
 /// Alias, rule, length in days (1 for single days).
@@ -53,6 +55,8 @@ pub(crate) const HOLIDAYS: &[(&str, Rule, u8)] = &[
     ("new year eve", Fixed(12, 31), 1),
     ("new years eve", Fixed(12, 31), 1),
     ("halloween", Fixed(10, 31), 1),
+    ("all hallows eve", Fixed(10, 31), 1),
+    ("kwanzaa", Fixed(12, 26), 7),
     ("valentine", Fixed(2, 14), 1),
     ("valentines", Fixed(2, 14), 1),
     ("st valentine", Fixed(2, 14), 1),
@@ -67,6 +71,7 @@ pub(crate) const HOLIDAYS: &[(&str, Rule, u8)] = &[
     ("saint patrick", Fixed(3, 17), 1),
     ("st paddy", Fixed(3, 17), 1),
     ("st george", Fixed(4, 23), 1),
+    ("saint george", Fixed(4, 23), 1),
     ("st andrew", Fixed(11, 30), 1),
     ("st david", Fixed(3, 1), 1),
     ("st stephen", Fixed(12, 26), 1),
@@ -298,11 +303,11 @@ pub(crate) const HOLIDAYS: &[(&str, Rule, u8)] = &[
     ("navratri", Tithi(ASHVIN, 1, Sunrise), 9),
     ("sharad navratri", Tithi(ASHVIN, 1, Sunrise), 9),
     ("durga puja", Tithi(ASHVIN, 6, Sunrise), 5),
-    ("dussehra", Tithi(ASHVIN, 10, Sunrise), 1),
-    ("dasara", Tithi(ASHVIN, 10, Sunrise), 1),
-    ("dussera", Tithi(ASHVIN, 10, Sunrise), 1),
-    ("vijayadashami", Tithi(ASHVIN, 10, Sunrise), 1),
-    ("vijaya dashami", Tithi(ASHVIN, 10, Sunrise), 1),
+    ("dussehra", Tithi(ASHVIN, 10, Afternoon), 1),
+    ("dasara", Tithi(ASHVIN, 10, Afternoon), 1),
+    ("dussera", Tithi(ASHVIN, 10, Afternoon), 1),
+    ("vijayadashami", Tithi(ASHVIN, 10, Afternoon), 1),
+    ("vijaya dashami", Tithi(ASHVIN, 10, Afternoon), 1),
     ("valmiki jayanti", Tithi(ASHVIN, 15, Sunrise), 1),
     ("pargat diwas", Tithi(ASHVIN, 15, Sunrise), 1),
     ("raksha bandhan", Tithi(SHRAVANA, 15, Sunrise), 1),
@@ -338,9 +343,9 @@ pub(crate) const HOLIDAYS: &[(&str, Rule, u8)] = &[
     ("holika dahan", Tithi(PHALGUNA, 15, Dusk), 1),
     ("chhoti holi", Tithi(PHALGUNA, 15, Dusk), 1),
     ("choti holi", Tithi(PHALGUNA, 15, Dusk), 1),
-    ("holi", Tithi(PHALGUNA, 16, Sunrise), 1),
-    ("dhulandi", Tithi(PHALGUNA, 16, Sunrise), 1),
-    ("rangwali holi", Tithi(PHALGUNA, 16, Sunrise), 1),
+    ("holi", DayAfterTithi(PHALGUNA, 15, Dusk), 1),
+    ("dhulandi", DayAfterTithi(PHALGUNA, 15, Dusk), 1),
+    ("rangwali holi", DayAfterTithi(PHALGUNA, 15, Dusk), 1),
     ("onam", Onam, 1),
     ("thiru onam", Onam, 1),
     ("thiruvonam", Onam, 1),
@@ -373,6 +378,7 @@ pub(crate) fn starts_name(w: &[u8]) -> bool {
             | b"xmas"
             | b"new"
             | b"halloween"
+            | b"kwanzaa"
             | b"valentine"
             | b"valentines"
             | b"st"

@@ -123,10 +123,13 @@ fn ist_jd(date: NaiveDate, hour: f64) -> f64 {
     f64::from(date.num_days_from_ce()) + JD_RD0 + hour / 24.0 - IST
 }
 
-/// When tithis are counted: the one prevailing at sunrise, or at dusk (Diwali, Holika Dahan).
+/// When in the day a festival's tithi must prevail (the panchang's observance rule): at
+/// sunrise (most), in the afternoon (Aparahna: Vijayadashami), or at dusk (Pradosh: Diwali,
+/// Holika Dahan).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Observed {
     Sunrise,
+    Afternoon,
     Dusk,
 }
 
@@ -147,6 +150,7 @@ pub(crate) fn tithi_day(year: i32, month: u8, tithi: u8, observed: Observed) -> 
         }
         let hour = match observed {
             Observed::Sunrise => 6.0,
+            Observed::Afternoon => 14.5,
             Observed::Dusk => 18.5,
         };
         // The first day whose sunrise (or dusk) falls in the tithi; a tithi that spans none
