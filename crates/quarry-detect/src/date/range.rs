@@ -52,6 +52,16 @@ pub(crate) fn range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         return None;
     }
     let (b_end, b) = end_at(c, a_end + 1)?;
+    // A dash range glued to more digit groups is a phone or an identifier ("2014-2015-3344",
+    // "10-12-555"), not a range.
+    if dash
+        && c.tight(b_end)
+        && [b'-', b'/', b'.'].iter().any(|&p| c.punct(b_end, p))
+        && c.tight(b_end + 1)
+        && c.num(b_end + 1).is_some()
+    {
+        return None;
+    }
     let (moment, weak) = combine(c, a, b, dash)?;
     // A date after a time range: "9h30 - 11h00 on Thursday", "between 3 and 5 on 1/1/2015",
     // "between 7 and 9 last night".

@@ -168,3 +168,60 @@ fn span_conventions_and_holidays() {
     assert_eq!(&text[found[1].range.clone()], "lent 2018");
     assert_eq!(found[1].value, "2018-02-14/2018-03-31");
 }
+
+#[test]
+fn phone_like_digit_runs_are_not_ranges() {
+    // A dash range glued to another digit group was read as "2014-2015".
+    for text in [
+        "phone: 2014-2015-3344",
+        "call 1-800-555-1234",
+        "ref 10-12-555",
+    ] {
+        assert!(found(text).is_empty(), "{text}: {:?}", found(text));
+    }
+    assert_eq!(one("from 2014-2015").2, "2014-01-01/2015-12-31");
+}
+
+#[test]
+fn weekday_words_follow_the_documented_convention() {
+    // Tuesday 2013-02-12, Duckling's reference day.
+    let now = DateTime::parse_from_rfc3339("2013-02-12T04:30:00-02:00").expect("valid");
+    for (text, want) in [
+        ("next monday", "2013-02-18"),
+        ("next tuesday", "2013-02-19"),
+        ("next wednesday", "2013-02-20"),
+        ("this monday", "2013-02-18"),
+        ("this tuesday", "2013-02-12"),
+        ("coming friday", "2013-02-15"),
+        ("last sunday", "2013-02-10"),
+        ("last tuesday", "2013-02-05"),
+        ("Monday two weeks from now", "2013-02-25"),
+    ] {
+        let all = find(text, now);
+        assert_eq!(all.len(), 1, "{text}");
+        assert_eq!(all[0].value, want, "{text}");
+    }
+}
+
+#[test]
+fn issue_12_forms_resolve() {
+    let now = DateTime::parse_from_rfc3339("2013-02-12T04:30:00-02:00").expect("valid");
+    for (text, want) in [
+        ("nineteen eighty six", "1986-01-01/1986-12-31"),
+        ("April of 87", "1987-04-01/1987-04-30"),
+        ("03/18/40", "1940-03-18"),
+        ("2020/Sep/23", "2020-09-23"),
+        ("2015-12", "2015-12-01/2015-12-31"),
+        ("Dec/2018", "2018-12-01/2018-12-31"),
+        ("20161016", "2016-10-16"),
+        ("in two thousand and twenty", "2020-01-01/2020-12-31"),
+        ("today at 9a", "2013-02-12T09:00:00"),
+        ("tomorrow at seven twenty-seven", "2013-02-13T07:27:00"),
+        ("later this month", "2013-02-16/2013-02-28"),
+        ("last week of september 2014", "2014-09-29/2014-10-05"),
+    ] {
+        let all = find(text, now);
+        assert_eq!(all.len(), 1, "{text}: {all:?}");
+        assert_eq!(all[0].value, want, "{text}");
+    }
+}
