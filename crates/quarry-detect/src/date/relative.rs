@@ -666,6 +666,14 @@ fn week_of_month(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     if monday > last {
         return None;
     }
+    // "1st week of Oct. on Friday": that day of the week.
+    let k = if c.rel(end, Rel::On) { end + 1 } else { end };
+    if c.joined(k)
+        && let Lex::Weekday(w) = c.lex(k)
+    {
+        let day = monday + chrono::Duration::days(i64::from(w));
+        return Some((k + 1, Moment::day(day)));
+    }
     Some((
         end,
         Moment::days(monday, monday + chrono::Duration::days(6)),
