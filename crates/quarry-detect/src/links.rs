@@ -80,9 +80,13 @@ pub fn find_links(text: &str, options: &LinkOptions) -> Vec<Detection> {
         options,
     };
 
+    // linkify reads Unicode punctuation and spaces as host letters (`a.com。(b` is one bad
+    // authority to it), so it scans a copy where those read as ASCII spaces; byte offsets are
+    // the same in both texts.
+    let scan_text = without_hard_terminators(text);
     let mut links: Vec<Link> = Vec::new();
     let mut from = 0;
-    while let Some(link) = scan.finder.links(&text[from..]).next() {
+    while let Some(link) = scan.finder.links(&scan_text[from..]).next() {
         let range = from + link.start()..from + link.end();
         let kind = to_kind(link.kind());
         let accepted_before = links.len();
@@ -215,7 +219,11 @@ impl Scan<'_, '_> {
                     None => {
                         let host = host_of(slice);
                         let starts_word = before.is_none_or(|c| !continues_host(c));
-                        if !starts_word || !is_hostname(host) || !self.fuzzy_host_is_known(host) {
+                        if !starts_word
+                            || !is_hostname(host)
+                            || !self.fuzzy_host_is_known(host)
+                            || self.heads_an_address(range.start + host.len())
+                        {
                             return;
                         }
                         slice
@@ -240,13 +248,28 @@ impl Scan<'_, '_> {
         let token_len = rest
             .find(|c: char| c.is_whitespace() || ends_link(c))
             .unwrap_or(rest.len());
-        let with_slash = format!("{}/{}", &self.text[range.clone()], &rest[..token_len]);
+        // Where the fragment ends does not depend on the host, so a stand-in host is used
+        // (the real one may be one linkify misreads, see `shadowed_hosts`).
+        const STAND_IN: &str = "http://example.com/";
+        let with_slash = format!("{STAND_IN}{}", &rest[..token_len]);
         match self.finder.links(&with_slash).next() {
-            Some(link) if link.start() == 0 && link.end() > range.len() + 2 => {
-                range.start + link.end() - 1
+            Some(link) if link.start() == 0 && link.end() > STAND_IN.len() + 1 => {
+                range.end + link.end() - STAND_IN.len()
             }
             _ => range.end,
         }
+    }
+
+    /// Whether the host ending at `host_end` is only the head of an address-like token
+    /// (`first.name.@x.de`, `a.sk{..x@y.io`): local-part characters run from it to an `@`.
+    /// Valid addresses already won over such hosts; this keeps invalid ones from leaving a
+    /// URL behind. `/` ends the run, so `example.social/@user` stays a link.
+    fn heads_an_address(&self, host_end: usize) -> bool {
+        self.text[host_end..]
+            .chars()
+            .take(65)
+            .find(|&c| c == '/' || !(addr_spec::is_atext(c) || c == '.'))
+            == Some('@')
     }
 
     /// Whether a link without a scheme names a host people write without one.
@@ -354,23 +377,42 @@ impl Scan<'_, '_> {
     /// links are then validated on the real text like any other.
     fn shadowed_hosts(&self, links: &mut Vec<Link>) {
         let bytes = self.text.as_bytes();
-        let needs_shadow = !self.text.is_ascii()
-            || bytes.contains(&b'_')
-            || bytes
-                .windows(2)
-                .any(|w| w[0] == b'.' && matches!(w[1], b'/' | b':' | b'?' | b'#'));
-        if !needs_shadow {
-            return;
-        }
-        let mut word_start = 0;
-        for word in self.text.split(|c: char| c.is_whitespace() || ends_link(c)) {
-            let start = word_start;
-            word_start += word.len()
-                + self.text[start + word.len()..]
-                    .chars()
-                    .next()
-                    .map_or(0, char::len_utf8);
-            if !word.contains('.') || is_covered_range(links, start..start + word.len()) {
+        // Where a word may need a shadow: a non-ASCII character, `_`, or a dot before `/:?#`.
+        let is_trigger = |i: usize| {
+            let b = bytes[i];
+            b >= 0xC0
+                || b == b'_'
+                || (b == b'.' && matches!(bytes.get(i + 1), Some(b'/' | b':' | b'?' | b'#')))
+        };
+        let ends_word = |c: char| c.is_whitespace() || ends_link(c);
+        let mut sorted = false;
+        let mut found = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if !is_trigger(i) {
+                i = skip_plain_words(bytes, i + 1, b"_.");
+                continue;
+            }
+            let start = self.text[..i]
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| ends_word(c))
+                .map_or(0, |(j, c)| j + c.len_utf8());
+            let end = self.text[i..]
+                .char_indices()
+                .find(|&(_, c)| ends_word(c))
+                .map_or(bytes.len(), |(j, _)| i + j);
+            // Each word is looked at once, from its first trigger.
+            i = end.max(i + 1);
+            let word = &self.text[start..end];
+            if !word.contains('.') || !might_need_shadow(word) {
+                continue;
+            }
+            if !sorted {
+                links.sort_by_key(|link| link.range.start);
+                sorted = true;
+            }
+            if is_covered_range(links, start..end) {
                 continue;
             }
             let Some(shadow) = shadow_of(word, self.options.url_can_be_iri) else {
@@ -380,11 +422,75 @@ impl Scan<'_, '_> {
                 let range = start + link.start()..start + link.end();
                 if self.text.is_char_boundary(range.start) && self.text.is_char_boundary(range.end)
                 {
-                    self.validate(range, MatchKind::Url, links);
+                    self.validate(range, MatchKind::Url, &mut found);
                 }
             }
         }
+        links.append(&mut found);
     }
+}
+
+/// `text` with every character that always ends a link (Unicode spaces and punctuation, CJK
+/// punctuation, fullwidth forms: [`ends_link`] but not [`is_cjk_letter`]) replaced by ASCII
+/// spaces of the same byte length. Only non-ASCII bytes are decoded, so the copy runs at memory
+/// speed, and ASCII text is not copied at all.
+fn without_hard_terminators(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let Some(first) = bytes.iter().position(|b| !b.is_ascii()) else {
+        return std::borrow::Cow::Borrowed(text);
+    };
+    let mut out = bytes.to_vec();
+    let mut i = first;
+    while i < bytes.len() {
+        if bytes[i] < 0x80 {
+            i = skip_plain_words(bytes, i + 1, &[]);
+            continue;
+        }
+        let c = text[i..].chars().next().unwrap_or(' ');
+        let len = c.len_utf8();
+        if ends_link(c) && !is_cjk_letter(c) {
+            out[i..i + len].fill(b' ');
+        }
+        i += len;
+    }
+    // Whole characters were replaced by ASCII spaces, so the bytes are still UTF-8.
+    match String::from_utf8(out) {
+        Ok(copy) => std::borrow::Cow::Owned(copy),
+        Err(_) => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+/// The first index at or after `from` that may hold a non-ASCII byte or one of `wanted`,
+/// skipping eight bytes at a time over machine words that hold neither (SWAR), so the scans
+/// for rare bytes run at memory speed without a `memchr` dependency.
+fn skip_plain_words(bytes: &[u8], mut from: usize, wanted: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    while let Some(chunk) = bytes.get(from..from + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let plain = word & HIGHS == 0
+            && wanted
+                .iter()
+                .all(|&b| !has_zero_byte(word ^ (ONES * u64::from(b))));
+        if !plain {
+            return from;
+        }
+        from += 8;
+    }
+    from
+}
+
+/// Cheap test for what [`shadow_of`] would replace.
+fn might_need_shadow(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    !word.is_ascii()
+        || bytes.contains(&b'_')
+        || bytes
+            .windows(2)
+            .any(|w| w[0] == b'.' && matches!(w[1], b'/' | b':' | b'?' | b'#'))
 }
 
 /// `word` with `_`, non-ASCII letters and a host's trailing dot before `/:?#` replaced by
@@ -417,40 +523,51 @@ fn shadow_of(word: &str, iri: bool) -> Option<String> {
 
 /// Drops an address that lies inside a URL (its userinfo, path, query or fragment), then every
 /// URL that overlaps a remaining address (`user.name` in `user.name+tag@example.com`).
+/// Sorted sweeps, so many links cost `n log n`.
 fn drop_conflicts(links: &mut Vec<Link>) {
-    let inside_url = |email: &Link, links: &[Link]| {
-        links.iter().any(|url| {
-            url.kind != MatchKind::Email
-                && url.range.start < email.range.start
-                && url.range.end >= email.range.end
-        })
-    };
-    let drop_emails: Vec<bool> = links
-        .iter()
-        .map(|link| link.kind == MatchKind::Email && inside_url(link, links))
-        .collect();
-    let mut index = 0;
-    links.retain(|_| {
-        index += 1;
-        !drop_emails[index - 1]
+    links.sort_by_key(|link| link.range.start);
+    // For each URL in start order, the furthest end of it and every URL before it.
+    let mut url_starts = Vec::new();
+    let mut furthest_ends = Vec::new();
+    for link in links.iter().filter(|l| l.kind != MatchKind::Email) {
+        let furthest = furthest_ends
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .max(link.range.end);
+        url_starts.push(link.range.start);
+        furthest_ends.push(furthest);
+    }
+    links.retain(|link| {
+        if link.kind != MatchKind::Email {
+            return true;
+        }
+        let before = url_starts.partition_point(|&start| start < link.range.start);
+        before == 0 || furthest_ends[before - 1] < link.range.end
     });
+    // Addresses never overlap each other, so in start order their ends ascend too.
     let emails: Vec<Range<usize>> = links
         .iter()
         .filter(|l| l.kind == MatchKind::Email)
         .map(|l| l.range.clone())
         .collect();
     links.retain(|link| {
-        link.kind == MatchKind::Email
-            || !emails
-                .iter()
-                .any(|e| e.start < link.range.end && link.range.start < e.end)
+        if link.kind == MatchKind::Email {
+            return true;
+        }
+        let next = emails.partition_point(|e| e.end <= link.range.start);
+        emails.get(next).is_none_or(|e| e.start >= link.range.end)
     });
 }
 
+/// Whether a link covers all of `range`; `links` sorted by start.
 fn is_covered_range(links: &[Link], range: Range<usize>) -> bool {
-    links
+    let before = links.partition_point(|link| link.range.start <= range.start);
+    links[..before]
         .iter()
-        .any(|link| link.range.start <= range.start && link.range.end >= range.end)
+        .rev()
+        .take(4)
+        .any(|link| link.range.end >= range.end)
 }
 
 fn to_kind(kind: &LinkKind) -> MatchKind {

@@ -28,7 +28,7 @@ pub(super) fn address_at(text: &str, at: usize, options: &LinkOptions) -> Option
 
 /// RFC 5322 `atext`, plus RFC 6531's non-ASCII letters and digits (but not CJK prose or
 /// Unicode punctuation, which end a link).
-fn is_atext(c: char) -> bool {
+pub(super) fn is_atext(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~".contains(c)
     } else {

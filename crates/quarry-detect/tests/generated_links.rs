@@ -1,0 +1,239 @@
+//! Generated links: random email addresses from RFC 5322's dot-atom and RFC 5321's domain
+//! grammar, random URLs from RFC 3986 (schemes, reg-names with `_`, internationalised hosts,
+//! ports, paths, queries, fragments), each embedded in random prose with random delimiters;
+//! the finder must return exactly their spans. Damaged variants (two dots, a dot at either end
+//! of the local part, `_` or a bad label in the domain, a misspelled scheme) must yield no link
+//! at all over the damaged token. Seeded, so a failure names a case that reproduces.
+
+use quarry_core::{Match, MatchKind};
+use quarry_detect::to_matches;
+use quarry_detect::url::{LinkOptions, find_links};
+
+/// SplitMix64: a small, dependency-free, seeded generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+
+    fn string(&mut self, alphabet: &str, len: usize) -> String {
+        let chars: Vec<char> = alphabet.chars().collect();
+        (0..len).map(|_| chars[self.below(chars.len())]).collect()
+    }
+}
+
+const ALNUM: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+/// RFC 5322 `atext`, but `/`: `host.de/@x` reads as a URL path, a real ambiguity.
+const ATEXT: &str =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-_!#$%&'*=?^`{|}~";
+const TLDS: &[&str] = &[
+    "com", "org", "net", "de", "io", "co.uk", "com.au", "рф", "xn--p1ai", "museum",
+];
+const PROSE: &[&str] = &[
+    "see",
+    "write to",
+    "Contact",
+    "le site",
+    "見て",
+    "or",
+    "(ref. 12)",
+    "—",
+];
+
+fn atom(rng: &mut Rng, first: bool) -> String {
+    let len = 1 + rng.below(8);
+    let mut atom = rng.string(ALNUM, 1);
+    if !first || rng.below(2) == 0 {
+        atom.push_str(&rng.string(ATEXT, len - 1));
+    } else {
+        atom.push_str(&rng.string(ALNUM, len - 1));
+    }
+    atom
+}
+
+fn label(rng: &mut Rng, underscore: bool) -> String {
+    let len = 1 + rng.below(6);
+    let mut label = rng.string(ALNUM, len);
+    if rng.below(3) == 0 {
+        label.push(if underscore && rng.below(2) == 0 {
+            '_'
+        } else {
+            '-'
+        });
+        let len = 1 + rng.below(4);
+        label.push_str(&rng.string(ALNUM, len));
+    }
+    if rng.below(6) == 0 {
+        // Not CJK: glued to ASCII letters it reads as prose going on (`7.am以获取`).
+        label.push_str(rng.pick(&["ü", "é", "ж", "ç"]));
+    }
+    label
+}
+
+fn domain(rng: &mut Rng, underscore: bool) -> String {
+    let labels: Vec<String> = (0..1 + rng.below(3))
+        .map(|_| label(rng, underscore))
+        .collect();
+    format!("{}.{}", labels.join("."), rng.pick(TLDS))
+}
+
+fn email(rng: &mut Rng) -> String {
+    let atoms: Vec<String> = (0..1 + rng.below(3)).map(|i| atom(rng, i == 0)).collect();
+    format!("{}@{}", atoms.join("."), domain(rng, false))
+}
+
+fn url(rng: &mut Rng) -> String {
+    let mut url = format!(
+        "{}://{}",
+        rng.pick(&["http", "https", "HTTPS", "ftp", "svn+ssh"]),
+        domain(rng, true)
+    );
+    if rng.below(4) == 0 {
+        url.push_str(&format!(":{}", 1 + rng.below(65535)));
+    }
+    for _ in 0..rng.below(3) {
+        url.push('/');
+        let len = 1 + rng.below(6);
+        url.push_str(&rng.string("abcxyz0189-_.~", len));
+        url.push(
+            rng.pick(&["a", "b", "1", "z"])
+                .chars()
+                .next()
+                .unwrap_or('a'),
+        );
+    }
+    if rng.below(3) == 0 {
+        url.push_str(&format!("?q={}&n=1", rng.string(ALNUM, 3)));
+    }
+    if rng.below(4) == 0 {
+        url.push_str(&format!("#{}", rng.string(ALNUM, 4)));
+    }
+    url
+}
+
+/// `link` between random prose and delimiters; the code-point span it occupies.
+fn embed(rng: &mut Rng, link: &str) -> (String, (usize, usize)) {
+    let (open, close) = [
+        (" ", " "),
+        (" (", ") "),
+        (" <", ">."),
+        ("\n", ",\n"),
+        (": ", ". "),
+        (" \"", "\" "),
+        ("：", "。"),
+    ][rng.below(7)];
+    let before = format!("{}{open}", rng.pick(PROSE));
+    let after = format!("{close}{}", rng.pick(PROSE));
+    let start = before.chars().count();
+    let end = start + link.chars().count();
+    (format!("{before}{link}{after}"), (start, end))
+}
+
+fn links(text: &str) -> Vec<Match> {
+    to_matches(text, find_links(text, &LinkOptions::default()))
+}
+
+fn spans_of(found: &[Match], kind: MatchKind) -> Vec<(usize, usize)> {
+    found
+        .iter()
+        .filter(|m| m.kind == kind)
+        .map(|m| (m.start, m.end))
+        .collect()
+}
+
+#[test]
+fn generated_addresses_are_found_whole() {
+    let mut rng = Rng(0x114E_0001);
+    let mut failures = Vec::new();
+    for case in 0..1500 {
+        let address = email(&mut rng);
+        let address = if rng.below(5) == 0 {
+            format!("mailto:{address}")
+        } else {
+            address
+        };
+        let (text, span) = embed(&mut rng, &address);
+        let found = links(&text);
+        if spans_of(&found, MatchKind::Email) != [span] || found.len() != 1 {
+            failures.push(format!("case {case}: {text:?} -> {found:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 1500 failed:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
+}
+
+#[test]
+fn generated_invalid_addresses_yield_nothing() {
+    let mut rng = Rng(0x114E_0002);
+    let mut failures = Vec::new();
+    for case in 0..1500 {
+        let address = email(&mut rng);
+        let (local, domain) = address.split_once('@').unwrap_or_default();
+        let damaged = match rng.below(6) {
+            0 => format!("{local}..x@{domain}"),
+            1 => format!(".{local}@{domain}"),
+            2 => format!("{local}.@{domain}"),
+            3 => format!("{local}@a_b.{domain}"),
+            4 => format!("{local}@-{domain}"),
+            _ => format!("{local}@{domain}.123"),
+        };
+        let (text, span) = embed(&mut rng, &damaged);
+        let found = links(&text);
+        if found.iter().any(|m| m.start < span.1 && span.0 < m.end) {
+            failures.push(format!("case {case}: {text:?} -> {found:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 1500 failed:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
+}
+
+#[test]
+fn generated_urls_are_found_whole_and_misspelled_schemes_are_not() {
+    let mut rng = Rng(0x114E_0003);
+    let mut failures = Vec::new();
+    for case in 0..1500 {
+        let link = url(&mut rng);
+        let (text, span) = embed(&mut rng, &link);
+        let found = links(&text);
+        if spans_of(&found, MatchKind::Url) != [span] || found.len() != 1 {
+            failures.push(format!("case {case}: {text:?} -> {found:?}"));
+        }
+        let (_, rest) = link.split_once("://").unwrap_or_default();
+        let typo = format!(
+            "{}://{rest}",
+            rng.pick(&["hppt", "htps", "htttp", "hxxp", "ttps"])
+        );
+        let (text, _) = embed(&mut rng, &typo);
+        let found = links(&text);
+        if !found.is_empty() {
+            failures.push(format!("case {case} typo: {text:?} -> {found:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 3000 failed:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
+}
