@@ -8,9 +8,109 @@ use super::spelled;
 
 /// A time starting at token `i`.
 pub(crate) fn time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
-    let (end, part) = bare_time(c, i)?;
+    let (end, part) = bare_time(c, i)
+        .or_else(|| minutes_to_hour(c, i))
+        .or_else(|| hour_with_part_of_day(c, i))?;
     let (end, part) = part_of_day(c, end, part);
     Some(zone(c, end, part))
+}
+
+/// An hour word or number 1..=12 standing alone (not inside a longer number).
+fn lone_hour(c: &Cursor, i: usize) -> Option<u32> {
+    let h = match c.lex(i) {
+        Lex::Cardinal(h) => u32::from(h),
+        _ => {
+            let n = c.num(i).filter(|n| !n.ordinal && n.digits <= 2)?;
+            if c.tight(i) && i > 0 && !c.is_punct(i - 1) || c.glued(i + 1) {
+                return None;
+            }
+            n.value
+        }
+    };
+    (1..=12).contains(&h).then_some(h)
+}
+
+/// "9 in the morning", "seven this evening", "11 at night", "7 tonight": an hour that only a
+/// part of the day after it makes a clock time ("tonight" is left for the date after it).
+fn hour_with_part_of_day(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
+    let h = lone_hour(c, i)?;
+    // "building 4 this afternoon": a number after a noun labels the noun.
+    if i > 0
+        && c.joined(i)
+        && c.lex(i - 1) == Lex::Other
+        && c.is_word(i - 1)
+        && ![
+            "around",
+            "about",
+            "circa",
+            "approximately",
+            "by",
+            "until",
+            "before",
+            "after",
+        ]
+        .iter()
+        .any(|w| c.is(i - 1, w))
+    {
+        return None;
+    }
+    if c.rel(i + 1, Rel::Tonight) && c.joined(i + 1) {
+        return Some((i + 1, at(if h < 12 { h + 12 } else { h }, 0, 0, true)));
+    }
+    let (end, part) = part_of_day(c, i + 1, at(h, 0, 0, false));
+    (end > i + 1).then_some((end, part))
+}
+
+/// "half past three", "a quarter to noon", "twenty past six pm", "ten minutes to five",
+/// "5 past 3": minutes counted from or to an hour. Bare digit minutes before "to" need
+/// "minutes" ("10 to 5" is also a range).
+fn minutes_to_hour(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
+    let (j, minutes, digits) = match c.lex(i) {
+        Lex::Rel(Rel::Half) => (i + 1, 30, false),
+        Lex::Rel(Rel::A) if c.is(i + 1, "quarter") => (i + 2, 15, false),
+        _ if c.is(i, "quarter") => (i + 1, 15, false),
+        _ => {
+            let (e, n, digits) = match c.plain(i, 2) {
+                Some(n) => (i + 1, n, true),
+                None => {
+                    let (e, n) = spelled::below_hundred(c, i)?;
+                    (e, n, false)
+                }
+            };
+            if !(1..60).contains(&n) {
+                return None;
+            }
+            match c.unit(e) {
+                Some(super::lexicon::Unit::Minute) if c.joined(e) => (e + 1, n, false),
+                _ => (e, n, digits),
+            }
+        }
+    };
+    let past = match c.lex(j) {
+        Lex::Rel(Rel::Past | Rel::After) => true,
+        Lex::Rel(Rel::To | Rel::Till | Rel::Before) if !digits => false,
+        _ => return None,
+    };
+    if !c.joined(j) || !c.joined(j + 1) {
+        return None;
+    }
+    let k = j + 1;
+    let (mut end, mut hour, mut written) = match c.lex(k) {
+        Lex::Rel(Rel::Noon) => (k + 1, 12, true),
+        Lex::Rel(Rel::Midnight) => (k + 1, 24, true),
+        _ => (k + 1, lone_hour(c, k)?, false),
+    };
+    if !written && let Some((after, pm)) = meridiem(c, end) {
+        hour = with_meridiem(hour, 0, 0, pm)?.hour;
+        written = true;
+        end = after;
+    }
+    let (hour, minute) = if past {
+        (hour % 24, minutes)
+    } else {
+        ((hour + 23) % 24, 60 - minutes)
+    };
+    Some((end, at(hour, minute, 0, written)))
 }
 
 fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {

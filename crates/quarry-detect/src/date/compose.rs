@@ -241,6 +241,24 @@ fn at(date: NaiveDate, t: TimePart, offset: Option<i16>) -> Option<Moment> {
 /// "at 7:30 PM on Fri, Sep 20", "1 a.m 20.07.2021".
 fn time_with_date(c: &Cursor, i: usize) -> Found {
     let (end, t) = time(c, i)?;
+    // "8 this evening", "4:30 this afternoon": the part of the day names today.
+    if end >= i + 3
+        && c.rel(end - 2, Rel::This)
+        && matches!(
+            c.lex(end - 1),
+            Lex::Rel(Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)
+        )
+    {
+        return Some((end, at(c.today(), t, t.offset)?));
+    }
+    // "7 tonight", "11:30 tonight": today, after noon.
+    if c.rel(end, Rel::Tonight) && c.joined(end) {
+        let mut t = t;
+        if !t.meridiem && t.hour < 12 {
+            t.hour += 12;
+        }
+        return Some((end + 1, at(c.today(), t, t.offset)?));
+    }
     let mut k = end;
     if c.punct(k, b',') {
         k += 1;

@@ -7,7 +7,7 @@
 //! ordinals, weekdays and years in digits, `'yy` or words; ISO, US slash, dotted and compact
 //! numeric dates; year-first dates with month names and any separator; two-digit years with
 //! the century window; month-and-year in every written form; dates with clock times (digits,
-//! `9a`, words); durations in words; and the relative forms against random reference times
+//! `9a`, words, "half past three pm"); durations in words; and the relative forms against random reference times
 //! (`in N days`, `N weeks ago`, today/tomorrow with a time, `next/this/last <weekday>`).
 
 use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, Weekday};
@@ -355,6 +355,30 @@ fn time_case(rng: &mut Rng, form: usize) -> Case {
                 format!("{}T{}", iso(day), clock(h24, 0)),
             )
         }
+        4 => {
+            // "half past three pm", "a quarter to seven am", "twenty past six pm"
+            let h12 = rng.range(1, 12) as u32;
+            let pm = rng.coin();
+            let h24 = if pm { h12 % 12 + 12 } else { h12 % 12 };
+            let (phrase, hour, minute) = match rng.below(4) {
+                0 => ("half past".to_owned(), h24, 30),
+                1 => ("quarter past".to_owned(), h24, 15),
+                2 => ("a quarter to".to_owned(), (h24 + 23) % 24, 45),
+                _ => {
+                    let m = rng.range(1, 29) as u32;
+                    (format!("{} past", words(m, rng)), h24, m)
+                }
+            };
+            (
+                "half past three pm",
+                format!(
+                    "{phrase} {} {}",
+                    UNITS[h12 as usize],
+                    if pm { "pm" } else { "am" }
+                ),
+                clock(hour, minute),
+            )
+        }
         _ => {
             // "tomorrow at seven twenty-seven pm": hour and minutes in words.
             let h12 = rng.range(1, 12) as u32;
@@ -382,7 +406,7 @@ fn time_case(rng: &mut Rng, form: usize) -> Case {
     }
 }
 
-const TIME_FORMS: usize = 4;
+const TIME_FORMS: usize = 5;
 
 /// The weekday conventions, written out from the module's documentation (not its code).
 fn expected_weekday(today: NaiveDate, word: &str, target: Weekday) -> NaiveDate {

@@ -165,7 +165,19 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
                     | Lex::Meridiem(_)
                     | Lex::Cardinal(_)
                     | Lex::Tens(_)
-                    | Lex::Rel(Rel::Oclock | Rel::And)
+                    | Lex::Rel(
+                        Rel::Oclock
+                            | Rel::And
+                            | Rel::Past
+                            | Rel::To
+                            | Rel::Till
+                            | Rel::After
+                            | Rel::Before
+                            | Rel::In
+                            | Rel::This
+                            | Rel::At
+                            | Rel::Tonight
+                    )
             ) || i > 0 && (c.rel(i - 1, Rel::At) || c.punct(i - 1, b'@'))
                 || c.punct(i + 1, b'-') && c.tight(i + 1)
                 || ["o", "oh", "hundred", "thousand", "p", "a"]
@@ -175,6 +187,8 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         // Units start an expression only as "week 10", "second Tuesday of …" or a holiday
         // ("Day of the Dead"); otherwise the count before them does.
         Lex::Unit(Unit::Week) => next_is_number,
+        // "quarter past five", "quarter to noon"
+        Lex::Unit(Unit::Quarter) => matches!(next, Lex::Rel(Rel::Past | Rel::To | Rel::Till)),
         Lex::Unit(Unit::Second) => true,
         Lex::Unit(Unit::Day) => holiday::name_at(c, i).is_some(),
         Lex::Unit(_) => false,
