@@ -340,7 +340,11 @@ fn month_first(c: &Cursor, i: usize) -> Option<(usize, DatePart)> {
         b' '
     };
     // "May the 4th"
-    let k = if c.rel(k, Rel::The) && c.joined(k) && c.num(k + 1).is_some_and(|n| n.ordinal) {
+    let k = if c.rel(k, Rel::The)
+        && c.joined(k)
+        && (c.num(k + 1).is_some_and(|n| n.ordinal)
+            || c.num(k + 1).is_none() && day_number(c, k + 1).is_some())
+    {
         k + 1
     } else {
         k

@@ -13,7 +13,10 @@ use super::resolve::{
 
 /// A relative expression starting at token `i`.
 pub(crate) fn relative(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
-    if let Some(found) = nth_weekday_of(c, i).or_else(|| week_of_month(c, i)) {
+    if let Some(found) = nth_weekday_of(c, i)
+        .or_else(|| week_of_month(c, i))
+        .or_else(|| day_of_relative_month(c, i))
+    {
         return Some(found);
     }
     match c.lex(i) {
@@ -356,6 +359,18 @@ fn weekday(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         return None;
     }
     let j = i + 1;
+    // "friday after next": the one after the next (Duckling's `predNth 1`); "friday before
+    // last": the one before the last.
+    if c.joined(j) && c.joined(j + 1) {
+        if c.rel(j, Rel::After) && c.rel(j + 1, Rel::Next) {
+            let date = weekday_after(today, w, false) + chrono::Duration::days(7);
+            return Some((j + 2, Moment::day(date)));
+        }
+        if c.rel(j, Rel::Before) && c.rel(j + 1, Rel::Last) {
+            let date = weekday_before(today, w) - chrono::Duration::days(7);
+            return Some((j + 2, Moment::day(date)));
+        }
+    }
     // "Monday two weeks from now", "Friday in three weeks": that weekday in the week the
     // shift lands in.
     if c.joined(j)
@@ -678,6 +693,26 @@ fn week_of_month(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         end,
         Moment::days(monday, monday + chrono::Duration::days(6)),
     ))
+}
+
+/// "20 of this month", "the 3rd of next month", "the fifteenth of last month": a day of the
+/// month named relative to today.
+fn day_of_relative_month(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
+    let j = if c.rel(i, Rel::The) { i + 1 } else { i };
+    let (k, day) = super::absolute::day_number(c, j)?;
+    if !c.rel(k, Rel::Of) || !c.joined(k + 1) {
+        return None;
+    }
+    let m = if c.rel(k + 1, Rel::The) { k + 2 } else { k + 1 };
+    let dir = direction(c, m)?;
+    if c.unit(m + 1) != Some(Unit::Month) || c.word(m + 1).ends_with('s') {
+        return None;
+    }
+    let Moment::Range(Some(Point::Day(first)), _) = period(c.today(), Unit::Month, dir)? else {
+        return None;
+    };
+    let date = NaiveDate::from_ymd_opt(first.year(), first.month(), day)?;
+    Some((m + 2, Moment::day(date)))
 }
 
 /// "third tuesday of september 2014", "last Sunday of March", "first Monday in the month",

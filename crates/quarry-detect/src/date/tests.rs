@@ -225,3 +225,27 @@ fn issue_12_forms_resolve() {
         assert_eq!(all[0].value, want, "{text}");
     }
 }
+
+#[test]
+fn clock_phrases_and_days_of_relative_months() {
+    let now = DateTime::parse_from_rfc3339("2013-02-12T04:30:00-02:00").expect("valid");
+    for (text, want) in [
+        ("a quarter to noon", "11:45:00"),
+        ("twenty past six pm", "18:20:00"),
+        ("8 this evening", "2013-02-12T20:00:00"),
+        ("at 7 tonight", "2013-02-12T19:00:00"),
+        ("20 of this month", "2013-02-20"),
+        ("the 3rd of next month", "2013-03-03"),
+        ("march the third", "2013-03-03"),
+        ("friday after next", "2013-02-22"),
+    ] {
+        let all = find(text, now);
+        assert_eq!(all.len(), 1, "{text}: {all:?}");
+        assert_eq!(all[0].value, want, "{text}");
+    }
+    assert!(
+        find("building 4 this afternoon", now)
+            .iter()
+            .all(|d| !d.value.starts_with("16:00"))
+    );
+}
