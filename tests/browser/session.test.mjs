@@ -25,6 +25,8 @@ test('signing in shows the project and key; signing out ends the session for goo
   try {
     await signIn(page, env.keys.admin);
     await page.getByText(env.key_names.admin).first().waitFor();
+    // The project by the name the CLI gives it, not its id.
+    assert.equal(await page.locator('#who-project').textContent(), 'default');
     const cookies = await context.cookies();
     const session = cookies.find((c) => c.name === 'quarry_session');
     assert.ok(session, 'a session cookie is set');

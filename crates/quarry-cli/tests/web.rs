@@ -259,6 +259,8 @@ fn sessions_stand_in_for_the_key_and_guard_against_other_sites() {
             .is_some_and(|p| !p.is_empty())
     );
     assert!(session["expires_at"].as_str().is_some());
+    // The page names the project as the CLI does (the default project is "default").
+    assert_eq!(session["project_name"], "default");
 
     // Behind a TLS proxy the cookie is Secure.
     let proxied = send(

@@ -177,6 +177,8 @@ pub trait Store: Send + Sync {
     fn create_api_key<'a>(&'a self, key: &'a ApiKey) -> StoreFuture<'a, ()>;
     /// Every project id (index rebuilds walk projects).
     fn list_project_ids(&self) -> StoreFuture<'_, Vec<String>>;
+    /// The project's name (what `--project` and `QUARRY_PROJECT` call it); `None` if no such id.
+    fn project_name<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<String>>;
     /// The key with this prefix, in any project (authentication happens before scoping).
     fn find_api_key<'a>(&'a self, prefix: &'a str) -> StoreFuture<'a, Option<ApiKey>>;
     /// Revokes the project's key with this prefix and deletes its web sessions (the key is

@@ -11,7 +11,7 @@ use axum::http::header::{CACHE_CONTROL, SET_COOKIE};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use quarry_core::ErrorCode;
-use quarry_core::store::WebSession;
+use quarry_core::store::{Store, WebSession};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -74,7 +74,7 @@ pub async fn sign_in(
     );
     Ok((
         [(SET_COOKIE, cookie), (CACHE_CONTROL, "no-store".to_owned())],
-        Json(session_body(&caller, &session)),
+        Json(session_body(store.as_ref(), &caller, &session).await?),
     )
         .into_response())
 }
@@ -91,7 +91,7 @@ pub async fn current(
     check_origin(&headers, &uri)?;
     Ok((
         [(CACHE_CONTROL, "no-store")],
-        Json(session_body(&caller, &session)),
+        Json(session_body(store.as_ref(), &caller, &session).await?),
     )
         .into_response())
 }
@@ -135,12 +135,19 @@ fn secure(state: &AppState, headers: &HeaderMap) -> bool {
             .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
 }
 
-fn session_body(caller: &Caller, session: &WebSession) -> Value {
-    json!({
+/// What the page shows and needs: who is signed in, into which project, and the CSRF token.
+async fn session_body(
+    store: &dyn Store,
+    caller: &Caller,
+    session: &WebSession,
+) -> Result<Value, ApiError> {
+    let project_name = store.project_name(&caller.project_id).await?;
+    Ok(json!({
         "project_id": caller.project_id,
+        "project_name": project_name,
         "key_name": caller.key_name,
         "scopes": caller.scopes(),
         "csrf_token": session.csrf_token,
         "expires_at": session.expires_at,
-    })
+    }))
 }

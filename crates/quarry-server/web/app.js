@@ -131,7 +131,7 @@ function showApp(found) {
   $('signin-error').textContent = '';
   $('topbar').hidden = false;
   main.hidden = false;
-  $('who-project').textContent = found.project_id || '';
+  $('who-project').textContent = found.project_name || found.project_id || '';
   $('who-key').textContent = found.key_name || '';
   return route();
 }

@@ -57,6 +57,7 @@ pub(crate) const INSERT_PROJECT: &str = "INSERT INTO projects (id, name, created
      ON CONFLICT (name) DO NOTHING";
 pub(crate) const PROJECT_ID_BY_NAME: &str = "SELECT id FROM projects WHERE name = $1";
 /// Every project (index rebuilds at start walk them all).
+pub(crate) const PROJECT_NAME: &str = "SELECT name FROM projects WHERE id = $1";
 pub(crate) const PROJECT_IDS: &str = "SELECT id FROM projects ORDER BY created_at, id";
 pub(crate) const INSERT_API_KEY: &str = concat!(
     "INSERT INTO api_keys (",

@@ -49,6 +49,16 @@ macro_rules! keys_methods {
             })
         }
 
+        fn project_name<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<String>> {
+            Box::pin(async move {
+                sqlx::query_scalar(sql::PROJECT_NAME)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)
+            })
+        }
+
         fn revoke_api_key<'a>(
             &'a self,
             project: &'a str,
