@@ -12,10 +12,11 @@
 //! parses every pattern of a territory when it loads it.
 //!
 //! Files written to `OUT_DIR`:
-//! - `phone_metadata.json`: the groups' JSON arrays of `phonenumber::metadata::loader::Metadata`,
-//!   concatenated.
-//! - `phone_metadata_index.rs`: `GROUPS` (calling code, byte range in the JSON; sorted by code)
-//!   and `REGIONS` (region id, calling code; sorted by id).
+//! - `phone_metadata.json`: one JSON object (`phonenumber::metadata::loader::Metadata`) per
+//!   territory, concatenated.
+//! - `phone_metadata_index.rs`: `TERRITORIES` (id, calling code, byte range in the JSON),
+//!   `GROUPS` (calling code, its territories in `TERRITORIES`; sorted by code) and `REGIONS`
+//!   (region id, calling code; sorted by id).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -46,16 +47,29 @@ pub fn write(out: &Path) {
     }
     let mut json = String::new();
     let mut index = String::from(
-        "/// Calling code and byte range of its territories in the metadata JSON, by code.\n\
+        "/// Per territory, grouped by calling code (codes ascending, the crate's order within a\n\
+         /// code): region id, calling code, byte range of its JSON object.\n\
+         pub(super) static TERRITORIES: &[(&str, u16, usize, usize)] = &[\n",
+    );
+    let mut groups = String::from(
+        "/// Calling code, index of its first territory, how many; by code.\n\
          pub(super) static GROUPS: &[(u16, usize, usize)] = &[\n",
     );
+    let mut territory_index = 0;
     for (code, group) in &by_code {
-        let start = json.len();
-        json.push_str(&ascii_digit_classes(
-            &serde_json::to_string(group).expect("metadata serialises"),
-        ));
-        writeln!(index, "    ({code}, {start}, {}),", json.len()).expect("writing to a String");
+        writeln!(groups, "    ({code}, {territory_index}, {}),", group.len()).expect("a String");
+        for territory in group {
+            let start = json.len();
+            json.push_str(&ascii_digit_classes(
+                &serde_json::to_string(territory).expect("metadata serialises"),
+            ));
+            let id = territory.id.as_deref().unwrap_or_default();
+            writeln!(index, "    ({id:?}, {code}, {start}, {}),", json.len()).expect("a String");
+            territory_index += 1;
+        }
     }
+    index.push_str("];\n\n");
+    index.push_str(&groups);
     index.push_str(
         "];\n\n/// Region id and its calling code, by id.\n\
          pub(super) static REGIONS: &[(&str, u16)] = &[\n",

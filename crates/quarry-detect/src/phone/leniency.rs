@@ -194,12 +194,21 @@ pub(super) fn accept(text: &str, range: Range<usize>, region: Id) -> Option<Stri
         return None;
     }
     let formatted = written.is_formatted();
-    if let Some((number, database)) = parse(&written, region) {
+    if let Some((number, scope)) = parse(&written, region) {
         let explicit_country = number.code().source() != Source::Default;
         let national_digits = number.national().to_string().len();
+        // The number's likely territory first; the whole calling code only when it says no.
+        let valid = || {
+            scope.territory().is_some_and(|db| number.is_valid_with(db))
+                || scope.group().is_some_and(|db| number.is_valid_with(db))
+        };
+        let possible = || {
+            scope
+                .group()
+                .is_some_and(|database| is_possible(&number, database))
+        };
         if national_digits >= MIN_NATIONAL_DIGITS
-            && (number.is_valid_with(database)
-                || (is_possible(&number, database) && (explicit_country || formatted)))
+            && (valid() || ((explicit_country || formatted) && possible()))
         {
             return Some(e164(&number, &written));
         }
@@ -223,30 +232,33 @@ pub(super) fn accept(text: &str, range: Range<usize>, region: Id) -> Option<Stri
 /// Parses the digits. Numbers with a `+` or an international prefix are parsed without the
 /// default region, because the crate otherwise strips the default region's national prefix from
 /// a foreign national number (`+45 12345678` read for CN loses digits). Returns the number with
-/// the metadata of its calling code.
-fn parse(written: &Written, region: Id) -> Option<(PhoneNumber, &'static Database)> {
+/// the metadata it is checked against.
+fn parse(written: &Written, region: Id) -> Option<(PhoneNumber, metadata::Scope)> {
     let international = if written.plus {
         Some(written.digits.as_str())
     } else {
         after_international_prefix(&written.digits, region)
     };
     let parsed_international = international.and_then(|digits| {
-        let (_, database) = metadata::for_international(digits)?;
-        let number = phonenumber::parse_with(database, None, format!("+{digits}")).ok()?;
-        Some((number, database))
+        let scope = metadata::for_international(digits)?;
+        let number =
+            phonenumber::parse_with(scope.territory()?, None, format!("+{digits}")).ok()?;
+        Some((number, scope))
     });
     if parsed_international.is_some() {
         return parsed_international;
     }
-    let database = metadata::for_region(region)?;
-    let number = phonenumber::parse_with(database, Some(region), &written.digits).ok()?;
-    Some((number, database))
+    let scope = metadata::for_region(region)?;
+    let number = phonenumber::parse_with(scope.territory()?, Some(region), &written.digits).ok()?;
+    Some((number, scope))
 }
 
 /// The digits after `region`'s international dialling prefix ("0011" from Singapore), if the
 /// number starts with it and a country code can follow.
 fn after_international_prefix(digits: &str, region: Id) -> Option<&str> {
-    let metadata = metadata::for_region(region)?.by_id(region.as_ref())?;
+    let metadata = metadata::for_region(region)?
+        .territory()?
+        .by_id(region.as_ref())?;
     let prefix = metadata.international_prefix()?.find(digits)?;
     let rest = &digits[prefix.end()..];
     (prefix.start() == 0 && !rest.is_empty() && !rest.starts_with('0')).then_some(rest)
