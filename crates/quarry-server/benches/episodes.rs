@@ -7,14 +7,17 @@
 //! to an empty queue). SQLite in a temp file; PostgreSQL too when `QUARRY_TEST_POSTGRES_URL` is
 //! set. Goal: p99 < 20 ms.
 
+mod support;
+
+use support::{ms, percentile, store_key};
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quarry_core::model::ApiKey;
 use quarry_core::store::Store;
 use quarry_graph::{GraphConfig, GraphExtractor, GraphWorker};
 use quarry_llm::{ModelSpec, ProviderSettings, build_client};
-use quarry_server::{ServerConfig, keys, router};
+use quarry_server::{ServerConfig, router};
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::json;
 
@@ -60,31 +63,18 @@ fn model_reply(n: usize) -> Reply {
     )
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
-}
-
 async fn measure(label: &str, store: Arc<dyn Store>) {
     let model = ScriptedServer::start();
     for n in 0..SATURATED + PACED {
         model.push(model_reply(n));
     }
     let project = store.ensure_project("bench").await.expect("project");
-    let key = keys::generate().expect("a key");
-    store
-        .create_api_key(&ApiKey {
-            id: key.prefix.clone(),
-            project_id: project.clone(),
-            name: "bench".into(),
-            prefix: key.prefix.clone(),
-            secret_hash: key.hash.clone(),
-            scopes: vec!["documents:write".into(), "entities:read".into()],
-            created_at: "2026-01-01T00:00:00Z".into(),
-            revoked: false,
-        })
-        .await
-        .expect("key stored");
+    let key = store_key(
+        store.as_ref(),
+        &project,
+        &["documents:write", "entities:read"],
+    )
+    .await;
     let spec = ModelSpec::parse("openai-compatible:bench").expect("model spec");
     let client = build_client(
         &spec,
@@ -172,7 +162,6 @@ async fn measure(label: &str, store: Arc<dyn Store>) {
     let stats = worker.stats();
     saturated.sort();
     paced.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
         "{label}: saturated by {CLIENTS} clients: {SATURATED} episodes in {:.2} s = {:.0} \
          accepted/s, POST p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({backlog} left queued)",

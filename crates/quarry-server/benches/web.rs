@@ -18,17 +18,20 @@
 //! SQLite in a temp file; PostgreSQL too when `QUARRY_TEST_POSTGRES_URL` is set (a project of its
 //! own in that database, e.g. from `scripts/postgres.sh`).
 
+mod support;
+
+use support::{NoDocuments, ms, percentile, store_key};
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quarry_core::model::{
-    ApiKey, Confidence, Document, Entity, NewEntity, NewFieldTask, NewResult, NewWorkflow,
-    NodeState, ResultStatus, RunScope, SourceRef, StoredChunk,
+    Confidence, NewEntity, NewFieldTask, NewResult, NewWorkflow, NodeState, ResultStatus, RunScope,
+    SourceRef,
 };
-use quarry_core::retrieval::{EntityHit, PassageHit, RetrievalError, Retriever};
 use quarry_core::store::Store;
 use quarry_pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent, load_entity_types};
-use quarry_server::{ServerConfig, keys, router};
+use quarry_server::{ServerConfig, router};
 use serde_json::{Map, Value, json};
 
 const ENTITIES: usize = 10_000;
@@ -68,55 +71,6 @@ impl AgentRegistry for NoModels {
     fn resolve(&self, _: &str) -> Option<ResolvedAgent> {
         None
     }
-}
-
-struct NoDocuments;
-
-impl Retriever for NoDocuments {
-    fn search_documents(
-        &self,
-        _: &str,
-        _: &str,
-        _: Option<&[String]>,
-        _: usize,
-    ) -> Result<Vec<PassageHit>, RetrievalError> {
-        Ok(Vec::new())
-    }
-
-    fn search_entities(
-        &self,
-        _: &str,
-        _: &str,
-        _: Option<&str>,
-        _: usize,
-    ) -> Result<Vec<EntityHit>, RetrievalError> {
-        Ok(Vec::new())
-    }
-
-    fn index_document(
-        &self,
-        _: &Document,
-        _: &[String],
-    ) -> Result<Vec<StoredChunk>, RetrievalError> {
-        Ok(Vec::new())
-    }
-
-    fn link(&self, _: &str, _: &str) -> Result<(), RetrievalError> {
-        Ok(())
-    }
-
-    fn index_entity(&self, _: &Entity) -> Result<(), RetrievalError> {
-        Ok(())
-    }
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 fn result(entity_id: &str, field: &str, n: usize, status: ResultStatus) -> NewResult {
@@ -255,20 +209,12 @@ impl Timings {
 async fn measure(label: &str, url: &str) {
     let store = quarry_store::open(url).await.expect("the store opens");
     let (project, ids) = seed(&store, label).await;
-    let key = keys::generate().expect("a key");
-    store
-        .create_api_key(&ApiKey {
-            id: key.prefix.clone(),
-            project_id: project.clone(),
-            name: "bench".into(),
-            prefix: key.prefix.clone(),
-            secret_hash: key.hash.clone(),
-            scopes: vec!["entities:read".into(), "extraction:review".into()],
-            created_at: "2026-01-01T00:00:00Z".into(),
-            revoked: false,
-        })
-        .await
-        .expect("key stored");
+    let key = store_key(
+        store.as_ref(),
+        &project,
+        &["entities:read", "extraction:review"],
+    )
+    .await;
     let pipeline = Arc::new(Pipeline::new(
         store.clone(),
         Arc::new(NoDocuments),

@@ -14,11 +14,14 @@
 //! "$(scripts/postgres.sh)" -c 'CREATE DATABASE quarry_bench'` and the URL with `/quarry_bench`.
 //! Goal: p99 < 20 ms.
 
+mod support;
+
+use support::{NoDocuments, ms, percentile, store_key};
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quarry_core::model::{ApiKey, Document, Entity, NewEntity, RunStatus, StoredChunk};
-use quarry_core::retrieval::{EntityHit, PassageHit, RetrievalError, Retriever};
+use quarry_core::model::{NewEntity, RunStatus};
 use quarry_core::store::Store;
 use quarry_llm::{
     BoxFuture, ChatRequest, ChatResponse, LlmClient, LlmError, TokenSink, ToolCall, Usage,
@@ -27,7 +30,7 @@ use quarry_pipeline::{
     AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent, WorkerConfig, WorkerSignal,
     load_entity_types,
 };
-use quarry_server::{ServerConfig, keys, router};
+use quarry_server::{ServerConfig, router};
 use serde_json::json;
 
 const WORKERS: usize = 4;
@@ -111,47 +114,6 @@ impl AgentRegistry for OneModel {
     }
 }
 
-/// No documents: the model submits at once, so the field agents never search.
-struct NoDocuments;
-
-impl Retriever for NoDocuments {
-    fn search_documents(
-        &self,
-        _: &str,
-        _: &str,
-        _: Option<&[String]>,
-        _: usize,
-    ) -> Result<Vec<PassageHit>, RetrievalError> {
-        Ok(Vec::new())
-    }
-
-    fn search_entities(
-        &self,
-        _: &str,
-        _: &str,
-        _: Option<&str>,
-        _: usize,
-    ) -> Result<Vec<EntityHit>, RetrievalError> {
-        Ok(Vec::new())
-    }
-
-    fn index_document(
-        &self,
-        _: &Document,
-        _: &[String],
-    ) -> Result<Vec<StoredChunk>, RetrievalError> {
-        Ok(Vec::new())
-    }
-
-    fn link(&self, _: &str, _: &str) -> Result<(), RetrievalError> {
-        Ok(())
-    }
-
-    fn index_entity(&self, _: &Entity) -> Result<(), RetrievalError> {
-        Ok(())
-    }
-}
-
 fn pipeline(store: Arc<dyn Store>) -> Arc<Pipeline> {
     Arc::new(Pipeline::new(
         store,
@@ -162,11 +124,6 @@ fn pipeline(store: Arc<dyn Store>) -> Arc<Pipeline> {
             ..PipelineConfig::default()
         },
     ))
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[index]
 }
 
 async fn measure(label: &str, url: &str, own_handles: bool) {
@@ -200,20 +157,12 @@ async fn measure(label: &str, url: &str, own_handles: bool) {
                 .id,
         );
     }
-    let key = keys::generate().expect("a key");
-    store
-        .create_api_key(&ApiKey {
-            id: key.prefix.clone(),
-            project_id: project.clone(),
-            name: "bench".into(),
-            prefix: key.prefix.clone(),
-            secret_hash: key.hash.clone(),
-            scopes: vec!["extraction:trigger".into(), "entities:read".into()],
-            created_at: "2026-01-01T00:00:00Z".into(),
-            revoked: false,
-        })
-        .await
-        .expect("key stored");
+    let key = store_key(
+        store.as_ref(),
+        &project,
+        &["extraction:trigger", "entities:read"],
+    )
+    .await;
 
     let server_pipeline = pipeline(store.clone());
     let mut runs = Vec::with_capacity(BACKLOG + POSTS);
@@ -332,7 +281,6 @@ async fn measure(label: &str, url: &str, own_handles: bool) {
         completed += stats.completed;
     }
     latencies.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let sent = latencies.len();
     println!(
         "{label}, {WORKERS} workers × {CONCURRENCY} ({}), 200 ms model: {sent} POSTs at \
