@@ -294,9 +294,9 @@ impl Scan<'_, '_> {
             let file_like = FILE_EXTENSION_CCTLDS.contains(&tld.as_str())
                 && !rest.contains('.')
                 && !rest.eq_ignore_ascii_case("www");
-            return CCTLDS.split(' ').any(|cc| cc == tld) && !file_like;
+            return in_word_list(&CC_TABLE, CCTLDS, &tld) && !file_like;
         }
-        GENERIC_TLDS.split(' ').any(|known| known == tld)
+        in_word_list(&GENERIC_TABLE, GENERIC_TLDS, &tld)
     }
 
     /// `test.example@http://vk.com`: linkify refuses a scheme glued to `@`; linkify-it treats
@@ -633,6 +633,9 @@ fn is_clock_time(name: &str, tld: &str) -> bool {
 /// Schemes within two edits of `http` or `https` that no registry knows (`hppt`, `httt`,
 /// `htps`, `hxxp`): typos or defanged links, not links (linkify-it's `not_links`).
 fn is_misspelled_web_scheme(scheme: &str) -> bool {
+    if scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http") {
+        return false;
+    }
     let scheme = scheme.to_ascii_lowercase();
     if KNOWN_SCHEMES.contains(&scheme.as_str()) || scheme.len() > 7 {
         return false;
@@ -764,6 +767,22 @@ fn canonical_email(address: &str) -> String {
         Some((local, domain)) => format!("{local}@{}", domain.to_lowercase()),
         None => address.to_owned(),
     }
+}
+
+static CC_TABLE: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+    std::sync::OnceLock::new();
+static GENERIC_TABLE: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+    std::sync::OnceLock::new();
+
+/// Whether `word` is one of the space-separated `words`, through a table built on first use.
+fn in_word_list(
+    table: &std::sync::OnceLock<std::collections::HashSet<&'static str>>,
+    words: &'static str,
+    word: &str,
+) -> bool {
+    table
+        .get_or_init(|| words.split_whitespace().collect())
+        .contains(word)
 }
 
 /// Country-code TLDs (IANA, 2024).
