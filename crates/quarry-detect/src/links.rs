@@ -432,26 +432,36 @@ impl Scan<'_, '_> {
 
 /// `text` with every character that always ends a link (Unicode spaces and punctuation, CJK
 /// punctuation, fullwidth forms: [`ends_link`] but not [`is_cjk_letter`]) replaced by ASCII
-/// spaces of the same byte length. Only non-ASCII bytes are decoded, so the copy runs at memory
-/// speed, and ASCII text is not copied at all.
+/// spaces of the same byte length. Only non-ASCII bytes are decoded, and text without such
+/// characters (most text) is not copied at all.
 fn without_hard_terminators(text: &str) -> std::borrow::Cow<'_, str> {
     let bytes = text.as_bytes();
-    let Some(first) = bytes.iter().position(|b| !b.is_ascii()) else {
+    let hard_from = |mut i: usize| {
+        while i < bytes.len() {
+            if bytes[i] < 0x80 {
+                i = skip_plain_words(bytes, i + 1, &[]);
+                continue;
+            }
+            let c = text[i..].chars().next().unwrap_or(' ');
+            if ends_link(c) && !is_cjk_letter(c) {
+                return Some((i, c.len_utf8()));
+            }
+            i += c.len_utf8();
+        }
+        None
+    };
+    // Most text has no such character: no copy then.
+    let Some(mut hard) = hard_from(0) else {
         return std::borrow::Cow::Borrowed(text);
     };
     let mut out = bytes.to_vec();
-    let mut i = first;
-    while i < bytes.len() {
-        if bytes[i] < 0x80 {
-            i = skip_plain_words(bytes, i + 1, &[]);
-            continue;
+    loop {
+        let (at, len) = hard;
+        out[at..at + len].fill(b' ');
+        match hard_from(at + len) {
+            Some(next) => hard = next,
+            None => break,
         }
-        let c = text[i..].chars().next().unwrap_or(' ');
-        let len = c.len_utf8();
-        if ends_link(c) && !is_cjk_letter(c) {
-            out[i..i + len].fill(b' ');
-        }
-        i += len;
     }
     // Whole characters were replaced by ASCII spaces, so the bytes are still UTF-8.
     match String::from_utf8(out) {
