@@ -78,11 +78,13 @@ pub fn write(out: &Path) {
 
     // Multi-word places and organizations are found token by token from their first word.
     let mut longest_phrase = 1;
+    let mut longest_phrase_bytes = 0;
     let phrase_firsts: Vec<String> = entries
         .iter()
         .filter(|(name, flags)| *flags & (PLACE | ORGANIZATION) != 0 && name.contains(' '))
         .map(|(name, _)| {
             longest_phrase = longest_phrase.max(token_count(name));
+            longest_phrase_bytes = longest_phrase_bytes.max(name.len());
             name.split(' ').next().unwrap_or_default().to_owned()
         })
         .collect();
@@ -118,7 +120,9 @@ pub fn write(out: &Path) {
             "/// Slot count minus one (a power of two minus one).\n\
              pub(crate) const SLOT_MASK: usize = {mask};\n\
              /// The most tokens a multi-word gazetteer phrase spans.\n\
-             pub(crate) const LONGEST_PHRASE_TOKENS: usize = {longest_phrase};\n"
+             pub(crate) const LONGEST_PHRASE_TOKENS: usize = {longest_phrase};\n\
+             /// The most bytes a multi-word gazetteer phrase has.\n\
+             pub(crate) const LONGEST_PHRASE_BYTES: usize = {longest_phrase_bytes};\n"
         ),
     )
     .expect("writing layout");

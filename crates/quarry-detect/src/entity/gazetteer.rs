@@ -75,15 +75,18 @@ impl Gazetteer {
         tokens: &[Token<'_>],
         start: usize,
     ) -> Option<Range<usize>> {
-        if !self.is(tokens[start].text, PHRASE_START) {
+        // Listed phrases start with a capital letter: most tokens are not even looked up.
+        if !tokens[start].is_capitalised() || !self.is(tokens[start].text, PHRASE_START) {
             return None;
         }
         let from = tokens[start].range.start;
         let last = (start + LONGEST_PHRASE_TOKENS).min(tokens.len());
         (start + 1..last).rev().find_map(|end| {
             let phrase = &text[from..tokens[end].range.end];
-            (phrase.contains(' ') && self.is(phrase, PLACE | ORGANIZATION))
-                .then_some(start..end + 1)
+            (phrase.len() <= LONGEST_PHRASE_BYTES
+                && phrase.contains(' ')
+                && self.is(phrase, PLACE | ORGANIZATION))
+            .then_some(start..end + 1)
         })
     }
 }
