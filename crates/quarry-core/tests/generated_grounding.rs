@@ -5,20 +5,16 @@
 
 use quarry_core::grounding::{AlignOptions, AlignOrder, AlignmentStatus, align, align_all};
 
-/// SplitMix64: a small, dependency-free, seeded generator.
-struct Rng(u64);
+/// A seeded generator (fastrand's wyrand): a failing case is reproduced by its seed.
+struct Rng(fastrand::Rng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    fn seeded(seed: u64) -> Rng {
+        Rng(fastrand::Rng::with_seed(seed))
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.usize(..n)
     }
 }
 
@@ -67,7 +63,7 @@ fn word_texts(text: &str, spans: &[(usize, usize)]) -> Vec<String> {
 
 #[test]
 fn perturbed_extractions_ground_to_the_original_words() {
-    let mut rng = Rng(0x6A0D_0001);
+    let mut rng = Rng::seeded(0x6A0D_0001);
     let mut failures = Vec::new();
     let mut checked = 0;
     for case in 0..500 {
@@ -109,7 +105,7 @@ fn perturbed_extractions_ground_to_the_original_words() {
 
 #[test]
 fn in_order_extractions_ground_like_langextract() {
-    let mut rng = Rng(0x6A0D_0002);
+    let mut rng = Rng::seeded(0x6A0D_0002);
     let options = AlignOptions {
         order: AlignOrder::Langextract,
         enable_fuzzy_alignment: false,

@@ -9,20 +9,16 @@ use quarry_core::{Match, MatchKind};
 use quarry_detect::to_matches;
 use quarry_detect::url::{LinkOptions, find_links};
 
-/// SplitMix64: a small, dependency-free, seeded generator.
-struct Rng(u64);
+/// A seeded generator (fastrand's wyrand): a failing case is reproduced by its seed.
+struct Rng(fastrand::Rng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    fn seeded(seed: u64) -> Rng {
+        Rng(fastrand::Rng::with_seed(seed))
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.usize(..n)
     }
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
@@ -156,7 +152,7 @@ fn spans_of(found: &[Match], kind: MatchKind) -> Vec<(usize, usize)> {
 
 #[test]
 fn generated_addresses_are_found_whole() {
-    let mut rng = Rng(0x114E_0001);
+    let mut rng = Rng::seeded(0x114E_0001);
     let mut failures = Vec::new();
     for case in 0..1500 {
         let address = email(&mut rng);
@@ -181,7 +177,7 @@ fn generated_addresses_are_found_whole() {
 
 #[test]
 fn generated_invalid_addresses_yield_nothing() {
-    let mut rng = Rng(0x114E_0002);
+    let mut rng = Rng::seeded(0x114E_0002);
     let mut failures = Vec::new();
     for case in 0..1500 {
         let address = email(&mut rng);
@@ -210,7 +206,7 @@ fn generated_invalid_addresses_yield_nothing() {
 
 #[test]
 fn generated_urls_are_found_whole_and_misspelled_schemes_are_not() {
-    let mut rng = Rng(0x114E_0003);
+    let mut rng = Rng::seeded(0x114E_0003);
     let mut failures = Vec::new();
     for case in 0..1500 {
         let link = url(&mut rng);
