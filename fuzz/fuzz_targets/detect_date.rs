@@ -1,0 +1,7 @@
+#![no_main]
+//! The `date` detector through the skill entry point.
+
+#[path = "skill.rs"]
+mod skill;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| skill::run_target("date", data));
