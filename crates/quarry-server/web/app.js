@@ -7,8 +7,8 @@ import { api, streamSse, ApiFailure, setCsrfToken, onUnauthorized } from './api.
 const ROUTES = [
   [/^\/?$/, './review.js', 'home', []],
   [/^\/types\/([^/]+)$/, './review.js', 'type', ['slug']],
-  [/^\/queue\/([^/]+)$/, './review.js', 'queue', ['slug']],
-  [/^\/entities\/([^/]+)$/, './review.js', 'entity', ['id']],
+  [/^\/queue\/([^/]+)$/, './queue.js', 'queue', ['slug']],
+  [/^\/entities\/([^/]+)$/, './entity.js', 'entity', ['id']],
   [/^\/documents$/, './documents.js', 'documents', []],
   [/^\/documents\/([^/]+)$/, './documents.js', 'document', ['id']],
   [/^\/chat$/, './chat.js', 'chat', []],
