@@ -89,9 +89,10 @@ impl Caller {
         }
     }
 
-    /// Who to record as reviewer or trigger.
+    /// Who to record as reviewer or trigger: the key's name (`quarry key create --name`), as a
+    /// person's hand-set value records it too.
     pub fn actor(&self) -> String {
-        format!("key:{}", self.key_name)
+        self.key_name.clone()
     }
 }
 

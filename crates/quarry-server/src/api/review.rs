@@ -453,7 +453,7 @@ pub async fn set_value(
             &entity_id,
             &field,
             body.value,
-            &caller.key_name,
+            &caller.actor(),
         )
         .await
         .map_err(pipeline_error)?;
