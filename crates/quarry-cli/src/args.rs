@@ -473,7 +473,7 @@ pub struct BenchArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Internal: measure one target in this fresh process (first-call CPU, or with
+    /// Internal: measure one target in this fresh process (first-call time, or with
     /// `--probe-mib` the peak memory of one text of that size) and print it; `quarry bench`
     /// runs itself with this for every target.
     #[arg(long, hide = true)]
