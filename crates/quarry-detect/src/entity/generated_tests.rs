@@ -13,15 +13,16 @@ use super::rules::{
 /// Cases per pattern.
 const CASES: usize = 200;
 
-/// xorshift64*: small, seeded, no dependency.
-struct Rng(u64);
+/// A seeded generator (fastrand's wyrand): a failing case is reproduced by its seed.
+struct Rng(fastrand::Rng);
 
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(fastrand::Rng::with_seed(seed))
+    }
+
     fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+        self.0.usize(..n)
     }
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
@@ -68,7 +69,7 @@ fn assert_has(text: &str, name: &str, kind: MatchKind) {
 
 #[test]
 fn generated_call_signs_are_organizations() {
-    let mut rng = Rng(1);
+    let mut rng = Rng::new(1);
     for _ in 0..CASES {
         let digits = 1 + rng.below(99);
         let letters: String = (0..2 + rng.below(3))
@@ -82,7 +83,7 @@ fn generated_call_signs_are_organizations() {
 
 #[test]
 fn generated_names_after_an_organization_noun_are_organizations() {
-    let mut rng = Rng(2);
+    let mut rng = Rng::new(2);
     for _ in 0..CASES {
         let name = match rng.below(3) {
             0 => rng.invented(),
@@ -97,7 +98,7 @@ fn generated_names_after_an_organization_noun_are_organizations() {
 
 #[test]
 fn generated_definitions_type_the_name_they_define() {
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     for _ in 0..CASES {
         let name = rng.invented();
         let (noun, kind) = if rng.below(2) == 0 {
@@ -114,7 +115,7 @@ fn generated_definitions_type_the_name_they_define() {
 
 #[test]
 fn generated_place_nouns_before_a_name_make_it_a_location() {
-    let mut rng = Rng(4);
+    let mut rng = Rng::new(4);
     for _ in 0..CASES {
         let name = rng.invented();
         let noun = rng.pick(PLACE_NOUNS);
@@ -129,7 +130,7 @@ fn generated_place_nouns_before_a_name_make_it_a_location() {
 
 #[test]
 fn generated_teams_named_after_cities_are_organizations_in_sports_context() {
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let cities = listed(include_str!("../../data/cities.txt"), CITY | BIG_CITY);
     let first_names = listed(include_str!("../../data/first_names.txt"), FIRST_NAME);
     let surnames = listed(include_str!("../../data/surnames.txt"), SURNAME);
@@ -150,7 +151,7 @@ fn generated_teams_named_after_cities_are_organizations_in_sports_context() {
 
 #[test]
 fn generated_plural_names_after_the_are_teams_or_bands() {
-    let mut rng = Rng(6);
+    let mut rng = Rng::new(6);
     for _ in 0..CASES {
         let name = format!("{} {}s", rng.invented(), rng.invented());
         let text = format!("He signed a contract with the {name} in 2003.");
@@ -160,7 +161,7 @@ fn generated_plural_names_after_the_are_teams_or_bands() {
 
 #[test]
 fn generated_unknown_words_before_person_verbs_are_people() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for _ in 0..CASES {
         let name = rng.invented();
         let verb = rng.pick(PERSON_VERBS_AFTER);
@@ -171,10 +172,13 @@ fn generated_unknown_words_before_person_verbs_are_people() {
 
 #[test]
 fn generated_lone_surname_refers_back_to_the_full_name() {
-    let mut rng = Rng(8);
+    let mut rng = Rng::new(8);
     let first_names = listed(include_str!("../../data/first_names.txt"), FIRST_NAME);
     for _ in 0..CASES {
         let first = rng.pick(&first_names);
+        if PERSON_TITLES.contains(&first) {
+            continue; // `Earl`, `Major`: read as a title before the surname, as WikiGold does
+        }
         let surname = rng.invented();
         let text = format!(
             "{first} {surname} joined the expedition in May. Two weeks later, {surname} reached the camp."
@@ -195,7 +199,7 @@ fn generated_lone_surname_refers_back_to_the_full_name() {
 
 #[test]
 fn generated_titles_stay_outside_person_spans() {
-    let mut rng = Rng(9);
+    let mut rng = Rng::new(9);
     let first_names = listed(include_str!("../../data/first_names.txt"), FIRST_NAME);
     for _ in 0..CASES {
         let title = rng.pick(PERSON_TITLES);
@@ -215,7 +219,7 @@ fn generated_titles_stay_outside_person_spans() {
 
 #[test]
 fn generated_abbreviations_of_things_are_not_organizations() {
-    let mut rng = Rng(10);
+    let mut rng = Rng::new(10);
     for _ in 0..CASES {
         let acronym = rng.pick(NOT_ORG_ACRONYMS);
         let text = format!("In 2004 they finally released the {acronym} on their own.");
