@@ -132,14 +132,22 @@ fn is_domain(domain: &str, options: &LinkOptions) -> bool {
             && (options.url_can_be_iri || label.is_ascii())
     });
     let top = labels[labels.len() - 1];
-    let top_valid = top.len() >= 4 && top[..4].eq_ignore_ascii_case("xn--")
+    // `get`: the label may hold multi-byte characters, and byte 4 need not be a boundary.
+    let top_valid = top
+        .get(..4)
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case("xn--"))
         || top.chars().count() >= 2 && top.chars().all(|c| c.is_alphabetic() || is_joiner(c));
     labels_valid && top_valid
 }
 
 /// Length of `[IPv4]` or `[IPv6:…]` at the start of `rest` (RFC 5321 §4.1.3).
 fn address_literal_len(rest: &str) -> Option<usize> {
-    let close = rest[..rest.len().min(64)].find(']')?;
+    // A literal is ASCII: look for its `]` among the first 64 bytes, on a character boundary.
+    let mut window = rest.len().min(64);
+    while !rest.is_char_boundary(window) {
+        window -= 1;
+    }
+    let close = rest[..window].find(']')?;
     let inner = &rest[1..close];
     let valid = match inner.get(..5) {
         Some(tag) if tag.eq_ignore_ascii_case("IPv6:") => {
@@ -212,5 +220,18 @@ mod tests {
         assert_eq!(address("x@[300.1.1.1]"), None);
         assert_eq!(address("иван@почта.рф."), Some("иван@почта.рф"));
         assert_eq!(address("x@example.com.au."), Some("x@example.com.au"));
+    }
+
+    /// Found by `cargo fuzz run detect_email`: multi-byte characters where the scanner counts
+    /// bytes (a top-level label's first 4 bytes, a literal's first 64) must not panic.
+    #[test]
+    fn multi_byte_characters_at_byte_limits_do_not_panic() {
+        assert_eq!(address("P@.uu2\u{38f}f"), None);
+        // An alphabetic top-level label in any script is an IDN TLD candidate: read, not a panic.
+        assert_eq!(address("a@b.cc\u{38f}f"), Some("a@b.cc\u{38f}f"));
+        let literal = format!("a@[{}", "é".repeat(40));
+        assert_eq!(address(&literal), None);
+        let closed = format!("a@[{}]", "1".repeat(61));
+        assert_eq!(address(&closed), None);
     }
 }
