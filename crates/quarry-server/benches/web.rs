@@ -20,7 +20,7 @@
 
 mod support;
 
-use support::{NoDocuments, ms, percentile, store_key};
+use support::{NoDocuments, install_tls_provider, ms, percentile, store_key};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -332,16 +332,7 @@ async fn measure(label: &str, url: &str) {
 }
 
 fn main() {
-    // reqwest is built without a TLS crypto provider; building a quarry-llm client installs the
-    // one the workspace uses (nothing is sent to this address).
-    quarry_llm::build_client(
-        &quarry_llm::ModelSpec::parse("openai-compatible:bench").expect("model spec"),
-        quarry_llm::ProviderSettings {
-            base_url: Some("http://127.0.0.1:9/v1".to_owned()),
-            ..quarry_llm::ProviderSettings::default()
-        },
-    )
-    .expect("a client");
+    install_tls_provider();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
