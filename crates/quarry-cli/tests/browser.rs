@@ -77,7 +77,7 @@ fn the_web_app_works_in_headless_chromium() {
         "0",
     ]);
     fixture["url"] = json!(format!("http://{}", server.addr));
-    seed_failing_episode(&sandbox, &server, &mut fixture);
+    seed_failing_episode(&server, &mut fixture);
 
     let fixture_path = sandbox.dir.join("fixture.json");
     std::fs::write(&fixture_path, fixture.to_string()).expect("the fixture file is written");
@@ -393,7 +393,7 @@ fn seed_graph(sandbox: &Sandbox) -> Value {
 }
 
 /// An episode queued over the API, whose first extraction on the server's worker fails.
-fn seed_failing_episode(sandbox: &Sandbox, server: &Server, fixture: &mut Value) {
+fn seed_failing_episode(server: &Server, fixture: &mut Value) {
     let admin = fixture["keys"]["admin"]
         .as_str()
         .expect("an admin key")
@@ -429,7 +429,6 @@ fn seed_failing_episode(sandbox: &Sandbox, server: &Server, fixture: &mut Value)
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let _ = sandbox;
     fixture["episodes"] = json!({"failed": id});
 }
 

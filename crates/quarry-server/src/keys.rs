@@ -100,7 +100,8 @@ pub fn matches(presented: &str, stored_hash: &str) -> bool {
         .into()
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex of `bytes` (key prefixes, hashes, tokens, asset ETags).
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

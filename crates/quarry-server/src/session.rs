@@ -63,15 +63,7 @@ pub async fn sign_in(
             SESSION_LIFETIME,
         )
         .await?;
-    let cookie = format!(
-        "{SESSION_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}{}",
-        SESSION_LIFETIME.as_secs(),
-        if secure(&state, &headers) {
-            "; Secure"
-        } else {
-            ""
-        }
-    );
+    let cookie = session_cookie(&token, SESSION_LIFETIME.as_secs(), secure(&state, &headers));
     Ok((
         [(SET_COOKIE, cookie), (CACHE_CONTROL, "no-store".to_owned())],
         Json(session_body(store.as_ref(), &caller, &session).await?),
@@ -113,15 +105,17 @@ pub async fn sign_out(
             store.delete_web_session(&hash).await?;
         }
     }
-    let cookie = format!(
-        "{SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{}",
-        if secure(&state, &headers) {
-            "; Secure"
-        } else {
-            ""
-        }
-    );
+    let cookie = session_cookie("", 0, secure(&state, &headers));
     Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, cookie)]).into_response())
+}
+
+/// The `Set-Cookie` value of the session cookie: `token` for `max_age` seconds (an empty token
+/// with 0 clears it), never readable by scripts nor sent by other sites' pages.
+fn session_cookie(token: &str, max_age: u64, secure: bool) -> String {
+    format!(
+        "{SESSION_COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{}",
+        if secure { "; Secure" } else { "" }
+    )
 }
 
 /// Whether the cookie gets `Secure`: the server says so (`--secure-cookies`), or a proxy says

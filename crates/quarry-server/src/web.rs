@@ -20,6 +20,7 @@ use quarry_core::ErrorCode;
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
+use crate::keys;
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
@@ -41,14 +42,7 @@ static ASSETS: LazyLock<Vec<Asset>> = LazyLock::new(|| {
     embedded::ASSETS
         .iter()
         .map(|&(name, body)| {
-            let digest = Sha256::digest(body);
-            let etag = format!(
-                "\"{}\"",
-                digest[..12]
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<String>()
-            );
+            let etag = format!("\"{}\"", keys::hex(&Sha256::digest(body)[..12]));
             Asset {
                 name,
                 body,
