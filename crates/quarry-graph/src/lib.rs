@@ -66,6 +66,12 @@ pub struct GraphConfig {
     pub idle_poll: Duration,
     /// Longer names (in characters, after trimming) are skipped as garbage.
     pub max_name_chars: usize,
+    /// The most entities one episode may store: a runaway or hostile model reply (thousands of
+    /// names) is cut here, the rest counted as skipped, so one poison episode cannot flood the
+    /// graph or hold the graph lock for long.
+    pub max_entities_per_episode: usize,
+    /// The most relationships one episode may store; the rest are counted as skipped.
+    pub max_relationships_per_episode: usize,
     /// Who claims episodes (recorded as their `lease_owner`): unique per process, e.g.
     /// `pid@host:start_ms`. The default is made of the process id and the time it was first
     /// asked for.
@@ -116,6 +122,8 @@ impl Default for GraphConfig {
             claim_batch: 16,
             idle_poll: Duration::from_secs(2),
             max_name_chars: 200,
+            max_entities_per_episode: 200,
+            max_relationships_per_episode: 400,
             owner: default_owner(),
             lease: Duration::from_secs(30),
             max_attempts: 5,

@@ -243,7 +243,8 @@ pub(crate) async fn write_extraction(
     for entity in &extraction.entities {
         let name = entity.name.trim();
         let entity_type = entity.entity_type.trim().to_lowercase();
-        let ok = !name.is_empty()
+        let ok = valid.len() < config.max_entities_per_episode
+            && !name.is_empty()
             && name.chars().count() <= config.max_name_chars
             && types.contains(&entity_type)
             && !stoplist.contains(&stop_key(name));
@@ -309,7 +310,10 @@ pub(crate) async fn write_extraction(
             outcome.relationships_skipped += 1;
             continue;
         };
-        if label.is_empty() || from == to {
+        if label.is_empty()
+            || from == to
+            || relationships.len() >= config.max_relationships_per_episode
+        {
             outcome.relationships_skipped += 1;
             continue;
         }

@@ -510,6 +510,54 @@ async fn stoplist_and_invalid_types_are_skipped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_runaway_reply_stores_at_most_the_per_episode_caps() {
+    let w = world().await;
+    let capped = GraphExtractor::new(
+        w.store.clone(),
+        Some(client(&w.server)),
+        GraphConfig {
+            max_entities_per_episode: 5,
+            max_relationships_per_episode: 3,
+            ..config()
+        },
+    );
+    let names: Vec<String> = (0..40).map(|i| format!("Person{i:02}")).collect();
+    let entities: Vec<(&str, &str, Option<&str>)> =
+        names.iter().map(|n| (n.as_str(), "person", None)).collect();
+    // Relationships among the first five (all stored) so only the cap can skip them.
+    let mut relationships = Vec::new();
+    for from in 0..5 {
+        for to in 0..5 {
+            if from != to {
+                relationships.push((
+                    names[from].as_str(),
+                    "person",
+                    names[to].as_str(),
+                    "person",
+                    "knows",
+                ));
+            }
+        }
+    }
+    w.server
+        .push(Reply::content(graph_json(&entities, &relationships)));
+    let stored = w
+        .store
+        .add_episode(&w.project, &episode("A crowd of forty people.", "Noted."))
+        .await
+        .unwrap();
+    let outcome = capped.process(&stored).await;
+    assert_eq!(outcome.error, None);
+    assert_eq!((outcome.entities_stored, outcome.entities_skipped), (5, 35));
+    assert_eq!(
+        (outcome.relationships_stored, outcome.relationships_skipped),
+        (3, 17)
+    );
+    let all = w.store.list_entities(&w.project, None, 100).await.unwrap();
+    assert_eq!(all.len(), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn model_errors_fail_the_episode_and_keep_it() {
     let w = world().await;
     w.server
