@@ -7,6 +7,8 @@
 mod gazetteer;
 #[path = "build/phone_metadata.rs"]
 mod phone_metadata;
+#[path = "src/entity/table_format.rs"]
+mod table_format;
 #[path = "src/entity/table_hash.rs"]
 mod table_hash;
 
@@ -19,5 +21,6 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=build");
     println!("cargo::rerun-if-changed=data");
+    println!("cargo::rerun-if-changed=src/entity/table_format.rs");
     println!("cargo::rerun-if-changed=src/entity/table_hash.rs");
 }

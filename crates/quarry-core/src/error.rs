@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use crate::ErrorCode;
+use crate::{ErrorCode, Target};
 
 /// Why the `extract` skill refused an input. Every variant is the caller's fault and is reported,
 /// never retried.
@@ -31,6 +31,12 @@ pub enum SkillError {
     UnreadableInput { path: String, reason: String },
     #[error("invalid request: {0}")]
     MalformedRequest(String),
+    /// A build without compiled-in entity data (the browser package) was asked for `entity` or
+    /// `name` before the data was loaded.
+    #[error(
+        "target '{0}' needs the entity data, which this build loads separately; load it first (loadEntityData in the JavaScript package)"
+    )]
+    EntityDataNotLoaded(Target),
 }
 
 impl SkillError {
@@ -51,6 +57,7 @@ impl SkillError {
             SkillError::MissingTarget => ErrorCode::MissingTarget,
             SkillError::UnreadableInput { .. } => ErrorCode::UnreadableInput,
             SkillError::MalformedRequest(_) => ErrorCode::MalformedRequest,
+            SkillError::EntityDataNotLoaded(_) => ErrorCode::EntityDataNotLoaded,
         }
     }
 }

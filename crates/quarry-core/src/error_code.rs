@@ -64,6 +64,9 @@ error_codes! {
     InvalidNow => 400, 1, "give the reference time in RFC 3339, e.g. 2024-01-15T09:30:00Z";
     InvalidRegion => 400, 1, "give a two-letter ISO 3166 country code such as US or GB";
     UnreadableInput => 400, 1, "check the path exists and is readable";
+    /// `entity` or `name` in a build that loads the entity data separately (the browser package),
+    /// before it was loaded.
+    EntityDataNotLoaded => 503, 1, "load the entity data first (loadEntityData in the JavaScript package)";
     UnreadablePdf => 400, 1, "check the file is an undamaged PDF, or extract its text first";
     /// A PDF whose pages are images only (a scan).
     PdfWithoutText => 422, 1, "run OCR on the scan first (e.g. ocrmypdf), or add its text";

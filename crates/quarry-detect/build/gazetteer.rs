@@ -1,14 +1,9 @@
 //! Lays out the gazetteer (the word lists in `data/`) as an open-addressing hash table the
 //! crate probes in place, so no process builds a 120,000-entry map on its first entity call.
 //!
-//! Files written to `OUT_DIR`:
-//! - `gazetteer_keys.bin`: every key's UTF-8 bytes, concatenated.
-//! - `gazetteer_entries.bin`: per entry, 8 bytes little-endian: key start (u32), key length
-//!   (u16), flags (u16).
-//! - `gazetteer_slots.bin`: per slot, a u32 little-endian: entry index + 1, or 0 when empty;
-//!   the slot count is a power of two, at most half full; linear probing from
-//!   `table_hash(key) & (slots - 1)`.
-//! - `gazetteer_layout.rs`: the slot mask and the longest multi-word phrase in tokens.
+//! Writes `entity_data.bin` to `OUT_DIR` in the layout of `src/entity/table_format.rs`: the
+//! crate embeds it (feature `embedded-entity-data`), and the browser package ships it as a file
+//! of its own that a page loads only when it needs entities or names.
 //!
 //! The flag values must match the constants in `src/entity/gazetteer.rs`.
 
@@ -16,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
+use super::table_format::{ENTRY_BYTES, HEADER_BYTES, HEADER_FIELDS, MAGIC};
 use super::table_hash::table_hash;
 
 const FIRST_NAME: u16 = 1;
@@ -95,7 +91,7 @@ pub fn write(out: &Path) {
     let slot_count = (entries.len() * 2).next_power_of_two();
     let mask = slot_count - 1;
     let mut keys = Vec::new();
-    let mut records = Vec::with_capacity(entries.len() * 8);
+    let mut records = Vec::with_capacity(entries.len() * ENTRY_BYTES);
     let mut slots = vec![0u32; slot_count];
     for (index, (key, flags)) in entries.iter().enumerate() {
         let start = u32::try_from(keys.len()).expect("keys fit in u32");
@@ -110,22 +106,21 @@ pub fn write(out: &Path) {
         }
         slots[slot] = u32::try_from(index + 1).expect("entry count fits in u32");
     }
-    let slot_bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
-    fs::write(out.join("gazetteer_keys.bin"), keys).expect("writing keys");
-    fs::write(out.join("gazetteer_entries.bin"), records).expect("writing entries");
-    fs::write(out.join("gazetteer_slots.bin"), slot_bytes).expect("writing slots");
-    fs::write(
-        out.join("gazetteer_layout.rs"),
-        format!(
-            "/// Slot count minus one (a power of two minus one).\n\
-             pub(crate) const SLOT_MASK: usize = {mask};\n\
-             /// The most tokens a multi-word gazetteer phrase spans.\n\
-             pub(crate) const LONGEST_PHRASE_TOKENS: usize = {longest_phrase};\n\
-             /// The most bytes a multi-word gazetteer phrase has.\n\
-             pub(crate) const LONGEST_PHRASE_BYTES: usize = {longest_phrase_bytes};\n"
-        ),
-    )
-    .expect("writing layout");
+    let u32_of = |n: usize| u32::try_from(n).expect("the table's sizes fit in u32");
+    let header: [u32; HEADER_FIELDS] = [
+        u32_of(keys.len()),
+        u32_of(entries.len()),
+        u32_of(slot_count),
+        u32_of(longest_phrase),
+        u32_of(longest_phrase_bytes),
+    ];
+    let mut data = Vec::with_capacity(HEADER_BYTES + keys.len() + records.len() + slot_count * 4);
+    data.extend_from_slice(MAGIC);
+    data.extend(header.iter().flat_map(|field| field.to_le_bytes()));
+    data.extend_from_slice(&keys);
+    data.extend_from_slice(&records);
+    data.extend(slots.iter().flat_map(|slot| slot.to_le_bytes()));
+    fs::write(out.join("entity_data.bin"), data).expect("writing entity_data.bin");
 }
 
 /// Tokens the entity tokenizer makes of a phrase: words, plus commas and brackets, generously.

@@ -12,12 +12,16 @@
 
 mod chunks;
 mod classify;
+mod data;
 mod gazetteer;
 #[cfg(test)]
 mod generated_tests;
 mod rules;
+mod table_format;
 mod table_hash;
 mod tokens;
+
+pub use data::{EntityDataError, is_loaded as data_loaded, load as load_data};
 
 use std::collections::HashMap;
 use std::ops::Range;

@@ -57,6 +57,27 @@ impl SkillInput {
     }
 }
 
+/// One guardrail request (`POST /skill/check`, the browser host's `check`): the source text, the
+/// target, and the output to check, as the raw text a model answered.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckInput {
+    pub text: String,
+    pub target: String,
+    pub output: String,
+}
+
+impl CheckInput {
+    /// Parses one request body, which must be a JSON object with string `text`, `target` and
+    /// `output`.
+    pub fn from_json(bytes: &[u8]) -> Result<CheckInput, SkillError> {
+        serde_json::from_slice(bytes).map_err(|error| {
+            SkillError::MalformedRequest(format!(
+                "expected {{\"text\": \"...\", \"target\": \"email\", \"output\": \"{{...}}\"}}: {error}"
+            ))
+        })
+    }
+}
+
 /// What the host decided where a request is silent.
 #[derive(Debug, Clone)]
 pub struct SkillDefaults {
@@ -114,13 +135,18 @@ pub fn check(
     Ok(check_output(output, target, text))
 }
 
-/// Checks the text and finds every value of `target` in it.
+/// Checks the text and finds every value of `target` in it. `entity` and `name` fail with
+/// `EntityDataNotLoaded` in a build whose entity data was not loaded yet (see
+/// [`crate::entity::load_data`]) rather than answer as if the text named no one.
 pub fn extract(
     text: &str,
     target: Target,
     options: &DetectOptions,
     max_input_bytes: usize,
 ) -> Result<Extraction, SkillError> {
+    if matches!(target, Target::Entity | Target::Name) && !crate::entity::data_loaded() {
+        return Err(SkillError::EntityDataNotLoaded(target));
+    }
     check_text(text, max_input_bytes)?;
     Ok(Extraction {
         target,

@@ -1,17 +1,14 @@
-//! The compiled-in word lists (see `data/README.md` for sources and licences) as one
-//! case-sensitive lookup table of names, laid out by `build/gazetteer.rs` at build time and
-//! probed in place: the first entity call of a process builds nothing.
+//! The word lists (see `data/README.md` for sources and licences) as one case-sensitive lookup
+//! table of names, laid out by `build/gazetteer.rs` at build time and probed in place: the first
+//! entity call of a process builds nothing. Where the table's bytes come from (compiled in, or
+//! installed at run time by a host that loads them separately) is [`super::data`]'s business.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
+use super::table_format::ENTRY_BYTES;
 use super::table_hash::table_hash;
 use super::tokens::Token;
-
-include!(concat!(env!("OUT_DIR"), "/gazetteer_layout.rs"));
-
-static KEYS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gazetteer_keys.bin"));
-static ENTRIES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gazetteer_entries.bin"));
-static SLOTS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gazetteer_slots.bin"));
 
 /// What the gazetteers know about one word or phrase; a bit set of the constants below (the
 /// same values as in `build/gazetteer.rs`).
@@ -35,30 +32,48 @@ pub(crate) const PHRASE_START: Flags = 1 << 9;
 
 pub(crate) const PLACE: Flags = COUNTRY | REGION | CITY;
 
-/// The compiled-in table; a handle so callers read like lookups in a value.
-pub(crate) struct Gazetteer;
+/// The gazetteer table: the entity data's bytes and where its parts lie in them.
+pub(crate) struct Gazetteer {
+    pub(super) data: Cow<'static, [u8]>,
+    pub(super) keys: Range<usize>,
+    pub(super) entries: Range<usize>,
+    pub(super) slots: Range<usize>,
+    /// Slot count minus one (a power of two minus one).
+    pub(super) slot_mask: usize,
+    /// The most tokens a multi-word phrase spans.
+    pub(super) longest_phrase_tokens: usize,
+    /// The most bytes a multi-word phrase has.
+    pub(super) longest_phrase_bytes: usize,
+}
 
+/// The table in use: the compiled-in one, the one a host installed, or an empty one (every word
+/// unknown) when this build embeds none and nothing was installed yet.
 pub(crate) fn gazetteer() -> &'static Gazetteer {
-    &Gazetteer
+    super::data::table()
 }
 
 impl Gazetteer {
     /// Flags of an exact word or phrase, 0 when unknown.
     pub fn flags(&self, word: &str) -> Flags {
         let key = word.as_bytes();
-        let mut slot = (table_hash(key) as usize) & SLOT_MASK;
+        let (keys, entries, slots) = (
+            &self.data[self.keys.clone()],
+            &self.data[self.entries.clone()],
+            &self.data[self.slots.clone()],
+        );
+        let mut slot = (table_hash(key) as usize) & self.slot_mask;
         loop {
-            let entry = read_u32(SLOTS, slot * 4) as usize;
+            let entry = read_u32(slots, slot * 4) as usize;
             if entry == 0 {
                 return 0;
             }
-            let record = (entry - 1) * 8;
-            let start = read_u32(ENTRIES, record) as usize;
-            let len = usize::from(read_u16(ENTRIES, record + 4));
-            if KEYS.get(start..start + len) == Some(key) {
-                return read_u16(ENTRIES, record + 6);
+            let record = (entry - 1) * ENTRY_BYTES;
+            let start = read_u32(entries, record) as usize;
+            let len = usize::from(read_u16(entries, record + 4));
+            if keys.get(start..start + len) == Some(key) {
+                return read_u16(entries, record + 6);
             }
-            slot = (slot + 1) & SLOT_MASK;
+            slot = (slot + 1) & self.slot_mask;
         }
     }
 
@@ -80,10 +95,10 @@ impl Gazetteer {
             return None;
         }
         let from = tokens[start].range.start;
-        let last = (start + LONGEST_PHRASE_TOKENS).min(tokens.len());
+        let last = (start + self.longest_phrase_tokens).min(tokens.len());
         (start + 1..last).rev().find_map(|end| {
             let phrase = &text[from..tokens[end].range.end];
-            (phrase.len() <= LONGEST_PHRASE_BYTES
+            (phrase.len() <= self.longest_phrase_bytes
                 && phrase.contains(' ')
                 && self.is(phrase, PLACE | ORGANIZATION))
             .then_some(start..end + 1)
@@ -91,13 +106,13 @@ impl Gazetteer {
     }
 }
 
-fn read_u32(bytes: &[u8], at: usize) -> u32 {
+pub(super) fn read_u32(bytes: &[u8], at: usize) -> u32 {
     let mut word = [0; 4];
     word.copy_from_slice(&bytes[at..at + 4]);
     u32::from_le_bytes(word)
 }
 
-fn read_u16(bytes: &[u8], at: usize) -> u16 {
+pub(super) fn read_u16(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([bytes[at], bytes[at + 1]])
 }
 
