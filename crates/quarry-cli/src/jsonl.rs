@@ -25,7 +25,7 @@ pub fn run(defaults: &SkillDefaults) -> Result<ExitCode, Failure> {
             summary.lines, summary.failures
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(summary.exit_code())
 }
 
 /// How many lines a stream had and how many of them were answered with an error.
@@ -33,6 +33,19 @@ pub fn run(defaults: &SkillDefaults) -> Result<ExitCode, Failure> {
 pub struct StreamSummary {
     pub lines: usize,
     pub failures: usize,
+}
+
+impl StreamSummary {
+    /// Success while at least one line was answered (a script reads the error objects of the
+    /// others); 1 when every line failed, so a batch that did nothing cannot pass for one that
+    /// worked. An empty stream is a success.
+    pub fn exit_code(self) -> ExitCode {
+        if self.lines > 0 && self.failures == self.lines {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        }
+    }
 }
 
 /// Answers every line of `reader` on `out`, one line each, in order.

@@ -133,3 +133,21 @@ fn jsonl_answers_every_line_in_order_and_isolates_bad_lines() {
     assert_eq!(lines[5], serde_json::json!({"date": "2024-02-29"}));
     assert!(stderr(&output).contains("6 lines read, 3 answered with an error object"));
 }
+
+#[test]
+fn jsonl_exits_non_zero_only_when_every_line_failed() {
+    let all_bad = run(
+        &["extract", "--target", "email", "--jsonl"],
+        "not json\n{\"text\": \"x\", \"target\": \"fax\"}\n",
+    );
+    assert_eq!(all_bad.status.code(), Some(1), "{}", stderr(&all_bad));
+    assert_eq!(
+        stdout(&all_bad).lines().count(),
+        2,
+        "every line is still answered"
+    );
+    assert!(stderr(&all_bad).contains("2 lines read, 2 answered with an error object"));
+
+    let empty = run(&["extract", "--target", "email", "--jsonl"], "");
+    assert!(empty.status.success(), "{}", stderr(&empty));
+}

@@ -285,6 +285,20 @@ fn rest_api_authenticates_scopes_and_isolates_projects() {
         (400, Some("InvalidEntityType"))
     );
     assert!(error["message"].as_str().unwrap().contains("zzz"));
+    // A slug travels in paths and logs: an encoded traversal or a NUL is refused, not stored.
+    for hostile in ["..%2F..%2Fetc%2Fpasswd", "a%00b"] {
+        let (status, error) = call(
+            Some(&all),
+            "PUT",
+            &format!("/v1/entity-types/{hostile}"),
+            Some(json!({"fields": [{"name": "a"}]})),
+        );
+        assert_eq!(
+            (status, error["error"].as_str()),
+            (400, Some("InvalidEntityType")),
+            "{hostile}: {error}"
+        );
+    }
     let (status, _) = call(Some(&all), "PUT", "/v1/entity-types/company", Some(company));
     assert_eq!(status, 200);
 

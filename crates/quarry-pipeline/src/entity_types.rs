@@ -76,6 +76,9 @@ pub fn validate_entity_type(entity_type: &EntityType) -> Result<(), EntityTypeEr
     if slug.trim().is_empty() {
         return Err(invalid("?", "the slug is empty"));
     }
+    if let Some(problem) = slug_problem(slug) {
+        return Err(invalid(&slug.escape_debug().to_string(), problem));
+    }
     let mut names = HashSet::new();
     for field in &entity_type.fields {
         if field.name.trim().is_empty() {
@@ -103,6 +106,27 @@ pub fn validate_entity_type(entity_type: &EntityType) -> Result<(), EntityTypeEr
         }
     }
     DependencyLayers::of(entity_type).map(|_| ())
+}
+
+/// Longest slug accepted: slugs appear in URLs, file names users derive from them and logs.
+pub const MAX_SLUG_CHARS: usize = 64;
+
+/// Why `slug` cannot name an entity type, or `None` when it can. A slug is 1–64 ASCII letters,
+/// digits, `_` or `-`, starting with a letter or digit: it travels in URL paths and is shown in
+/// logs, so `../`, `/`, spaces, control characters (NUL) and other punctuation are refused.
+pub fn slug_problem(slug: &str) -> Option<String> {
+    let rule = "a slug is 1-64 ASCII letters, digits, '_' or '-', starting with a letter or digit";
+    if slug.len() > MAX_SLUG_CHARS {
+        return Some(format!("the slug is {} bytes long; {rule}", slug.len()));
+    }
+    if !slug.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Some(format!(
+            "the slug must start with a letter or digit; {rule}"
+        ));
+    }
+    slug.chars()
+        .find(|&c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map(|c| format!("the slug contains {:?}; {rule}", c))
 }
 
 /// Serde would only say "unknown variant"; this names the field and the known sources.
@@ -144,6 +168,36 @@ mod tests {
 
     fn load(yaml: &str) -> Result<Vec<EntityType>, EntityTypeError> {
         load_entity_types(yaml)
+    }
+
+    #[test]
+    fn refuses_slugs_that_are_paths_or_carry_control_characters() {
+        for bad in [
+            "../../etc/passwd",
+            "a/b",
+            "nul\0byte",
+            "-leading-dash",
+            "with space",
+            "é",
+        ] {
+            let json = serde_json::json!({"slug": bad, "fields": [{"name": "a"}]});
+            let error = entity_type_from_value(json).unwrap_err().to_string();
+            assert!(
+                error.contains("a slug is 1-64 ASCII letters"),
+                "{bad:?}: {error}"
+            );
+        }
+        let long = "a".repeat(MAX_SLUG_CHARS + 1);
+        assert!(slug_problem(&long).is_some());
+        for good in [
+            "company",
+            "c",
+            "deal_v2",
+            "Invoice-2024",
+            &"a".repeat(MAX_SLUG_CHARS),
+        ] {
+            assert_eq!(slug_problem(good), None, "{good}");
+        }
     }
 
     #[test]
