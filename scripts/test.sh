@@ -112,5 +112,9 @@ scripts/browser.sh
 export QUARRY_ARTIFACTS="${QUARRY_ARTIFACTS:-$(pwd)/target/browser-artifacts}"
 echo "screenshots go to $QUARRY_ARTIFACTS"
 
+step "browser package: build the WebAssembly, then test it in Node and in headless Chromium"
+scripts/wasm.sh
+node --test packages/quarry/test/*.test.mjs
+
 step "tests"
 cargo test --workspace --locked

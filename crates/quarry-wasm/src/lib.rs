@@ -14,7 +14,7 @@
 //! entity data's bytes in.
 
 mod failure;
-mod requests;
+pub mod requests;
 
 use wasm_bindgen::prelude::*;
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds the browser package's WebAssembly into packages/quarry/dist/ (gitignored):
+#   quarry_wasm.js, quarry_wasm_bg.wasm  the module without entity data, and wasm-bindgen's glue
+#   entity_data.bin                      the entity data (gazetteer table), loaded separately
+# Needs the wasm32-unknown-unknown target (added with rustup when missing) and the wasm-bindgen CLI
+# at the exact version of the wasm-bindgen crate in Cargo.lock, installed once under
+# target/tools/wasm-bindgen-<version>/ (about 7 minutes of CPU the first time).
+# With QUARRY_WASM_OPT=1, also runs `wasm-opt -Oz` from the npm package binaryen pinned in
+# packages/quarry/package-lock.json (Debian's binaryen writes broken modules); off by default,
+# and a failure there keeps the unoptimised module. Idempotent; progress goes to stderr.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+package=packages/quarry
+dist=$package/dist
+
+if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
+    echo "wasm.sh: adding the wasm32-unknown-unknown target" >&2
+    rustup target add wasm32-unknown-unknown >&2
+fi
+
+# The crate and the CLI must be the same version: the glue and the module speak one protocol.
+version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+if [ -z "$version" ]; then
+    echo "wasm.sh: no wasm-bindgen in Cargo.lock" >&2
+    exit 1
+fi
+tools="$(pwd)/target/tools/wasm-bindgen-$version"
+bindgen="$tools/bin/wasm-bindgen"
+if [ ! -x "$bindgen" ]; then
+    echo "wasm.sh: installing wasm-bindgen-cli $version into $tools (about 7 minutes)" >&2
+    cargo install wasm-bindgen-cli --version "$version" --root "$tools" >&2
+fi
+
+echo "wasm.sh: building quarry-wasm for wasm32-unknown-unknown" >&2
+# The build's messages name quarry-detect's build-script output folder, where entity_data.bin is.
+messages=$(cargo build --release --locked --target wasm32-unknown-unknown -p quarry-wasm \
+    --message-format=json-render-diagnostics)
+out_dir=$(printf '%s\n' "$messages" | node -e '
+    const lines = require("fs").readFileSync(0, "utf8").split("\n").filter(Boolean);
+    const run = lines.map((line) => JSON.parse(line)).find((m) =>
+        m.reason === "build-script-executed" && /[/#]quarry-detect#/.test(m.package_id));
+    if (run) console.log(run.out_dir);')
+if [ -z "$out_dir" ] || [ ! -f "$out_dir/entity_data.bin" ]; then
+    echo "wasm.sh: the build did not report quarry-detect's entity_data.bin" >&2
+    exit 1
+fi
+
+rm -rf "$dist"
+mkdir -p "$dist"
+"$bindgen" --target web --out-dir "$dist" --out-name quarry_wasm \
+    --remove-name-section --remove-producers-section \
+    target/wasm32-unknown-unknown/release/quarry_wasm.wasm
+cp "$out_dir/entity_data.bin" "$dist/entity_data.bin"
+
+if [ "${QUARRY_WASM_OPT:-0}" = 1 ]; then
+    if (cd "$package" && npm ci --no-audit --no-fund --loglevel=error >&2) &&
+        "$package/node_modules/.bin/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+            --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
+            "$dist/quarry_wasm_bg.wasm" -o "$dist/quarry_wasm_bg.opt.wasm"; then
+        mv "$dist/quarry_wasm_bg.opt.wasm" "$dist/quarry_wasm_bg.wasm"
+    else
+        echo "wasm.sh: wasm-opt failed; keeping the module as wasm-bindgen wrote it" >&2
+        rm -f "$dist/quarry_wasm_bg.opt.wasm"
+    fi
+fi
+
+for file in quarry_wasm_bg.wasm entity_data.bin; do
+    printf 'wasm.sh: %s %s bytes, %s gzipped\n' "$dist/$file" "$(wc -c <"$dist/$file")" \
+        "$(gzip -9c "$dist/$file" | wc -c)" >&2
+done
