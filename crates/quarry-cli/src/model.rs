@@ -43,7 +43,9 @@ pub fn provider_settings(
     ProviderSettings {
         base_url,
         api_key: env("QUARRY_API_KEY").or_else(|| env(spec.provider.key_variable())),
-        ollama_host: env("OLLAMA_HOST"),
+        host: spec.provider.host_variable().and_then(env),
+        api_version: env("AZURE_OPENAI_API_VERSION"),
+        headers: Vec::new(),
         concurrency,
         transport: TransportConfig {
             max_attempts: retries + 1,

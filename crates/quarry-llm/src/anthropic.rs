@@ -1,10 +1,12 @@
-//! Anthropic's messages API: `POST {base}/v1/messages`.
+//! Anthropic's messages API: `POST {base}/v1/messages` (a base URL given with `/v1` works too).
 //!
 //! Mapping from the neutral types: system messages become the top-level `system` prompt; tools are
 //! sent with their schema as `input_schema`; an assistant's [`ToolCall`]s become `tool_use` blocks
 //! and [`Role::Tool`] messages become `tool_result` blocks in a user turn. Consecutive messages
-//! that land on the same side are merged into one turn, as the API expects. `response_format` has
-//! no equivalent here and is not sent (use a forced tool); vendor fields go through `extra`.
+//! that land on the same side are merged into one turn, as the API expects. A `json_schema`
+//! response format becomes a tool whose `input_schema` is the schema, forced with `tool_choice`;
+//! its input comes back as the reply's `content` ([`StructuredOutput::ForcedTool`]). A plain JSON
+//! response format has no equivalent and is not sent; vendor fields go through `extra`.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +17,7 @@ use crate::LlmError;
 use crate::client::TokenSink;
 use crate::protocol::{Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header};
 use crate::sse::SseEvent;
+use crate::structured::{StructuredOutput, WireFormat};
 use crate::transport::Endpoint;
 use crate::types::{ChatRequest, Message, Role, ToolCall, ToolChoice, Usage};
 
@@ -25,11 +28,12 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// Anthropic's messages wire protocol.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Anthropic;
 
 /// A client for Anthropic's messages API. `AnthropicClient::new(endpoint, transport,
-/// concurrency)`: `endpoint.base_url` is the host without `/v1`, e.g.
-/// `https://api.anthropic.com`; `endpoint.api_key` goes into `x-api-key`.
+/// concurrency)`: `endpoint.base_url` is the host, e.g. `https://api.anthropic.com` (with or
+/// without `/v1`); `endpoint.api_key` goes into `x-api-key`.
 pub type AnthropicClient = ProtocolClient<Anthropic>;
 
 impl WireProtocol for Anthropic {
@@ -37,11 +41,14 @@ impl WireProtocol for Anthropic {
 
     const TRUNCATED: &'static str = "the stream ended before `message_stop`";
 
-    fn url(base_url: &str) -> String {
-        format!("{base_url}/v1/messages")
+    fn url(&self, base_url: &str) -> String {
+        match base_url.strip_suffix("/v1") {
+            Some(host) => format!("{host}/v1/messages"),
+            None => format!("{base_url}/v1/messages"),
+        }
     }
 
-    fn headers(endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
+    fn headers(&self, endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
         headers.insert(
             HeaderName::from_static("anthropic-version"),
@@ -53,7 +60,13 @@ impl WireProtocol for Anthropic {
         Ok(headers)
     }
 
-    fn request_body(model: &str, request: &ChatRequest, stream: bool) -> Map<String, Value> {
+    fn request_body(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        format: Option<&WireFormat>,
+        stream: bool,
+    ) -> Map<String, Value> {
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
         body.insert(
@@ -70,18 +83,29 @@ impl WireProtocol for Anthropic {
             body.insert("system".into(), json!(system.join("\n\n")));
         }
         body.insert("messages".into(), wire_messages(&request.messages));
-        if !request.tools.is_empty() {
-            let tools = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    json!({
-                        "name": tool.name,
-                        "description": tool.description,
-                        "input_schema": tool.parameters,
-                    })
+        let mut tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
                 })
-                .collect();
+            })
+            .collect();
+        if let Some(WireFormat::Schema(wire)) = format {
+            tools.push(json!({
+                "name": wire.name,
+                "description": FORCED_TOOL_DESCRIPTION,
+                "input_schema": wire.schema,
+            }));
+            body.insert("tools".into(), Value::Array(tools));
+            body.insert(
+                "tool_choice".into(),
+                json!({"type": "tool", "name": wire.name}),
+            );
+        } else if !tools.is_empty() {
             body.insert("tools".into(), Value::Array(tools));
             if let Some(choice) = &request.tool_choice {
                 let choice = match choice {
@@ -109,7 +133,31 @@ impl WireProtocol for Anthropic {
     fn read_usage(json: &Value) -> Option<Usage> {
         read_usage(json)
     }
+
+    fn structured_output(&self) -> StructuredOutput {
+        StructuredOutput::ForcedTool
+    }
+
+    /// The forced tool's input is the reply.
+    fn adopt_reply(&self, mut parsed: Parsed, format: &WireFormat) -> Parsed {
+        let WireFormat::Schema(wire) = format else {
+            return parsed;
+        };
+        if let Some(at) = parsed
+            .tool_calls
+            .iter()
+            .position(|call| call.name == wire.name)
+        {
+            let call = parsed.tool_calls.remove(at);
+            parsed.content = Some(call.arguments);
+        }
+        parsed
+    }
 }
+
+/// What the model reads about the forced tool that carries a structured reply.
+pub const FORCED_TOOL_DESCRIPTION: &str =
+    "Give your answer as this tool's input; it is the whole reply.";
 
 /// Non-system messages as alternating `user` / `assistant` turns of content blocks.
 fn wire_messages(messages: &[Message]) -> Value {

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use crate::structured::StructuredOutput;
 use crate::types::{ChatRequest, ChatResponse};
 
 /// A boxed, sendable future, so `LlmClient` stays object-safe (`Arc<dyn LlmClient>`).
@@ -30,4 +31,12 @@ pub trait LlmClient: Send + Sync {
 
     /// `provider:model` for logs and error messages.
     fn describe(&self) -> String;
+
+    /// How this client makes a reply follow the schema of a request's
+    /// [`ResponseFormat::JsonSchema`](crate::ResponseFormat::JsonSchema). Callers choose by it
+    /// between asking for the schema alone ([`StructuredOutput::is_native`]) and offering tools
+    /// with lenient parsing. Clients that know nothing better say [`StructuredOutput::None`].
+    fn structured_output(&self) -> StructuredOutput {
+        StructuredOutput::None
+    }
 }

@@ -13,8 +13,8 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Value, json};
 
 use crate::LlmError;
-use crate::model_spec::{ModelSpec, Provider, ProviderSettings, resolve_endpoint};
-use crate::protocol::api_key_header;
+use crate::model_spec::{Api, ModelSpec, Provider, ProviderSettings, resolve_endpoint};
+use crate::protocol::{add_custom_headers, api_key_header};
 use crate::transport::{Endpoint, Transport, TransportConfig};
 use crate::types::Usage;
 
@@ -81,6 +81,12 @@ impl EmbeddingsClient {
             transport,
             batch_size: DEFAULT_BATCH_SIZE,
         })
+    }
+
+    /// Sends these headers with every request too, over the client's own (`Name`, `value`).
+    pub fn with_headers(mut self, headers: &[(String, String)]) -> Result<Self, LlmError> {
+        add_custom_headers(&mut self.headers, headers, &self.provider)?;
+        Ok(self)
     }
 
     /// Sends at most `batch_size` texts per request (0 is taken as 1).
@@ -187,8 +193,18 @@ pub fn build_embedder(
                 .into(),
         });
     }
-    let endpoint = resolve_endpoint(spec, &settings)?;
-    EmbeddingsClient::new(endpoint, settings.transport, settings.concurrency)
+    if provider == Provider::Azure {
+        return Err(LlmError::Misconfigured {
+            provider: provider.name().to_string(),
+            reason: "Azure OpenAI embeddings deployments are not supported yet; use \
+                     openai:text-embedding-3-small, ollama:… or openai-compatible:NAME with \
+                     --embedder-base-url"
+                .into(),
+        });
+    }
+    let endpoint = resolve_endpoint(spec, &settings, Api::Embeddings)?;
+    EmbeddingsClient::new(endpoint, settings.transport, settings.concurrency)?
+        .with_headers(&settings.headers)
 }
 
 /// `usage.prompt_tokens` (or `total_tokens`, which some servers send alone).
@@ -321,7 +337,7 @@ mod tests {
     fn base_urls_resolve_like_chat() {
         let ollama = ModelSpec::parse("ollama:nomic-embed-text").unwrap();
         let settings = ProviderSettings {
-            ollama_host: Some("gpu-box:11434".into()),
+            host: Some("gpu-box:11434".into()),
             ..ProviderSettings::default()
         };
         let client = build_embedder(&ollama, settings).unwrap();

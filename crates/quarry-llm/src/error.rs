@@ -12,6 +12,20 @@ pub enum LlmError {
         attempts: u32,
         body: String,
     },
+    /// The prompt (with the completion cap) does not fit the model's context window: OpenAI's
+    /// `context_length_exceeded`, Anthropic's "prompt is too long", llama.cpp's
+    /// `exceed_context_size_error` and the like. Permanent for this prompt: a caller can keep what
+    /// it has and stop, or send less.
+    #[error(
+        "{provider} at {url} refused the prompt as longer than the model's context window \
+         (HTTP {status}): {body}"
+    )]
+    ContextOverflow {
+        provider: String,
+        url: String,
+        status: u16,
+        body: String,
+    },
     #[error("cannot reach {provider} at {url} after {attempts} attempt(s): {reason}")]
     Unreachable {
         provider: String,
@@ -45,15 +59,42 @@ impl LlmError {
     pub fn is_transient(&self) -> bool {
         match self {
             LlmError::Unreachable { .. } => true,
-            LlmError::Status { status, .. } => {
-                matches!(status, 408 | 429) || (*status >= 500 && *status != 501)
-            }
-            LlmError::BadReply { .. }
+            LlmError::Status { status, .. } => is_transient_status(*status),
+            LlmError::ContextOverflow { .. }
+            | LlmError::BadReply { .. }
             | LlmError::InvalidModel(_)
             | LlmError::MissingKey { .. }
             | LlmError::Misconfigured { .. } => false,
         }
     }
+}
+
+/// The one rule for which HTTP statuses may succeed when sent again (the transport retries
+/// exactly these): 408, 429 and 5xx other than 501 Not Implemented, which says the server will
+/// never do what was asked.
+pub fn is_transient_status(status: u16) -> bool {
+    matches!(status, 408 | 429) || ((500..=599).contains(&status) && status != 501)
+}
+
+/// Whether an error body says the prompt does not fit the context window. The phrases are the
+/// ones providers send: OpenAI and Azure (`context_length_exceeded`, "maximum context length"),
+/// vLLM ("maximum context length"), Anthropic ("prompt is too long"), llama.cpp
+/// (`exceed_context_size_error`, "exceeds the available context size"), Ollama ("context length",
+/// "exceeds the context window") and Gemini ("input token count ... exceeds the maximum").
+pub fn is_context_overflow(body: &str) -> bool {
+    const PHRASES: [&str; 9] = [
+        "context_length_exceeded",
+        "maximum context length",
+        "prompt is too long",
+        "exceed_context_size_error",
+        "exceeds the available context size",
+        "context window",
+        "exceeds the context length",
+        "input length exceeds the context length",
+        "exceeds the maximum number of tokens",
+    ];
+    let body = body.to_ascii_lowercase();
+    PHRASES.iter().any(|phrase| body.contains(phrase))
 }
 
 #[cfg(test)]
@@ -95,5 +136,26 @@ mod tests {
             reason: "not json".into(),
         };
         assert!(!bad.is_transient());
+    }
+
+    #[test]
+    fn context_overflow_bodies_of_each_provider_are_recognised() {
+        let bodies = [
+            r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}"#,
+            r#"{"error":"input length exceeds the context length"}"#,
+            r#"[{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}]"#,
+        ];
+        for body in bodies {
+            assert!(is_context_overflow(body), "{body}");
+        }
+        for body in [
+            r#"{"error":{"message":"max_tokens is too large","code":"invalid_value"}}"#,
+            r#"{"error":{"message":"Invalid schema for response_format 'x'"}}"#,
+            "",
+        ] {
+            assert!(!is_context_overflow(body), "{body}");
+        }
     }
 }

@@ -3,8 +3,12 @@
 //! [`LlmClient`] is the one trait the engine sees; providers implement it over HTTP and keep the
 //! wire format exact (user schemas are sent verbatim).
 //!
-//! - [`openai`]: the OpenAI-compatible chat API (OpenAI, Ollama, vLLM, llama.cpp, LM Studio).
+//! - [`openai`]: the OpenAI-compatible chat API (OpenAI, Azure OpenAI, Gemini, vLLM, llama.cpp,
+//!   LM Studio, Ollama's `/v1`).
 //! - [`anthropic`]: Anthropic's messages API.
+//! - [`ollama`]: Ollama's native chat API (`/api/chat`, JSON-lines streaming).
+//! - [`structured`]: which native structured output each provider uses, and the fallback;
+//!   [`strict_schema`] rewrites a schema to OpenAI's strict subset and maps replies back.
 //! - [`transport`]: timeouts, retries, `Retry-After`, concurrency limit, usage across attempts.
 //! - [`model_spec`]: `provider:model` strings and [`build_client`]. This crate reads no
 //!   environment variables; `model_spec` documents which ones a binary should pass in.
@@ -13,10 +17,14 @@ pub mod anthropic;
 pub mod client;
 pub mod embeddings;
 pub mod error;
+mod json_lines;
 pub mod model_spec;
+pub mod ollama;
 pub mod openai;
 mod protocol;
 pub mod sse;
+pub mod strict_schema;
+pub mod structured;
 pub mod transport;
 pub mod types;
 
@@ -24,8 +32,11 @@ pub use anthropic::AnthropicClient;
 pub use client::{BoxFuture, LlmClient, TokenSink};
 pub use embeddings::{Embeddings, EmbeddingsClient, build_embedder};
 pub use error::LlmError;
-pub use model_spec::{ModelSpec, Provider, ProviderSettings, build_client};
-pub use openai::OpenAiClient;
+pub use model_spec::{ModelSpec, Provider, ProviderSettings, build_client, parse_header};
+pub use ollama::OllamaClient;
+pub use openai::{AzureDeployment, OpenAi, OpenAiClient};
+pub use protocol::ProtocolClient;
+pub use structured::StructuredOutput;
 pub use transport::{Endpoint, TransportConfig};
 pub use types::{
     ChatRequest, ChatResponse, Message, ResponseFormat, Role, ToolCall, ToolChoice, ToolSpec, Usage,

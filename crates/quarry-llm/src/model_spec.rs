@@ -1,18 +1,18 @@
 //! Choosing a model with one string (`openai:gpt-4o-mini`, `ollama:qwen2.5:3b`,
-//! `anthropic:claude-sonnet-4-5`) and building its client.
+//! `anthropic:claude-sonnet-4-5`, `azure:my-deployment`, `gemini:gemini-2.5-flash`) and building
+//! its client.
 //!
 //! This crate never reads the environment; the CLI (or server) resolves it and passes values in:
 //!
 //! | variable | goes to |
 //! |---|---|
 //! | `QUARRY_MODEL` | the model string for [`ModelSpec::parse`] when `--model` is absent |
-//! | `QUARRY_API_KEY` | [`ProviderSettings::api_key`] for any provider; wins over the two below |
-//! | `OPENAI_API_KEY` | [`ProviderSettings::api_key`] for `openai` and the other OpenAI-compatible providers |
-//! | `ANTHROPIC_API_KEY` | [`ProviderSettings::api_key`] for `anthropic` |
-//! | `OLLAMA_HOST` | [`ProviderSettings::ollama_host`] (`host:port` or a URL; default `http://localhost:11434`) |
-//! | `--base-url` | [`ProviderSettings::base_url`], which wins over every default and `OLLAMA_HOST` |
-//!
-//! [`Provider::key_variable`] names the provider's variable, for help texts.
+//! | `QUARRY_API_KEY` | [`ProviderSettings::api_key`] for any provider; wins over the provider's own |
+//! | [`Provider::key_variable`] | [`ProviderSettings::api_key`]: `OPENAI_API_KEY`, `AZURE_OPENAI_API_KEY`, `GEMINI_API_KEY`, `ANTHROPIC_API_KEY`, `OLLAMA_API_KEY`, `VLLM_API_KEY`, `LLAMA_API_KEY`, `LM_API_TOKEN`; `OPENAI_API_KEY` for `openai-compatible` |
+//! | [`Provider::host_variable`] | [`ProviderSettings::host`]: `OLLAMA_HOST` (`host:port` or a URL; default `http://localhost:11434`), `AZURE_OPENAI_ENDPOINT` (`https://RESOURCE.openai.azure.com`) |
+//! | `AZURE_OPENAI_API_VERSION` | [`ProviderSettings::api_version`] (default [`AZURE_API_VERSION`]) |
+//! | `QUARRY_HEADERS`, `--header` | [`ProviderSettings::headers`] |
+//! | `--base-url` | [`ProviderSettings::base_url`], which wins over every default and host variable |
 
 use std::fmt;
 use std::str::FromStr;
@@ -21,14 +21,21 @@ use std::sync::Arc;
 use crate::LlmError;
 use crate::anthropic::AnthropicClient;
 use crate::client::LlmClient;
-use crate::openai::OpenAiClient;
+use crate::ollama::OllamaClient;
+use crate::openai::{AZURE_API_VERSION, AzureDeployment, OpenAi, OpenAiClient};
+use crate::structured::StructuredOutput;
 use crate::transport::{Endpoint, TransportConfig};
 
 /// Where a model is served and which wire protocol it speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Provider {
     OpenAi,
+    /// Azure OpenAI: the model is the deployment name.
+    Azure,
+    /// Google's Gemini API through its OpenAI-compatible endpoint.
+    Gemini,
     Anthropic,
+    /// Ollama's native API (`/api/chat`); its OpenAI-compatible `/v1` is `openai-compatible`.
     Ollama,
     Vllm,
     LlamaCpp,
@@ -38,8 +45,10 @@ pub enum Provider {
 }
 
 impl Provider {
-    pub const ALL: [Provider; 7] = [
+    pub const ALL: [Provider; 9] = [
         Provider::OpenAi,
+        Provider::Azure,
+        Provider::Gemini,
         Provider::Anthropic,
         Provider::Ollama,
         Provider::Vllm,
@@ -52,6 +61,8 @@ impl Provider {
     pub fn name(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
+            Provider::Azure => "azure",
+            Provider::Gemini => "gemini",
             Provider::Anthropic => "anthropic",
             Provider::Ollama => "ollama",
             Provider::Vllm => "vllm",
@@ -64,6 +75,8 @@ impl Provider {
     fn from_name(name: &str) -> Option<Provider> {
         let provider = match name.to_ascii_lowercase().as_str() {
             "openai" => Provider::OpenAi,
+            "azure" | "azure-openai" | "azure_openai" => Provider::Azure,
+            "gemini" | "google" => Provider::Gemini,
             "anthropic" | "claude" => Provider::Anthropic,
             "ollama" => Provider::Ollama,
             "vllm" => Provider::Vllm,
@@ -75,31 +88,66 @@ impl Provider {
         Some(provider)
     }
 
-    /// The base URL used when none is given; `None` for a generic OpenAI-compatible server.
-    /// Ollama's comes from [`ProviderSettings::ollama_host`] when set.
+    /// The base URL used when none is given; `None` where the user must say (a generic
+    /// OpenAI-compatible server, an Azure resource). Ollama's and Azure's come from
+    /// [`ProviderSettings::host`] when set.
     pub fn default_base_url(self) -> Option<&'static str> {
         match self {
             Provider::OpenAi => Some("https://api.openai.com/v1"),
+            Provider::Gemini => Some("https://generativelanguage.googleapis.com/v1beta/openai"),
             Provider::Anthropic => Some("https://api.anthropic.com"),
-            Provider::Ollama => Some("http://localhost:11434/v1"),
+            Provider::Ollama => Some("http://localhost:11434"),
             Provider::Vllm => Some("http://localhost:8000/v1"),
             Provider::LlamaCpp => Some("http://localhost:8080/v1"),
             Provider::LmStudio => Some("http://localhost:1234/v1"),
-            Provider::OpenAiCompatible => None,
+            Provider::Azure | Provider::OpenAiCompatible => None,
         }
     }
 
     /// The environment variable holding this provider's key (`QUARRY_API_KEY` works for all).
+    /// Local servers have their own, so a cloud key is never sent to them by accident.
     pub fn key_variable(self) -> &'static str {
         match self {
+            Provider::OpenAi | Provider::OpenAiCompatible => "OPENAI_API_KEY",
+            Provider::Azure => "AZURE_OPENAI_API_KEY",
+            Provider::Gemini => "GEMINI_API_KEY",
             Provider::Anthropic => "ANTHROPIC_API_KEY",
-            _ => "OPENAI_API_KEY",
+            Provider::Ollama => "OLLAMA_API_KEY",
+            Provider::Vllm => "VLLM_API_KEY",
+            Provider::LlamaCpp => "LLAMA_API_KEY",
+            Provider::LmStudio => "LM_API_TOKEN",
         }
     }
 
-    /// Cloud providers refuse calls without a key; local servers need none.
+    /// The environment variable naming where the provider runs, if it has one.
+    pub fn host_variable(self) -> Option<&'static str> {
+        match self {
+            Provider::Ollama => Some("OLLAMA_HOST"),
+            Provider::Azure => Some("AZURE_OPENAI_ENDPOINT"),
+            _ => None,
+        }
+    }
+
+    /// How this provider's models are asked for output that follows a schema (see
+    /// [`crate::structured`]).
+    pub fn structured_output(self) -> StructuredOutput {
+        match self {
+            Provider::OpenAi | Provider::Azure => StructuredOutput::StrictJsonSchema,
+            Provider::Gemini | Provider::Vllm | Provider::LlamaCpp | Provider::LmStudio => {
+                StructuredOutput::JsonSchema
+            }
+            Provider::Ollama => StructuredOutput::OllamaFormat,
+            Provider::Anthropic => StructuredOutput::ForcedTool,
+            Provider::OpenAiCompatible => StructuredOutput::None,
+        }
+    }
+
+    /// Cloud providers refuse calls without a key at their own URL; local servers need none.
     fn needs_key(self) -> bool {
-        matches!(self, Provider::OpenAi | Provider::Anthropic)
+        matches!(
+            self,
+            Provider::OpenAi | Provider::Anthropic | Provider::Gemini | Provider::Azure
+        )
     }
 
     /// Model names local servers accept without one (llama.cpp serves whatever it loaded).
@@ -118,7 +166,7 @@ impl fmt::Display for Provider {
 }
 
 /// A parsed model string: `provider:model`, where the model is everything after the first
-/// colon (`ollama:qwen2.5:3b` is model `qwen2.5:3b` on Ollama).
+/// colon (`ollama:qwen2.5:3b` is model `qwen2.5:3b` on Ollama; `azure:NAME` is the deployment).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ModelSpec {
     pub provider: Provider,
@@ -161,11 +209,17 @@ impl fmt::Display for ModelSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderSettings {
     /// Overrides the provider's default base URL (`--base-url`). For OpenAI-compatible
-    /// providers it includes `/v1` (`http://host:8000/v1`); for Anthropic it does not.
+    /// providers it includes `/v1` (`http://host:8000/v1`); for Anthropic it may or may not; for
+    /// Ollama it is the host (a `/v1` is ignored); for Azure it is the resource URL.
     pub base_url: Option<String>,
     pub api_key: Option<String>,
-    /// `OLLAMA_HOST`: `host:port`, `http://host:port`, with or without `/v1`.
-    pub ollama_host: Option<String>,
+    /// The provider's [host variable](Provider::host_variable): `OLLAMA_HOST` (`host:port`,
+    /// `http://host:port`) or `AZURE_OPENAI_ENDPOINT`.
+    pub host: Option<String>,
+    /// Azure OpenAI's `api-version` (default [`AZURE_API_VERSION`]).
+    pub api_version: Option<String>,
+    /// Extra `(name, value)` headers sent with every request, over the provider's own.
+    pub headers: Vec<(String, String)>,
     pub transport: TransportConfig,
     /// Calls in flight at once through this client; 0 means unlimited.
     pub concurrency: usize,
@@ -176,67 +230,129 @@ impl Default for ProviderSettings {
         ProviderSettings {
             base_url: None,
             api_key: None,
-            ollama_host: None,
+            host: None,
+            api_version: None,
+            headers: Vec::new(),
             transport: TransportConfig::default(),
             concurrency: 8,
         }
     }
 }
 
-/// The client for `spec`: Anthropic's messages API for `anthropic`, the OpenAI-compatible chat
-/// API for every other provider.
+/// `Name: value` as a header pair (for `--header` and `QUARRY_HEADERS`); `None` without a colon
+/// or a name.
+pub fn parse_header(line: &str) -> Option<(String, String)> {
+    let (name, value) = line.split_once(':')?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| (name.to_owned(), value.trim().to_owned()))
+}
+
+/// The client for `spec`: Anthropic's messages API for `anthropic`, Ollama's native API for
+/// `ollama`, the OpenAI-compatible chat API (with the provider's structured-output mode, and
+/// Azure's deployment URL) for every other provider.
 ///
-/// Fails with [`LlmError::MissingKey`] for `openai`/`anthropic` at their cloud URL without a
-/// key, and with [`LlmError::Misconfigured`] for `openai-compatible` without a base URL.
+/// Fails with [`LlmError::MissingKey`] for a cloud provider at its own URL without a key (for
+/// Azure, without a key or an authorising custom header), and with [`LlmError::Misconfigured`]
+/// for `openai-compatible` or `azure` without a base URL, or a custom header that is not valid.
 pub fn build_client(
     spec: &ModelSpec,
     settings: ProviderSettings,
 ) -> Result<Arc<dyn LlmClient>, LlmError> {
     let provider = spec.provider;
-    let endpoint = resolve_endpoint(spec, &settings)?;
+    let endpoint = resolve_endpoint(spec, &settings, Api::Chat)?;
+    let (transport, concurrency) = (settings.transport, settings.concurrency);
+    let headers = &settings.headers;
     let client: Arc<dyn LlmClient> = match provider {
-        Provider::Anthropic => Arc::new(AnthropicClient::new(
-            endpoint,
-            settings.transport,
-            settings.concurrency,
-        )?),
-        _ => Arc::new(OpenAiClient::new(
-            endpoint,
-            settings.transport,
-            settings.concurrency,
-        )?),
+        Provider::Anthropic => {
+            Arc::new(AnthropicClient::new(endpoint, transport, concurrency)?.with_headers(headers)?)
+        }
+        Provider::Ollama => {
+            Arc::new(OllamaClient::new(endpoint, transport, concurrency)?.with_headers(headers)?)
+        }
+        _ => {
+            let protocol = OpenAi {
+                structured: provider.structured_output(),
+                azure: (provider == Provider::Azure).then(|| AzureDeployment {
+                    deployment: spec.model.clone(),
+                    api_version: settings
+                        .api_version
+                        .clone()
+                        .filter(|version| !version.trim().is_empty())
+                        .unwrap_or_else(|| AZURE_API_VERSION.to_owned()),
+                }),
+            };
+            Arc::new(
+                OpenAiClient::with_protocol(protocol, endpoint, transport, concurrency)?
+                    .with_headers(headers)?,
+            )
+        }
     };
     Ok(client)
 }
 
-/// The endpoint `spec` and `settings` name: `--base-url`, then `OLLAMA_HOST` for Ollama, then
-/// the provider's default; the key required for `openai`/`anthropic` at their cloud URL. Shared
-/// by chat clients and the embeddings client.
+/// Which API of the provider an endpoint is for (Ollama's chat is native, its embeddings are
+/// OpenAI-compatible under `/v1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Api {
+    Chat,
+    Embeddings,
+}
+
+/// The endpoint `spec` and `settings` name: `--base-url`, then the provider's host variable,
+/// then its default; the key a cloud provider needs. Shared by chat clients and the embeddings
+/// client.
 pub(crate) fn resolve_endpoint(
     spec: &ModelSpec,
     settings: &ProviderSettings,
+    api: Api,
 ) -> Result<Endpoint, LlmError> {
     let provider = spec.provider;
-    let base_url = match (&settings.base_url, provider) {
-        (Some(url), _) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_string(),
-        (_, Provider::Ollama) => match settings.ollama_host.as_deref().map(str::trim) {
-            Some(host) if !host.is_empty() => ollama_base_url(host),
-            _ => ollama_base_url("http://localhost:11434"),
-        },
-        _ => provider
-            .default_base_url()
-            .ok_or_else(|| LlmError::Misconfigured {
-                provider: provider.name().to_string(),
-                reason: "an OpenAI-compatible server needs a base URL, e.g. --base-url http://localhost:8000/v1".into(),
-            })?
-            .to_string(),
+    let given = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .map(str::to_owned)
     };
+    let chosen = given(&settings.base_url)
+        .or_else(|| provider.host_variable().and(given(&settings.host)))
+        .or_else(|| provider.default_base_url().map(str::to_owned))
+        .ok_or_else(|| LlmError::Misconfigured {
+            provider: provider.name().to_string(),
+            reason: match provider {
+                Provider::Azure => "Azure OpenAI needs the resource URL: --base-url \
+                    https://RESOURCE.openai.azure.com or AZURE_OPENAI_ENDPOINT"
+                    .into(),
+                _ => "an OpenAI-compatible server needs a base URL, e.g. --base-url \
+                    http://localhost:8000/v1"
+                    .into(),
+            },
+        })?;
+    let mut base_url = chosen.trim_end_matches('/').to_string();
+    match provider {
+        Provider::Ollama => {
+            base_url = ollama_root(&base_url);
+            if api == Api::Embeddings {
+                base_url.push_str("/v1");
+            }
+        }
+        Provider::Azure => {
+            if let Some(resource) = base_url.strip_suffix("/openai") {
+                base_url = resource.to_owned();
+            }
+        }
+        _ => {}
+    }
     let api_key = settings
         .api_key
         .clone()
         .filter(|key| !key.trim().is_empty());
+    let authorised_by_header = settings.headers.iter().any(|(name, _)| {
+        name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("api-key")
+    });
     let at_cloud_default = provider.default_base_url() == Some(base_url.as_str());
-    if provider.needs_key() && at_cloud_default && api_key.is_none() {
+    let key_required = provider.needs_key() && (at_cloud_default || provider == Provider::Azure);
+    if key_required && api_key.is_none() && !authorised_by_header {
         return Err(LlmError::MissingKey {
             provider: provider.name().to_string(),
             variable: format!("{} or QUARRY_API_KEY", provider.key_variable()),
@@ -250,20 +366,21 @@ pub(crate) fn resolve_endpoint(
     })
 }
 
-/// `OLLAMA_HOST` as Ollama's own CLI reads it (scheme and `/v1` optional), plus the `/v1` of its
-/// OpenAI-compatible API.
-fn ollama_base_url(host: &str) -> String {
+/// An Ollama address as Ollama's own CLI reads `OLLAMA_HOST` (scheme optional), reduced to the
+/// host: a `/v1` or `/api` suffix (the address of one of its APIs) is dropped.
+fn ollama_root(host: &str) -> String {
     let host = host.trim_end_matches('/');
     let with_scheme = if host.contains("://") {
         host.to_string()
     } else {
         format!("http://{host}")
     };
-    if with_scheme.ends_with("/v1") {
-        with_scheme
-    } else {
-        format!("{with_scheme}/v1")
+    for suffix in ["/v1", "/api"] {
+        if let Some(root) = with_scheme.strip_suffix(suffix) {
+            return root.to_string();
+        }
     }
+    with_scheme
 }
 
 #[cfg(test)]
@@ -331,17 +448,64 @@ mod tests {
 
     #[test]
     fn ollama_host_forms() {
+        assert_eq!(ollama_root("localhost:11434"), "http://localhost:11434");
+        assert_eq!(ollama_root("https://gpu-box:443/"), "https://gpu-box:443");
         assert_eq!(
-            ollama_base_url("localhost:11434"),
-            "http://localhost:11434/v1"
+            ollama_root("http://gpu-box:11434/v1"),
+            "http://gpu-box:11434"
+        );
+        let spec = ModelSpec::parse("ollama:nomic-embed-text").unwrap();
+        let settings = ProviderSettings {
+            host: Some("gpu-box:11434".into()),
+            ..ProviderSettings::default()
+        };
+        let chat = resolve_endpoint(&spec, &settings, Api::Chat).unwrap();
+        let embeddings = resolve_endpoint(&spec, &settings, Api::Embeddings).unwrap();
+        assert_eq!(chat.base_url, "http://gpu-box:11434");
+        assert_eq!(embeddings.base_url, "http://gpu-box:11434/v1");
+    }
+
+    #[test]
+    fn azure_needs_a_resource_and_a_key_or_an_authorising_header() {
+        let spec = ModelSpec::parse("azure:extraction-4o").unwrap();
+        assert!(matches!(
+            build_client(&spec, ProviderSettings::default()),
+            Err(LlmError::Misconfigured { .. })
+        ));
+        let resource = ProviderSettings {
+            host: Some("https://acme.openai.azure.com/openai/".into()),
+            ..ProviderSettings::default()
+        };
+        let err = build_client(&spec, resource.clone()).err().unwrap();
+        assert!(err.to_string().contains("AZURE_OPENAI_API_KEY"), "{err}");
+        let entra = ProviderSettings {
+            headers: vec![("Authorization".into(), "Bearer token".into())],
+            ..resource.clone()
+        };
+        assert!(build_client(&spec, entra).is_ok());
+    }
+
+    #[test]
+    fn headers_parse_from_name_colon_value() {
+        assert_eq!(
+            parse_header("X-Title:  Quarry tests "),
+            Some(("X-Title".into(), "Quarry tests".into()))
         );
         assert_eq!(
-            ollama_base_url("https://gpu-box:443/"),
-            "https://gpu-box:443/v1"
+            parse_header("Authorization: Bearer a:b"),
+            Some(("Authorization".into(), "Bearer a:b".into()))
         );
-        assert_eq!(
-            ollama_base_url("http://gpu-box:11434/v1"),
-            "http://gpu-box:11434/v1"
-        );
+        assert_eq!(parse_header("no colon"), None);
+        assert_eq!(parse_header(": value"), None);
+    }
+
+    #[test]
+    fn each_provider_has_its_own_key_variable() {
+        let variables: std::collections::HashSet<&str> = Provider::ALL
+            .iter()
+            .filter(|provider| **provider != Provider::OpenAiCompatible)
+            .map(|provider| provider.key_variable())
+            .collect();
+        assert_eq!(variables.len(), Provider::ALL.len() - 1);
     }
 }

@@ -1,28 +1,60 @@
 //! The OpenAI-compatible chat completions API: `POST {base}/chat/completions`.
 //!
-//! One client serves OpenAI, Ollama (`/v1`), vLLM, the llama.cpp server and LM Studio; they
-//! differ only in base URL, key and the vendor fields a caller puts in
-//! [`ChatRequest::extra`](crate::ChatRequest::extra). Schemas (tool parameters and
-//! `response_format`) go on the wire exactly as given.
+//! One protocol serves OpenAI, Azure OpenAI, Gemini's OpenAI-compatible endpoint, Ollama's `/v1`,
+//! vLLM, the llama.cpp server and LM Studio; they differ in base URL, key, the vendor fields a
+//! caller puts in [`ChatRequest::extra`](crate::ChatRequest::extra), and the [`OpenAi`] value:
+//! how `response_format: json_schema` is sent ([`StructuredOutput`]: OpenAI's strict rewrite, or
+//! the schema as given) and, for Azure, the deployment URL with `api-version` and the `api-key`
+//! header. Tool schemas go on the wire exactly as given.
 
 use std::collections::BTreeMap;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName};
 use serde_json::{Map, Value, json};
 
 use crate::LlmError;
 use crate::client::TokenSink;
 use crate::protocol::{Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header};
 use crate::sse::SseEvent;
+use crate::structured::{StructuredOutput, WireFormat};
 use crate::transport::Endpoint;
-use crate::types::{ChatRequest, Message, ResponseFormat, Role, ToolCall, ToolChoice, Usage};
+use crate::types::{ChatRequest, Message, Role, ToolCall, ToolChoice, Usage};
 
-/// The OpenAI-compatible chat wire protocol.
-pub struct OpenAi;
+/// The OpenAI-compatible chat wire protocol. The default sends `response_format` as given and
+/// promises nothing about it ([`StructuredOutput::None`]), for a server Quarry knows nothing of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenAi {
+    /// How a `json_schema` response format is sent.
+    pub structured: StructuredOutput,
+    /// Azure OpenAI's deployment URL and `api-key` header instead of OpenAI's.
+    pub azure: Option<AzureDeployment>,
+}
+
+impl Default for OpenAi {
+    fn default() -> Self {
+        OpenAi {
+            structured: StructuredOutput::None,
+            azure: None,
+        }
+    }
+}
+
+/// Where an Azure OpenAI model is: `{resource}/openai/deployments/{deployment}/chat/completions
+/// ?api-version={api_version}`, with the key in `api-key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AzureDeployment {
+    pub deployment: String,
+    pub api_version: String,
+}
+
+/// The Azure OpenAI `api-version` used when none is configured: the GA version with structured
+/// outputs.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
 
 /// A client for the OpenAI-compatible chat API. `OpenAiClient::new(endpoint, transport,
 /// concurrency)`: `endpoint.api_key` is sent as a bearer token when present; local servers need
-/// none.
+/// none. [`ProtocolClient::with_protocol`] takes an [`OpenAi`] with another structured-output
+/// mode or an Azure deployment.
 pub type OpenAiClient = ProtocolClient<OpenAi>;
 
 impl WireProtocol for OpenAi {
@@ -30,19 +62,35 @@ impl WireProtocol for OpenAi {
 
     const TRUNCATED: &'static str = "the stream ended before a `finish_reason` or `[DONE]`";
 
-    fn url(base_url: &str) -> String {
-        format!("{base_url}/chat/completions")
+    fn url(&self, base_url: &str) -> String {
+        match &self.azure {
+            Some(azure) => format!(
+                "{base_url}/openai/deployments/{}/chat/completions?api-version={}",
+                azure.deployment, azure.api_version
+            ),
+            None => format!("{base_url}/chat/completions"),
+        }
     }
 
-    fn headers(endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
+    fn headers(&self, endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
         let mut headers = HeaderMap::new();
-        if let Some(value) = api_key_header(endpoint, "Bearer ")? {
+        if self.azure.is_some() {
+            if let Some(value) = api_key_header(endpoint, "")? {
+                headers.insert(HeaderName::from_static("api-key"), value);
+            }
+        } else if let Some(value) = api_key_header(endpoint, "Bearer ")? {
             headers.insert(AUTHORIZATION, value);
         }
         Ok(headers)
     }
 
-    fn request_body(model: &str, request: &ChatRequest, stream: bool) -> Map<String, Value> {
+    fn request_body(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        format: Option<&WireFormat>,
+        stream: bool,
+    ) -> Map<String, Value> {
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
         body.insert(
@@ -69,20 +117,16 @@ impl WireProtocol for OpenAi {
                 body.insert("tool_choice".into(), wire_tool_choice(choice));
             }
         }
-        match &request.response_format {
-            Some(ResponseFormat::JsonObject) => {
+        match format {
+            Some(WireFormat::Json) => {
                 body.insert("response_format".into(), json!({"type": "json_object"}));
             }
-            Some(ResponseFormat::JsonSchema {
-                name,
-                schema,
-                strict,
-            }) => {
+            Some(WireFormat::Schema(wire)) => {
                 body.insert(
                     "response_format".into(),
                     json!({
                         "type": "json_schema",
-                        "json_schema": {"name": name, "schema": schema, "strict": strict},
+                        "json_schema": {"name": wire.name, "schema": wire.schema, "strict": wire.strict},
                     }),
                 );
             }
@@ -107,6 +151,10 @@ impl WireProtocol for OpenAi {
 
     fn read_usage(json: &Value) -> Option<Usage> {
         read_usage(json)
+    }
+
+    fn structured_output(&self) -> StructuredOutput {
+        self.structured
     }
 }
 

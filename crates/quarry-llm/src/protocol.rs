@@ -1,40 +1,63 @@
 //! What a provider is made of, and the one client that drives any of them.
 //!
 //! A [`WireProtocol`] says only what is really its own: the URL and headers, the request body,
-//! how a whole reply is parsed and how stream events are assembled. [`ProtocolClient`] does the
-//! rest once for every provider: posting through the [`Transport`], falling back to a whole JSON
-//! body when a server ignores `stream: true`, the SSE read loop and the truncation check.
+//! how a whole reply is parsed and how stream events are assembled, and which native structured
+//! output it uses. [`ProtocolClient`] does the rest once for every provider: posting through the
+//! [`Transport`], custom headers, the structured-output fallback (a server refusing the schema is
+//! asked again without it, once, and the client remembers), mapping strict replies back, falling
+//! back to a whole JSON body when a server ignores `stream: true`, the SSE or JSON-lines read
+//! loop and the truncation check.
 
-use reqwest::header::{HeaderMap, HeaderValue};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use crate::LlmError;
 use crate::client::{BoxFuture, LlmClient, TokenSink};
+use crate::json_lines::JsonLinesParser;
 use crate::sse::{SseEvent, SseParser};
-use crate::transport::{Delivered, Endpoint, Transport, TransportConfig};
+use crate::structured::{StructuredOutput, WireFormat, refuses_structured_output};
+use crate::transport::{Delivered, Endpoint, Framing, Transport, TransportConfig};
 use crate::types::{ChatRequest, ChatResponse, ToolCall, Usage};
 
-/// One provider's wire format. Implemented by unit types; every method is a pure function of
-/// its arguments.
+/// One provider's wire format: a value (e.g. the OpenAI protocol carries its structured-output
+/// mode and Azure's deployment); every method is a pure function of its arguments.
 pub trait WireProtocol: Send + Sync + 'static {
-    /// Builds a response from the SSE events of a streamed reply.
+    /// Builds a response from the events of a streamed reply.
     type Assembler: Assembler;
 
     /// The full URL requests are posted to, from the endpoint's base URL (no trailing `/`).
-    fn url(base_url: &str) -> String;
+    fn url(&self, base_url: &str) -> String;
 
     /// Headers sent with every request (API version, key).
-    fn headers(endpoint: &Endpoint) -> Result<HeaderMap, LlmError>;
+    fn headers(&self, endpoint: &Endpoint) -> Result<HeaderMap, LlmError>;
 
-    /// The JSON body for `request`, with `model` already resolved against the endpoint default
+    /// The JSON body for `request`, with `model` already resolved against the endpoint default,
+    /// `format` in place of [`ChatRequest::response_format`] (`None` once the server refused it)
     /// and without [`ChatRequest::extra`] (the client adds those last).
-    fn request_body(model: &str, request: &ChatRequest, stream: bool) -> Map<String, Value>;
+    fn request_body(
+        &self,
+        model: &str,
+        request: &ChatRequest,
+        format: Option<&WireFormat>,
+        stream: bool,
+    ) -> Map<String, Value>;
 
     /// Parses a whole (non-streamed) reply.
     fn parse_reply(json: &Value) -> Result<Parsed, String>;
 
     /// Token usage in a reply or error body (see [`crate::transport::UsageReader`]).
     fn read_usage(json: &Value) -> Option<Usage>;
+
+    /// How this protocol makes replies follow a schema.
+    fn structured_output(&self) -> StructuredOutput;
+
+    /// The reply to a request that carried `format`, as the caller expects it (Anthropic moves
+    /// the forced tool's input into `content`). Unchanged by default.
+    fn adopt_reply(&self, parsed: Parsed, _format: &WireFormat) -> Parsed {
+        parsed
+    }
 
     /// The complaint when a stream ends before its end marker and without a finish reason.
     const TRUNCATED: &'static str;
@@ -96,44 +119,117 @@ pub(crate) fn api_key_header(
         })
 }
 
-/// An [`LlmClient`] speaking protocol `P`: [`OpenAiClient`](crate::OpenAiClient) and
-/// [`AnthropicClient`](crate::AnthropicClient) are this type.
+/// Custom headers (`Name: value` pairs the user configured, e.g. for a gateway), checked and
+/// added over the protocol's own.
+pub(crate) fn add_custom_headers(
+    headers: &mut HeaderMap,
+    custom: &[(String, String)],
+    provider: &str,
+) -> Result<(), LlmError> {
+    for (name, value) in custom {
+        let misconfigured = |what: &str| LlmError::Misconfigured {
+            provider: provider.to_owned(),
+            reason: format!("the custom header '{name}' has an invalid {what}"),
+        };
+        let header =
+            HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| misconfigured("name"))?;
+        let value = HeaderValue::from_str(value.trim()).map_err(|_| misconfigured("value"))?;
+        headers.insert(header, value);
+    }
+    Ok(())
+}
+
+/// An [`LlmClient`] speaking protocol `P`: [`OpenAiClient`](crate::OpenAiClient),
+/// [`AnthropicClient`](crate::AnthropicClient) and [`OllamaClient`](crate::OllamaClient) are
+/// this type.
 pub struct ProtocolClient<P: WireProtocol> {
+    protocol: P,
     provider: String,
     model: String,
     url: String,
     headers: HeaderMap,
     transport: Transport,
-    protocol: std::marker::PhantomData<P>,
+    /// Set once the server refused a structured-output request: later requests go without it.
+    schema_refused: AtomicBool,
 }
 
-impl<P: WireProtocol> ProtocolClient<P> {
+impl<P: WireProtocol + Default> ProtocolClient<P> {
+    /// A client with the protocol's default settings.
     pub fn new(
         endpoint: Endpoint,
         transport: TransportConfig,
         concurrency: usize,
     ) -> Result<Self, LlmError> {
-        let url = P::url(endpoint.base_url.trim_end_matches('/'));
-        let headers = P::headers(&endpoint)?;
+        ProtocolClient::with_protocol(P::default(), endpoint, transport, concurrency)
+    }
+}
+
+impl<P: WireProtocol> ProtocolClient<P> {
+    pub fn with_protocol(
+        protocol: P,
+        endpoint: Endpoint,
+        transport: TransportConfig,
+        concurrency: usize,
+    ) -> Result<Self, LlmError> {
+        let url = protocol.url(endpoint.base_url.trim_end_matches('/'));
+        let headers = protocol.headers(&endpoint)?;
         let transport = Transport::new(&endpoint.provider, transport, concurrency, P::read_usage)?;
         Ok(ProtocolClient {
+            protocol,
             provider: endpoint.provider,
             model: endpoint.model,
             url,
             headers,
             transport,
-            protocol: std::marker::PhantomData,
+            schema_refused: AtomicBool::new(false),
         })
+    }
+
+    /// Sends these headers with every request too, over the protocol's own (`Name`, `value`).
+    pub fn with_headers(mut self, headers: &[(String, String)]) -> Result<Self, LlmError> {
+        add_custom_headers(&mut self.headers, headers, &self.provider)?;
+        Ok(self)
+    }
+
+    /// The URL requests are posted to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// How replies are made to follow a schema now: the protocol's way, or
+    /// [`StructuredOutput::None`] once the server refused it.
+    pub fn structured_output(&self) -> StructuredOutput {
+        if self.schema_refused.load(Ordering::Relaxed) {
+            StructuredOutput::None
+        } else {
+            self.protocol.structured_output()
+        }
+    }
+
+    /// The request's response format as this client sends it now.
+    fn wire_format(&self, request: &ChatRequest) -> Option<WireFormat> {
+        if self.schema_refused.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mode = self.protocol.structured_output();
+        request
+            .response_format
+            .as_ref()
+            .map(|format| WireFormat::new(format, mode))
     }
 
     /// The JSON body sent for `request`.
     pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Value {
+        self.body(request, self.wire_format(request).as_ref(), stream)
+    }
+
+    fn body(&self, request: &ChatRequest, format: Option<&WireFormat>, stream: bool) -> Value {
         let model = if request.model.is_empty() {
             &self.model
         } else {
             &request.model
         };
-        let mut body = P::request_body(model, request, stream);
+        let mut body = self.protocol.request_body(model, request, format, stream);
         // Vendor fields last, so a caller can override anything the protocol set.
         for (key, value) in &request.extra {
             body.insert(key.clone(), value.clone());
@@ -141,11 +237,44 @@ impl<P: WireProtocol> ProtocolClient<P> {
         Value::Object(body)
     }
 
+    /// Whether `error` is the server refusing the structured output `format` asked for; if so
+    /// the client remembers it.
+    fn refused(&self, error: &LlmError, format: Option<&WireFormat>) -> bool {
+        let refused = format.is_some()
+            && matches!(error, LlmError::Status { status, body, .. }
+                if refuses_structured_output(*status, body));
+        if refused {
+            self.schema_refused.store(true, Ordering::Relaxed);
+        }
+        refused
+    }
+
+    /// The parsed reply as the caller expects it: the forced tool adopted, strict replies mapped
+    /// back to the caller's schema.
+    fn finish(&self, parsed: Parsed, format: Option<&WireFormat>) -> Parsed {
+        let Some(format) = format else {
+            return parsed;
+        };
+        let mut parsed = self.protocol.adopt_reply(parsed, format);
+        parsed.content = format.restore(parsed.content);
+        parsed
+    }
+
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let body = self.request_body(request, false);
-        let delivered = self.transport.post(&self.url, &self.headers, &body).await?;
+        let mut format = self.wire_format(request);
+        let body = self.body(request, format.as_ref(), false);
+        let delivered = match self.transport.post(&self.url, &self.headers, &body).await {
+            Err(error) if self.refused(&error, format.as_ref()) => {
+                format = None;
+                let body = self.body(request, None, false);
+                self.transport.post(&self.url, &self.headers, &body).await?
+            }
+            other => other?,
+        };
         let parsed = self.parse_body(&delivered.body)?;
-        Ok(parsed.into_response(&delivered))
+        Ok(self
+            .finish(parsed, format.as_ref())
+            .into_response(&delivered))
     }
 
     async fn complete_streaming(
@@ -153,29 +282,45 @@ impl<P: WireProtocol> ProtocolClient<P> {
         request: &ChatRequest,
         on_token: TokenSink<'_>,
     ) -> Result<ChatResponse, LlmError> {
-        let body = self.request_body(request, true);
-        let mut delivered = self
+        let mut format = self.wire_format(request);
+        let body = self.body(request, format.as_ref(), true);
+        let mut delivered = match self
             .transport
             .post_streaming(&self.url, &self.headers, &body)
-            .await?;
+            .await
+        {
+            Err(error) if self.refused(&error, format.as_ref()) => {
+                format = None;
+                let body = self.body(request, None, true);
+                self.transport
+                    .post_streaming(&self.url, &self.headers, &body)
+                    .await?
+            }
+            other => other?,
+        };
         let stream = &mut delivered.body;
-        if !stream.is_event_stream() {
-            let mut bytes = Vec::new();
-            while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
-                bytes.extend_from_slice(&chunk);
+        let mut frames = match stream.framing() {
+            Some(Framing::Sse) => Frames::Sse(SseParser::new()),
+            Some(Framing::JsonLines) => Frames::Lines(JsonLinesParser::default()),
+            None => {
+                let mut bytes = Vec::new();
+                while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
+                    bytes.extend_from_slice(&chunk);
+                }
+                let parsed = self.parse_body(&bytes)?;
+                if let Some(content) = &parsed.content {
+                    on_token(content);
+                }
+                return Ok(self
+                    .finish(parsed, format.as_ref())
+                    .into_response(&delivered));
             }
-            let parsed = self.parse_body(&bytes)?;
-            if let Some(content) = &parsed.content {
-                on_token(content);
-            }
-            return Ok(parsed.into_response(&delivered));
-        }
+        };
 
-        let mut parser = SseParser::new();
         let mut assembler = P::new_assembler();
         let mut ended = false;
         'read: while let Some(chunk) = stream.next_chunk().await.map_err(|r| self.bad_reply(r))? {
-            for event in parser.feed(&chunk) {
+            for event in frames.feed(&chunk) {
                 ended = assembler
                     .apply(&event, on_token)
                     .map_err(|reason| self.bad_reply(reason))?;
@@ -184,7 +329,7 @@ impl<P: WireProtocol> ProtocolClient<P> {
                 }
             }
         }
-        if let Some(event) = parser.finish().filter(|_| !ended) {
+        if let Some(event) = frames.finish().filter(|_| !ended) {
             ended = assembler
                 .apply(&event, on_token)
                 .map_err(|reason| self.bad_reply(reason))?;
@@ -193,7 +338,9 @@ impl<P: WireProtocol> ProtocolClient<P> {
         if !ended && !assembler.has_finish_reason() {
             return Err(self.bad_reply(P::TRUNCATED.into()));
         }
-        Ok(assembler.finish().into_response(&delivered))
+        Ok(self
+            .finish(assembler.finish(), format.as_ref())
+            .into_response(&delivered))
     }
 
     fn parse_body(&self, bytes: &[u8]) -> Result<Parsed, LlmError> {
@@ -207,6 +354,28 @@ impl<P: WireProtocol> ProtocolClient<P> {
             provider: self.provider.clone(),
             url: self.url.clone(),
             reason,
+        }
+    }
+}
+
+/// The event parser for a stream's framing.
+enum Frames {
+    Sse(SseParser),
+    Lines(JsonLinesParser),
+}
+
+impl Frames {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+        match self {
+            Frames::Sse(parser) => parser.feed(chunk),
+            Frames::Lines(parser) => parser.feed(chunk),
+        }
+    }
+
+    fn finish(&mut self) -> Option<SseEvent> {
+        match self {
+            Frames::Sse(parser) => parser.finish(),
+            Frames::Lines(parser) => parser.finish(),
         }
     }
 }
@@ -229,5 +398,9 @@ impl<P: WireProtocol> LlmClient for ProtocolClient<P> {
 
     fn describe(&self) -> String {
         format!("{}:{}", self.provider, self.model)
+    }
+
+    fn structured_output(&self) -> StructuredOutput {
+        ProtocolClient::structured_output(self)
     }
 }

@@ -2,9 +2,11 @@
 //! `Retry-After`, a per-provider concurrency limit, and failures that name provider, URL and status.
 //!
 //! What is retried: connection failures (refused, reset, connect timeout), HTTP 408, 429 and
-//! every 5xx. What is not: other 4xx (the request itself is wrong; sending it again cannot help)
-//! and a request that timed out after it was sent (the model may still be generating; retrying
-//! would pay for the generation twice).
+//! every 5xx but 501 ([`is_transient_status`]). What is not: other 4xx (the request itself is
+//! wrong; sending it again cannot help), 501 Not Implemented (the server will never do it), and a
+//! request that timed out after it was sent (the model may still be generating; retrying would
+//! pay for the generation twice). A 4xx whose body says the prompt is longer than the context
+//! window becomes [`LlmError::ContextOverflow`].
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -17,6 +19,7 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::LlmError;
+use crate::error::{is_context_overflow, is_transient_status};
 use crate::types::Usage;
 
 /// Timeouts and retry policy of one provider's transport.
@@ -102,6 +105,15 @@ pub struct Endpoint {
     pub api_key: Option<String>,
 }
 
+/// How a streamed reply is cut into events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// Server-Sent Events (`text/event-stream`): OpenAI-compatible servers, Anthropic.
+    Sse,
+    /// One JSON document per line (`application/x-ndjson`): Ollama's native API.
+    JsonLines,
+}
+
 /// A streaming reply: the body is read by the provider while the concurrency permit is held.
 pub(crate) struct Streaming {
     response: reqwest::Response,
@@ -109,13 +121,23 @@ pub(crate) struct Streaming {
 }
 
 impl Streaming {
-    /// Whether the server actually streams; some ignore `stream: true` and answer plain JSON.
-    pub fn is_event_stream(&self) -> bool {
-        self.response
+    /// How the reply is streamed, from its content type; `None` when it is not (some servers
+    /// ignore `stream: true` and answer one JSON body).
+    pub fn framing(&self) -> Option<Framing> {
+        let content_type = self
+            .response
             .headers()
             .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.starts_with("text/event-stream"))
+            .and_then(|value| value.to_str().ok())?;
+        if content_type.starts_with("text/event-stream") {
+            Some(Framing::Sse)
+        } else if content_type.starts_with("application/x-ndjson")
+            || content_type.starts_with("application/jsonl")
+        {
+            Some(Framing::JsonLines)
+        } else {
+            None
+        }
     }
 
     /// The next chunk of the body, `None` at its end; the error says why the stream broke off.
@@ -282,7 +304,7 @@ impl Transport {
             drop(permit);
 
             let retryable = match &failure {
-                Failure::Status { status, .. } => is_retryable_status(*status),
+                Failure::Status { status, .. } => is_transient_status(status.as_u16()),
                 // A connect timeout is a connection failure; any other timeout means the server
                 // took the request and may be generating.
                 Failure::Transport(err) => err.is_connect() || !err.is_timeout(),
@@ -333,6 +355,14 @@ impl Transport {
                         self.config.retry_after_max.as_secs()
                     ));
                 }
+                if status.is_client_error() && is_context_overflow(&body) {
+                    return LlmError::ContextOverflow {
+                        provider: self.provider.clone(),
+                        url: url.to_string(),
+                        status: status.as_u16(),
+                        body,
+                    };
+                }
                 LlmError::Status {
                     provider: self.provider.clone(),
                     url: url.to_string(),
@@ -359,12 +389,6 @@ impl Transport {
             }
         }
     }
-}
-
-fn is_retryable_status(status: StatusCode) -> bool {
-    status.is_server_error()
-        || status == StatusCode::TOO_MANY_REQUESTS
-        || status == StatusCode::REQUEST_TIMEOUT
 }
 
 /// `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3).
@@ -467,22 +491,6 @@ mod tests {
             assert!(second >= Duration::from_millis(100) && second <= Duration::from_millis(200));
             let capped = transport.backoff(10);
             assert!(capped >= Duration::from_millis(175) && capped <= Duration::from_millis(350));
-        }
-    }
-
-    #[test]
-    fn which_statuses_are_retried() {
-        for code in [408, 429, 500, 502, 503, 504] {
-            assert!(
-                is_retryable_status(StatusCode::from_u16(code).unwrap()),
-                "{code}"
-            );
-        }
-        for code in [400, 401, 403, 404, 422] {
-            assert!(
-                !is_retryable_status(StatusCode::from_u16(code).unwrap()),
-                "{code}"
-            );
         }
     }
 

@@ -1,8 +1,12 @@
 //! Test support for Quarry: a local model server with scripted replies.
 //!
-//! [`ScriptedServer`] listens on `127.0.0.1` on a free port and speaks two wire protocols:
-//! `POST /v1/chat/completions` (OpenAI-compatible) and `POST /v1/messages` (Anthropic), each
-//! with Server-Sent Events when the request says `"stream": true`. Every request takes the next
+//! [`ScriptedServer`] listens on `127.0.0.1` on a free port and speaks three wire protocols:
+//! `POST /v1/chat/completions` (OpenAI-compatible; also at Azure OpenAI's
+//! `/openai/deployments/{deployment}/chat/completions` and Gemini's
+//! `/v1beta/openai/chat/completions`) and `POST /v1/messages` (Anthropic), each with Server-Sent
+//! Events when the request says `"stream": true`, and `POST /api/chat` (Ollama's native API,
+//! streaming newline-delimited JSON unless the request says `"stream": false`, as Ollama does).
+//! Every request takes the next
 //! [`Scripted`] reply from a FIFO script (per model if the test queued one for that model);
 //! when the script is empty it answers 500 with a body saying so. Every request is recorded, so
 //! tests can assert the exact wire a client sent.
@@ -35,7 +39,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
 use axum::routing::post;
 use serde_json::{Value, json};
@@ -154,8 +158,10 @@ impl From<Reply> for Scripted {
 /// One request the server received.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
-    /// `/v1/chat/completions`, `/v1/messages` or `/v1/embeddings`.
+    /// `/v1/chat/completions`, `/v1/messages`, `/api/chat`, `/v1/embeddings`, ….
     pub path: String,
+    /// The query string without `?` (`api-version=2024-10-21`), empty when there is none.
+    pub query: String,
     /// Header names in lower case.
     pub headers: BTreeMap<String, String>,
     /// The JSON body (a JSON string holding the raw text if the body was not JSON).
@@ -265,7 +271,13 @@ impl ScriptedServer {
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/chat/completions", post(openai_chat))
+            .route(
+                "/openai/deployments/{deployment}/chat/completions",
+                post(openai_chat),
+            )
+            .route("/v1beta/openai/chat/completions", post(openai_chat))
             .route("/v1/messages", post(anthropic_messages))
+            .route("/api/chat", post(ollama_chat))
             .route("/v1/embeddings", post(openai_embeddings))
             .with_state(Arc::clone(&shared));
         let (shutdown, stopped) = oneshot::channel::<()>();
@@ -321,7 +333,9 @@ impl ScriptedServer {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Base URL for Anthropic clients (which add `/v1/messages`): `http://127.0.0.1:PORT`.
+    /// Base URL for Anthropic clients (which add `/v1/messages`): `http://127.0.0.1:PORT`. The
+    /// same host serves Ollama's native API (`/api/chat`), Azure OpenAI deployments and Gemini's
+    /// `/v1beta/openai`.
     pub fn anthropic_base_url(&self) -> String {
         format!("http://{}", self.addr)
     }
@@ -429,22 +443,34 @@ impl Drop for InFlight<'_> {
 enum Wire {
     OpenAi,
     Anthropic,
+    Ollama,
 }
 
 async fn openai_chat(
     State(shared): State<Arc<Shared>>,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    answer(&shared, Wire::OpenAi, headers, body).await
+    answer(&shared, Wire::OpenAi, &uri, headers, body).await
 }
 
 async fn anthropic_messages(
     State(shared): State<Arc<Shared>>,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    answer(&shared, Wire::Anthropic, headers, body).await
+    answer(&shared, Wire::Anthropic, &uri, headers, body).await
+}
+
+async fn ollama_chat(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    answer(&shared, Wire::Ollama, &uri, headers, body).await
 }
 
 async fn openai_embeddings(
@@ -463,7 +489,7 @@ async fn openai_embeddings(
             .collect(),
         _ => None,
     };
-    record(&shared, "/v1/embeddings", &headers, body);
+    record(&shared, "/v1/embeddings", "", &headers, body);
     let (scripted, dimensions, reversed) = {
         let mut setup = lock(&shared.embeddings);
         (setup.script.pop_front(), setup.dimensions, setup.reversed)
@@ -527,10 +553,11 @@ fn json_body(body: &Bytes) -> Value {
 }
 
 /// Records a request; returns its 1-based sequence number.
-fn record(shared: &Shared, path: &str, headers: &HeaderMap, body: Value) -> usize {
+fn record(shared: &Shared, path: &str, query: &str, headers: &HeaderMap, body: Value) -> usize {
     let mut recorded = lock(&shared.recorded);
     recorded.push(Recorded {
         path: path.to_string(),
+        query: query.to_string(),
         headers: headers
             .iter()
             .map(|(name, value)| {
@@ -574,17 +601,29 @@ fn fixed_response(reply: Reply) -> Response {
     }
 }
 
-async fn answer(shared: &Shared, wire: Wire, headers: HeaderMap, body: Bytes) -> Response {
+async fn answer(
+    shared: &Shared,
+    wire: Wire,
+    uri: &Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let _in_flight = InFlight::enter(shared);
     let body = json_body(&body);
     let model = body["model"].as_str().unwrap_or("").to_string();
-    let stream = body["stream"] == Value::Bool(true);
-    let path = match wire {
-        Wire::OpenAi => "/v1/chat/completions",
-        Wire::Anthropic => "/v1/messages",
+    // Ollama streams unless told not to; the others only when asked.
+    let stream = match wire {
+        Wire::Ollama => body["stream"] != Value::Bool(false),
+        Wire::OpenAi | Wire::Anthropic => body["stream"] == Value::Bool(true),
     };
     let body_for_responder = body.clone();
-    let sequence = record(shared, path, &headers, body);
+    let sequence = record(
+        shared,
+        uri.path(),
+        uri.query().unwrap_or(""),
+        &headers,
+        body,
+    );
     let queued = lock(&shared.script).next_for(&model);
     let responder = lock(&shared.responder).clone();
     let Some(scripted) = queued.or_else(|| responder.map(|respond| respond(&body_for_responder)))
@@ -625,6 +664,11 @@ async fn answer(shared: &Shared, wire: Wire, headers: HeaderMap, body: Bytes) ->
             anthropic_message(&turn, &model, usage, sequence).to_string(),
         ),
         (Wire::Anthropic, true) => sse_response(anthropic_stream(&turn, &model, usage, sequence)),
+        (Wire::Ollama, false) => json_response(
+            StatusCode::OK,
+            ollama_message(&turn, &model, usage).to_string(),
+        ),
+        (Wire::Ollama, true) => ndjson_response(ollama_stream(&turn, &model, usage)),
     }
 }
 
@@ -877,4 +921,78 @@ fn anthropic_stream(turn: &Turn, model: &str, usage: TokenUsage, sequence: usize
     ));
     events.push(event("message_stop", json!({"type": "message_stop"})));
     events
+}
+
+/// Ollama sends tool-call arguments as an object; arguments that are not JSON are sent as a JSON
+/// string so the test still sees them.
+fn ollama_calls(turn: &Turn) -> Vec<Value> {
+    turn.calls
+        .iter()
+        .map(|(name, arguments)| {
+            json!({"function": {"name": name, "arguments": anthropic_input(arguments)}})
+        })
+        .collect()
+}
+
+fn ollama_done(line: &mut Value, usage: TokenUsage) {
+    line["done"] = json!(true);
+    line["done_reason"] = json!("stop");
+    line["total_duration"] = json!(1_000_000);
+    line["prompt_eval_count"] = json!(usage.prompt_tokens);
+    line["eval_count"] = json!(usage.completion_tokens);
+}
+
+fn ollama_message(turn: &Turn, model: &str, usage: TokenUsage) -> Value {
+    let mut message =
+        json!({"role": "assistant", "content": turn.text.clone().unwrap_or_default()});
+    if !turn.calls.is_empty() {
+        message["tool_calls"] = Value::Array(ollama_calls(turn));
+    }
+    let mut reply = json!({
+        "model": model,
+        "created_at": "2025-01-01T00:00:00Z",
+        "message": message,
+    });
+    ollama_done(&mut reply, usage);
+    reply
+}
+
+/// Lines as Ollama streams them: text word by word, tool calls whole in one line, then the
+/// `done` line with the counts.
+fn ollama_stream(turn: &Turn, model: &str, usage: TokenUsage) -> Vec<String> {
+    let line = |message: Value| json!({"model": model, "created_at": "2025-01-01T00:00:00Z", "message": message, "done": false});
+    let mut lines = Vec::new();
+    if let Some(text) = &turn.text {
+        lines.extend(
+            text_pieces(text)
+                .into_iter()
+                .map(|piece| line(json!({"role": "assistant", "content": piece}))),
+        );
+    }
+    if !turn.calls.is_empty() {
+        lines.push(line(
+            json!({"role": "assistant", "content": "", "tool_calls": ollama_calls(turn)}),
+        ));
+    }
+    let mut done = line(json!({"role": "assistant", "content": ""}));
+    ollama_done(&mut done, usage);
+    lines.push(done);
+    lines.into_iter().map(|line| format!("{line}\n")).collect()
+}
+
+/// Streams the lines, each split in two pieces so clients must join lines across chunks.
+fn ndjson_response(lines: Vec<String>) -> Response {
+    let pieces: Vec<Result<Bytes, Infallible>> = lines
+        .into_iter()
+        .flat_map(|line| {
+            let bytes = Bytes::from(line);
+            let middle = bytes.len() / 2;
+            [Ok(bytes.slice(..middle)), Ok(bytes.slice(middle..))]
+        })
+        .collect();
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/x-ndjson")
+        .body(Body::from_stream(futures_util::stream::iter(pieces)))
+        .expect("a valid JSON-lines response")
 }

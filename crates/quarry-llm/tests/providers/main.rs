@@ -2,7 +2,10 @@
 //! code, scripted replies). One test binary keeps link time down.
 
 mod anthropic;
+mod headers;
+mod ollama;
 mod openai;
+mod structured;
 mod transport;
 
 use std::sync::{Arc, Mutex};

@@ -152,7 +152,7 @@ async fn provider_down_is_unreachable_naming_provider_and_url() {
         listener.local_addr().unwrap().port()
     };
     let base_url = format!("http://127.0.0.1:{port}/v1");
-    let spec = ModelSpec::parse("ollama:qwen2.5:3b").unwrap();
+    let spec = ModelSpec::parse("vllm:qwen2.5-3b").unwrap();
     let client = build_client(&spec, settings(base_url.clone())).unwrap();
 
     let err = client.chat(&extraction_request()).await.unwrap_err();
@@ -166,12 +166,12 @@ async fn provider_down_is_unreachable_naming_provider_and_url() {
     else {
         panic!("expected Unreachable, got {err:?}");
     };
-    assert_eq!(provider, "ollama");
+    assert_eq!(provider, "vllm");
     assert_eq!(*url, format!("{base_url}/chat/completions"));
     assert_eq!(*attempts, fast_transport().max_attempts);
     let message = err.to_string();
     assert!(
-        message.contains("ollama") && message.contains(&base_url),
+        message.contains("vllm") && message.contains(&base_url),
         "{message}"
     );
 }
@@ -294,4 +294,85 @@ async fn server_ignoring_stream_flag_still_works() {
         .unwrap();
     assert_eq!(tokens.all(), ["whole answer"]);
     assert_eq!(response.usage.total(), 5);
+}
+
+#[tokio::test]
+async fn not_implemented_is_not_retried() {
+    let server = ScriptedServer::start();
+    server.push(Reply::status(
+        501,
+        r#"{"error":{"message":"streaming is not implemented"}}"#,
+    ));
+    server.push(Reply::content("never reached"));
+
+    let err = openai_client(&server)
+        .chat(&extraction_request())
+        .await
+        .unwrap_err();
+
+    assert!(
+        matches!(
+            err,
+            LlmError::Status {
+                status: 501,
+                attempts: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!err.is_transient());
+    assert_eq!(server.request_count(), 1);
+}
+
+#[tokio::test]
+async fn context_overflow_is_its_own_error_for_each_provider() {
+    let server = ScriptedServer::start();
+    let cases = [
+        (
+            "openai-compatible:m",
+            400,
+            r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#,
+        ),
+        (
+            "anthropic:claude-test",
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#,
+        ),
+        (
+            "llamacpp:",
+            400,
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}"#,
+        ),
+        (
+            "ollama:llama3.1",
+            400,
+            r#"{"error":"input length exceeds the context length"}"#,
+        ),
+    ];
+    for (model, status, body) in cases {
+        server.push(Reply::status(status, body));
+        let spec = ModelSpec::parse(model).unwrap();
+        let base = if model.starts_with("openai") || model.starts_with("llamacpp") {
+            server.base_url()
+        } else {
+            server.anthropic_base_url()
+        };
+        let settings = ProviderSettings {
+            api_key: Some("key".into()),
+            ..settings(base)
+        };
+        let err = build_client(&spec, settings)
+            .unwrap()
+            .chat(&extraction_request())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, LlmError::ContextOverflow { status: 400, body: sent, .. } if sent == body),
+            "{model}: {err:?}"
+        );
+        assert!(!err.is_transient());
+        assert!(err.to_string().contains("context window"), "{err}");
+    }
+    assert_eq!(server.request_count(), 4);
 }
