@@ -3,6 +3,9 @@
 //!
 //! An address glued to letters or to a longer dotted number (`v1.2.3.4`, `1.2.3.4.5`,
 //! `1111.1.1.1`) is not one; its digits are skipped as a whole so no sub-address is reported.
+//!
+//! **Linear time:** each scan resumes after the whole run of address characters it read, and
+//! IPv4 addresses inside IPv6 ones are dropped in one sorted sweep.
 
 use std::net::Ipv6Addr;
 
@@ -15,14 +18,16 @@ use crate::links::parse_ipv4;
 /// IPv6 per RFC 5952: lower-case, longest zero run compressed).
 pub fn find(text: &str) -> Vec<Detection> {
     let mut found = find_ipv6(text);
-    let ipv4 = find_ipv4(text);
-    // `::ffff:1.2.3.4` holds an IPv4 address; the IPv6 span wins.
-    let ipv4: Vec<Detection> = ipv4
+    // `::ffff:1.2.3.4` holds an IPv4 address; the IPv6 span wins. Both lists are in text order
+    // and free of overlaps within themselves, so one sweep finds the overlaps.
+    let mut v6 = 0;
+    let ipv4: Vec<Detection> = find_ipv4(text)
         .into_iter()
         .filter(|v4| {
-            !found
-                .iter()
-                .any(|v6| v6.range.start < v4.range.end && v4.range.start < v6.range.end)
+            while found.get(v6).is_some_and(|d| d.range.end <= v4.range.start) {
+                v6 += 1;
+            }
+            found.get(v6).is_none_or(|d| d.range.start >= v4.range.end)
         })
         .collect();
     found.extend(ipv4);

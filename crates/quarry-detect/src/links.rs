@@ -21,12 +21,13 @@
 //!   an invalid port (`google.com:500000`) rejects the whole link.
 
 mod addr_spec;
+mod scan;
 mod tld;
 
 use std::ops::Range;
 
-use linkify::{LinkFinder, LinkKind};
 use quarry_core::MatchKind;
+use scan::LinkFinder;
 
 use crate::Detection;
 
@@ -68,37 +69,21 @@ pub fn find_links(text: &str, options: &LinkOptions) -> Vec<Detection> {
     if !options.urls && !options.emails {
         return Vec::new();
     }
-    let mut finder = LinkFinder::new();
-    finder
-        .kinds(&[LinkKind::Url])
-        .url_must_have_scheme(options.url_must_have_scheme)
-        .url_can_be_iri(options.url_can_be_iri)
-        .email_domain_must_have_dot(options.email_domain_must_have_dot);
+    // linkify reads Unicode punctuation and spaces as host letters (`a.com。(b` is one bad
+    // authority to it), so it scans a copy where those, and CJK letters glued to ASCII (which
+    // end a link), read as ASCII spaces; byte offsets are the same in both texts.
+    let shadow = without_hard_terminators(text);
     let scan = Scan {
         text,
-        finder,
+        shadow: &shadow,
+        finder: LinkFinder {
+            url_must_have_scheme: options.url_must_have_scheme,
+            iri: options.url_can_be_iri,
+        },
         options,
     };
-
-    // linkify reads Unicode punctuation and spaces as host letters (`a.com。(b` is one bad
-    // authority to it), so it scans a copy where those read as ASCII spaces; byte offsets are
-    // the same in both texts.
-    let scan_text = without_hard_terminators(text);
     let mut links: Vec<Link> = Vec::new();
-    let mut from = 0;
-    while let Some(link) = scan.finder.links(&scan_text[from..]).next() {
-        let range = from + link.start()..from + link.end();
-        let kind = to_kind(link.kind());
-        let accepted_before = links.len();
-        scan.accept(range.clone(), kind, &mut links);
-        // linkify resumes after the candidate; when we reject one (`1.http` in
-        // `1.http://example.org/`), a real link may start inside it, so resume after its trigger.
-        from = if links.len() > accepted_before {
-            range.end
-        } else {
-            range.start + anchor_of(&text[range], kind) + 1
-        };
-    }
+    scan.candidates(&mut links);
     scan.schemes_after_at(&mut links);
     if !options.url_must_have_scheme {
         scan.scheme_relative(&mut links);
@@ -142,54 +127,77 @@ struct Link {
     kind: MatchKind,
 }
 
+/// **Linear time:** every pass below reads each candidate once and resumes after it (or after
+/// the link it became, whichever ends later), never inside it, so no byte is read by more
+/// than a bounded number of candidates; lookbacks are bounded by the grammar (an address's
+/// 64-byte local part, a 65-character run before `@`).
 struct Scan<'t, 'o> {
     text: &'t str,
+    /// `text` as [`without_hard_terminators`] rewrites it, for the candidate scans.
+    shadow: &'t str,
     finder: LinkFinder,
     options: &'o LinkOptions,
 }
 
 impl Scan<'_, '_> {
-    /// Trims a linkify candidate at link terminators, then validates and records it.
-    fn accept(&self, range: Range<usize>, kind: MatchKind, links: &mut Vec<Link>) {
-        let slice = &self.text[range.clone()];
-        if slice.bytes().all(|b| b.is_ascii()) || !slice.chars().any(ends_link) {
-            self.validate(range, kind, links);
+    /// linkify's candidates, each validated once.
+    fn candidates(&self, links: &mut Vec<Link>) {
+        let mut from = 0;
+        while let Some(found) = self.finder.links(&self.shadow[from..]).next() {
+            let range = from + found.start..from + found.end;
+            let accepted_before = links.len();
+            self.accept(range.clone(), links);
+            if links.len() == accepted_before {
+                self.inside_rejected(range.clone(), links);
+            }
+            // A fragment read after the host may end the accepted link later (`x.com#a`).
+            from = range.end.max(links.last().map_or(0, |link| link.range.end));
+        }
+    }
+
+    /// Links in what follows a rejected candidate's anchor (`foo.bar?u=www.example.com`), and
+    /// one whose scheme the candidate ends with (`1.http://example.org/`). The inside is read
+    /// in one scan that stops at the candidate's end, so no later candidate reads it again.
+    fn inside_rejected(&self, range: Range<usize>, links: &mut Vec<Link>) {
+        // The anchor is `.` or `:`, one byte.
+        let inside = range.start + anchor_of(&self.text[range.clone()]) + 1..range.end;
+        for link in self.finder.links(&self.shadow[inside.clone()]) {
+            self.accept(inside.start + link.start..inside.start + link.end, links);
+        }
+        if !self.shadow[range.end..].starts_with("://") {
             return;
         }
-        // Cut around the anchor (`@`, `://` or the first `.`), which linkify found between
-        // non-terminators, and rescan the piece so trailing punctuation is trimmed again.
-        let anchor = range.start + anchor_of(slice, kind);
+        // The scheme is what follows the candidate's last dot (`1.a.http://x`).
+        let base = self.text[range.clone()]
+            .rfind('.')
+            .map_or(range.start, |dot| range.start + dot + 1);
+        let colon = range.end - base;
+        if let Some(url) = self.finder.scheme_link_at(&self.shadow[base..], colon) {
+            self.accept(base + url.start..base + url.end, links);
+        }
+    }
+
+    /// Validates a candidate whose start linkify may have read through CJK letters, which end
+    /// a link before its anchor (`@`, `://` or the first `.`): only the part after the last
+    /// such letter is kept. (The shadow text already ends links at every other terminator.)
+    fn accept(&self, range: Range<usize>, links: &mut Vec<Link>) {
+        let slice = &self.text[range.clone()];
+        if slice.is_ascii() || !slice.chars().any(ends_link) {
+            self.validate(range, MatchKind::Url, links);
+            return;
+        }
+        let anchor = range.start + anchor_of(slice);
         let start = self.text[range.start..anchor]
             .char_indices()
             .rev()
             .find(|&(_, c)| ends_link(c))
             .map_or(range.start, |(i, c)| range.start + i + c.len_utf8());
-        // CJK letters right after `/`, `.` or `//` are a path or IDN host (`/wiki/北京`,
-        // `http://例子.cn`); glued to ASCII letters they are the prose going on (`7.am以获取`).
-        let mut previous = ' ';
-        let mut end = range.end;
-        for (i, c) in self.text[anchor..range.end].char_indices() {
-            let glued_cjk = is_cjk_letter(c) && previous.is_ascii_alphanumeric();
-            if glued_cjk || (ends_link(c) && !is_cjk_letter(c)) {
-                end = anchor + i;
-                break;
-            }
-            previous = c;
-        }
-        if start == range.start && end == range.end {
-            self.validate(range, kind, links);
+        if start == range.start {
+            self.validate(range, MatchKind::Url, links);
             return;
         }
-        for link in self.finder.links(&self.text[start..end]) {
-            let kind = to_kind(link.kind());
-            self.validate(start + link.start()..start + link.end(), kind, links);
-        }
-        // linkify read on through the terminators; links may follow them (`。微软的官网是x.com`).
-        if end < range.end {
-            for link in self.finder.links(&self.text[end..range.end]) {
-                let kind = to_kind(link.kind());
-                self.accept(end + link.start()..end + link.end(), kind, links);
-            }
+        for link in self.finder.links(&self.shadow[start..range.end]) {
+            self.validate(start + link.start..start + link.end, MatchKind::Url, links);
         }
     }
 
@@ -238,26 +246,18 @@ impl Scan<'_, '_> {
         links.push(Link { range, kind });
     }
 
-    /// linkify ends `http://host#frag` before `#` (it only reads on after `/` or `?`); parse the
-    /// fragment as if a `/` came first and map the end back.
+    /// linkify ends `http://host#frag` before `#` (it only reads on after `/` or `?`); read the
+    /// fragment as it reads a path.
     fn fragment_after_host(&self, range: Range<usize>) -> usize {
         let rest = &self.text[range.end..];
         if !rest.starts_with('#') {
             return range.end;
         }
-        let token_len = rest
-            .find(|c: char| c.is_whitespace() || ends_link(c))
-            .unwrap_or(rest.len());
-        // Where the fragment ends does not depend on the host, so a stand-in host is used
-        // (the real one may be one linkify misreads, see `shadowed_hosts`).
-        const STAND_IN: &str = "http://example.com/";
-        let with_slash = format!("{STAND_IN}{}", &rest[..token_len]);
-        match self.finder.links(&with_slash).next() {
-            Some(link) if link.start() == 0 && link.end() > STAND_IN.len() + 1 => {
-                range.end + link.end() - STAND_IN.len()
-            }
-            _ => range.end,
-        }
+        let end = self
+            .finder
+            .path_end(rest, |c| c.is_whitespace() || ends_link(c));
+        // `#` alone is punctuation after the link.
+        if end > 1 { range.end + end } else { range.end }
     }
 
     /// Whether the host ending at `host_end` is only the head of an address-like token
@@ -300,9 +300,16 @@ impl Scan<'_, '_> {
     }
 
     /// `test.example@http://vk.com`: linkify refuses a scheme glued to `@`; linkify-it treats
-    /// the `@` as punctuation before the link.
+    /// the `@` as punctuation before the link. An `@` inside a link read in this pass starts
+    /// none (each link is read once).
     fn schemes_after_at(&self, links: &mut Vec<Link>) {
+        let covered = Coverage::of(links);
+        let mut found = Vec::new();
+        let mut read_to = 0;
         for (at, _) in self.text.match_indices('@') {
+            if at < read_to {
+                continue;
+            }
             let rest = &self.text[at + 1..];
             let scheme_len = rest
                 .bytes()
@@ -311,43 +318,55 @@ impl Scan<'_, '_> {
             if scheme_len == 0
                 || !rest.as_bytes()[0].is_ascii_alphabetic()
                 || !rest[scheme_len..].starts_with("://")
-                || is_covered(links, at + 1)
+                || covered.contains(at + 1)
             {
                 continue;
             }
-            if let Some(link) = self.finder.links(rest).next().filter(|l| l.start() == 0) {
-                let kind = to_kind(link.kind());
-                self.accept(at + 1..at + 1 + link.end(), kind, links);
+            let link = self
+                .finder
+                .scheme_link_at(&self.shadow[at + 1..], scheme_len)
+                .filter(|link| link.start == 0);
+            if let Some(link) = link {
+                read_to = at + 1 + link.end;
+                self.accept(at + 1..at + 1 + link.end, &mut found);
             }
         }
+        links.append(&mut found);
     }
 
-    /// `//localhost:8080/x`, `//example.com`: a link relative to the page's scheme.
+    /// `//localhost:8080/x`, `//example.com`: a link relative to the page's scheme. A `//`
+    /// inside a link read in this pass starts none.
     fn scheme_relative(&self, links: &mut Vec<Link>) {
+        let covered = Coverage::of(links);
         let bytes = self.text.as_bytes();
+        let mut read_to = 0;
+        // The end of the whitespace-delimited token being read, found once per token.
+        let mut token_end = 0;
         // `match_indices('/')` runs on memchr; a two-byte pattern would not.
         for (slashes, _) in self.text.match_indices('/') {
-            if bytes.get(slashes + 1) != Some(&b'/') {
+            if slashes < read_to || bytes.get(slashes + 1) != Some(&b'/') {
                 continue;
             }
             let glued = slashes > 0
                 && (bytes[slashes - 1].is_ascii_alphanumeric()
                     || matches!(bytes[slashes - 1], b':' | b'/' | b'_'));
-            if glued || is_covered(links, slashes) {
+            if glued || covered.contains(slashes) {
                 continue;
             }
-            let end = self.text[slashes..]
-                .find(|c: char| c.is_whitespace() || ends_link(c))
-                .map_or(self.text.len(), |i| slashes + i);
-            // Let linkify parse it as an `http:` URL, then map the span back.
-            let with_scheme = format!("http:{}", &self.text[slashes..end]);
-            let Some(link) = self.finder.links(&with_scheme).next() else {
+            if token_end <= slashes {
+                token_end = self.text[slashes..]
+                    .find(|c: char| c.is_whitespace() || ends_link(c))
+                    .map_or(self.text.len(), |i| slashes + i);
+            }
+            // Read as an `http:` URL would be.
+            let Some(len) = self
+                .finder
+                .scheme_relative_end(&self.text[slashes..token_end])
+            else {
                 continue;
             };
-            if link.start() != 0 {
-                continue;
-            }
-            let range = slashes..slashes + link.end() - "http:".len();
+            let range = slashes..slashes + len;
+            read_to = range.end;
             let host = host_of(&self.text[range.start + 2..range.end]);
             if host.eq_ignore_ascii_case("localhost") || self.fuzzy_host_is_known(host) {
                 links.push(Link {
@@ -419,7 +438,7 @@ impl Scan<'_, '_> {
                 continue;
             };
             for link in self.finder.links(&shadow) {
-                let range = start + link.start()..start + link.end();
+                let range = start + link.start..start + link.end;
                 if self.text.is_char_boundary(range.start) && self.text.is_char_boundary(range.end)
                 {
                     self.validate(range, MatchKind::Url, &mut found);
@@ -430,9 +449,9 @@ impl Scan<'_, '_> {
     }
 }
 
-/// `text` with every character that always ends a link (Unicode spaces and punctuation, CJK
-/// punctuation, fullwidth forms: [`ends_link`] but not [`is_cjk_letter`]) replaced by ASCII
-/// spaces of the same byte length. Only non-ASCII bytes are decoded, and text without such
+/// `text` with every character that ends a link (Unicode spaces and punctuation, CJK
+/// punctuation, fullwidth forms: [`ends_link`] but not [`is_cjk_letter`]; and CJK letters glued
+/// to an ASCII letter or digit) replaced by ASCII spaces of the same byte length. Only non-ASCII bytes are decoded, and text without such
 /// characters (most text) is not copied at all.
 fn without_hard_terminators(text: &str) -> std::borrow::Cow<'_, str> {
     let bytes = text.as_bytes();
@@ -443,7 +462,10 @@ fn without_hard_terminators(text: &str) -> std::borrow::Cow<'_, str> {
                 continue;
             }
             let c = text[i..].chars().next().unwrap_or(' ');
-            if ends_link(c) && !is_cjk_letter(c) {
+            // CJK letters right after `/`, `.` or `//` are a path or IDN host (`/wiki/北京`,
+            // `http://例子.cn`); glued to ASCII letters they are the prose going on (`7.am以获取`).
+            let glued = i > 0 && bytes[i - 1].is_ascii_alphanumeric();
+            if ends_link(c) && (!is_cjk_letter(c) || glued) {
                 return Some((i, c.len_utf8()));
             }
             i += c.len_utf8();
@@ -580,15 +602,36 @@ fn is_covered_range(links: &[Link], range: Range<usize>) -> bool {
         .any(|link| link.range.end >= range.end)
 }
 
-fn to_kind(kind: &LinkKind) -> MatchKind {
-    match kind {
-        LinkKind::Email => MatchKind::Email,
-        _ => MatchKind::Url,
-    }
+/// Which positions a set of links covers, answered by binary search.
+struct Coverage {
+    /// Link starts in ascending order.
+    starts: Vec<usize>,
+    /// For each start, the furthest end of that link and every link before it.
+    furthest_ends: Vec<usize>,
 }
 
-fn is_covered(links: &[Link], at: usize) -> bool {
-    links.iter().any(|link| link.range.contains(&at))
+impl Coverage {
+    fn of(links: &[Link]) -> Coverage {
+        let mut ranges: Vec<Range<usize>> = links.iter().map(|l| l.range.clone()).collect();
+        ranges.sort_by_key(|r| r.start);
+        let mut furthest = 0;
+        Coverage {
+            starts: ranges.iter().map(|r| r.start).collect(),
+            furthest_ends: ranges
+                .iter()
+                .map(|r| {
+                    furthest = furthest.max(r.end);
+                    furthest
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether a link holds byte `at`.
+    fn contains(&self, at: usize) -> bool {
+        let before = self.starts.partition_point(|&start| start <= at);
+        before > 0 && self.furthest_ends[before - 1] > at
+    }
 }
 
 /// Characters that end a link even though linkify's IRI rules would keep them: CJK script and
@@ -685,13 +728,13 @@ fn edit_distance(a: &[u8], b: &[u8]) -> usize {
     rows[a.len()][b.len()]
 }
 
-/// Byte offset in a link of the character linkify triggered on.
-fn anchor_of(link: &str, kind: MatchKind) -> usize {
-    let anchor = match kind {
-        MatchKind::Email => link.find('@'),
-        _ => link.find("://").or_else(|| link.find('.')),
-    };
-    anchor.unwrap_or(0)
+/// Byte offset in a URL of the character linkify triggered on: the `:` of a leading
+/// `scheme://`, else the first dot.
+fn anchor_of(link: &str) -> usize {
+    scheme_end(link)
+        .map(|after_scheme| after_scheme - 3)
+        .or_else(|| link.find('.'))
+        .unwrap_or(0)
 }
 
 /// The offset just past `scheme://` when `link` starts with a scheme.
