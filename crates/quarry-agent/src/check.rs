@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::ground::{Evidence, FieldGrounding, GroundingStatus, ground_fields};
 use crate::repair::read_extraction;
 use crate::schema::{FieldSpec, Schema};
-use crate::validate::{ViolationKind, validate_field};
+use crate::validate::{ViolationKind, validate};
 
 /// Something wrong with a field's value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,13 +78,12 @@ pub(crate) fn check(raw: &str, context: &CheckContext<'_, '_>) -> Checked {
         return unreadable(reason, repaired.repairs);
     };
 
+    let mut violations = validate(schema, &value);
     let mut fields: Vec<FieldCheck> = Vec::with_capacity(schema.fields.len());
     for spec in &schema.fields {
         let field_value = object.get(&spec.name);
-        let mut violations = Vec::new();
-        validate_field(spec, field_value, &spec.name, &mut violations);
         let problems = violations
-            .into_iter()
+            .extract_if(.., |v| v.field() == spec.name)
             .filter(|v| context.enforce_required || v.kind != ViolationKind::Missing)
             .map(|v| Problem {
                 path: v.path,

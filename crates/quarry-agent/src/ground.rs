@@ -178,6 +178,7 @@ fn collect(
     out: &mut Vec<PendingLeaf>,
     saw_leaf: &mut bool,
 ) {
+    let spec = spec.branch_for(value);
     if spec.grounding == GroundingPolicy::None || spec.enum_values.is_some() {
         return;
     }

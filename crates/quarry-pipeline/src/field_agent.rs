@@ -205,7 +205,13 @@ pub(crate) fn value_problems(field: &FieldSpec, value: &Value) -> Vec<String> {
         )];
     };
     let mut violations = Vec::new();
-    validate_field(&schema.fields[0], Some(value), &field.name, &mut violations);
+    validate_field(
+        &schema,
+        &schema.fields[0],
+        Some(value),
+        &field.name,
+        &mut violations,
+    );
     violations.into_iter().map(|v| v.message).collect()
 }
 
@@ -397,7 +403,13 @@ fn check_submission(
     let mut violations = Vec::new();
     for spec in &schema.fields {
         if spec.name != "sources" {
-            validate_field(spec, object.get(&spec.name), &spec.name, &mut violations);
+            validate_field(
+                schema,
+                spec,
+                object.get(&spec.name),
+                &spec.name,
+                &mut violations,
+            );
         }
     }
     if !violations.is_empty() {

@@ -1,229 +1,437 @@
-//! Loading JSON Schema (a draft 2020-12 subset) into the IR.
+//! Loading a JSON Schema (draft 2020-12): the keyword check, then the IR (`Schema::finish`
+//! compiles the authority).
 //!
-//! Supported: `type` (one type, or one type plus `"null"`), `properties`, `required`, `enum`,
-//! `const`, `format`, `pattern`, `minimum`/`maximum`/`exclusiveMinimum`/`exclusiveMaximum`,
-//! `minLength`/`maxLength`, `minItems`/`maxItems`, `items`, `description`, `$ref` into `$defs`
-//! or `definitions`, `anyOf`/`oneOf` of one schema plus `{"type": "null"}` (what pydantic emits
-//! for `Optional`), OpenAPI's `nullable: true`, and Quarry's `x-grounding`. Annotations (`title`,
-//! `examples`, `default`, `$schema`, `additionalProperties`, …) are ignored. Keywords whose
-//! meaning Quarry cannot honour (`allOf`, `not`, `if`, real unions) are errors naming the field,
-//! rather than silently unchecked.
+//! The IR is Quarry's summary of the schema for the prompt, coercion and grounding; the authority
+//! (compiled first, so every `$ref` is known to resolve) gives the verdict on every keyword. So the
+//! IR may be approximate where JSON Schema is richer than a field list:
+//! - `$ref` is followed through `referencing` (jsonschema's own resolver: `$defs`, `definitions`,
+//!   `$id`, `$anchor`), with sibling keywords applied on top — a sibling `description` wins, so
+//!   the prompt keeps it; a reference back into itself (a tree) is `Kind::Any` below the cycle;
+//! - `allOf` members are merged (fields of every member, Pydantic v1's `allOf: [{"$ref": …}]`);
+//! - `anyOf`/`oneOf` with several non-null options is a [`Kind::Union`]; one option plus
+//!   `{"type": "null"}` is that option, nullable;
+//! - `type: [a, b]` is a union of the types; `if`/`then`/`else`, `not`, `contains`,
+//!   `dependent*`, `*Properties`, `prefixItems`, `multipleOf`, `uniqueItems`, … leave no trace in
+//!   the IR and are enforced by the authority.
 
+use std::collections::BTreeSet;
+
+use referencing::{Draft, Registry, Resolver};
 use serde_json::{Map, Value};
 
 use super::{
-    Bound, FieldSpec, Format, GroundingPolicy, Kind, Pattern, Schema, SchemaError, ValueSpec,
+    Bound, FieldSpec, Format, GroundingPolicy, Kind, Schema, SchemaError, ValueSpec, authority,
+    keywords,
 };
 
-const MAX_REF_DEPTH: usize = 32;
+/// Nesting below which the IR stops describing (the authority still checks all of it).
+const MAX_DEPTH: usize = 48;
+/// The base URI of a schema without a root `$id`.
+const DEFAULT_BASE: &str = "urn:quarry:schema";
 
 pub(super) fn load(root: &Value) -> Result<Schema, SchemaError> {
-    let loader = Loader { root };
-    let spec = loader.spec(root, "", GroundingPolicy::Required, 0)?;
-    let Kind::Object(fields) = spec.kind else {
+    keywords::check_document(root)?;
+    let base = root
+        .get("$id")
+        .and_then(Value::as_str)
+        .unwrap_or(DEFAULT_BASE);
+    let unresolvable = |error: referencing::Error| authority::unresolved(&error);
+    let registry = Registry::new()
+        .draft(Draft::Draft202012)
+        .retrieve_known_draft_meta_schemas(false)
+        .add(base, Draft::Draft202012.create_resource_ref(root))
+        .map_err(unresolvable)?
+        .prepare()
+        .map_err(unresolvable)?;
+    let base_uri = referencing::uri::from_str(base).map_err(unresolvable)?;
+    let resolver = registry.resolver(base_uri);
+    let mut loader = Loader { stack: Vec::new() };
+    let built = loader.build(root, &resolver, "", GroundingPolicy::Required, 0, true)?;
+    let Kind::Object(fields) = built.spec.kind else {
         return Err(SchemaError::at(
             "",
             "the top level must be an object schema with `properties`",
         ));
     };
+    for name in &built.required {
+        if !fields.iter().any(|field| &field.name == name) {
+            return Err(SchemaError::at(
+                name,
+                "listed in `required` but not declared in `properties`",
+            ));
+        }
+    }
     let name = root
         .get("title")
         .and_then(Value::as_str)
         .unwrap_or("extraction")
         .to_owned();
-    Schema::finish(name, spec.description, fields, root.clone())
+    Schema::finish(name, built.spec.description, fields, root.clone())
 }
 
-struct Loader<'r> {
-    root: &'r Value,
+/// A subschema's IR with what merging needs to know beside it.
+struct Built {
+    spec: ValueSpec,
+    /// Whether the schema says anything about the value's type (`type`, `properties`, `items`,
+    /// `enum`, `const`, a `$ref` or combinator that does): an untyped part does not narrow a merge.
+    typed: bool,
+    /// `required` names, applied to the merged object's fields.
+    required: BTreeSet<String>,
 }
 
-impl Loader<'_> {
-    fn resolve<'v>(&'v self, node: &'v Value, path: &str) -> Result<&'v Value, SchemaError> {
-        let mut node = node;
-        for _ in 0..MAX_REF_DEPTH {
-            let Some(reference) = node.get("$ref") else {
-                return Ok(node);
-            };
-            let reference = reference
-                .as_str()
-                .ok_or_else(|| SchemaError::at(path, "`$ref` must be a string"))?;
-            let pointer = reference.strip_prefix('#').ok_or_else(|| {
-                SchemaError::at(
-                    path,
-                    format!("`$ref` '{reference}' is not local; only '#/$defs/...' is supported"),
-                )
-            })?;
-            node = self.root.pointer(pointer).ok_or_else(|| {
-                SchemaError::at(path, format!("`$ref` '{reference}' points at nothing"))
-            })?;
+impl Built {
+    fn untyped(grounding: GroundingPolicy) -> Built {
+        let mut spec = ValueSpec::new(Kind::Any);
+        spec.nullable = true;
+        spec.grounding = grounding;
+        Built {
+            spec,
+            typed: false,
+            required: BTreeSet::new(),
         }
-        Err(SchemaError::at(
-            path,
-            "`$ref` chain is too deep or recursive; recursive schemas are not supported",
-        ))
     }
+}
 
-    fn spec(
-        &self,
+struct Loader {
+    /// The subschemas being expanded through `$ref`, by address, to cut cycles.
+    stack: Vec<usize>,
+}
+
+impl Loader {
+    fn build(
+        &mut self,
         node: &Value,
+        resolver: &Resolver<'_>,
         path: &str,
         inherited: GroundingPolicy,
         depth: usize,
-    ) -> Result<ValueSpec, SchemaError> {
-        if depth > MAX_REF_DEPTH {
-            return Err(SchemaError::at(
-                path,
-                "schema nests too deeply (recursive `$ref`?)",
-            ));
-        }
-        let node = self.resolve(node, path)?;
+        top: bool,
+    ) -> Result<Built, SchemaError> {
         let Some(object) = node.as_object() else {
-            if node == &Value::Bool(true) {
-                return Ok(ValueSpec::new(Kind::Any));
-            }
-            return Err(SchemaError::at(path, "expected a schema object"));
+            return match node {
+                Value::Bool(_) => Ok(Built::untyped(inherited)),
+                _ => Err(SchemaError::at(path, "expected a schema object")),
+            };
         };
-        for keyword in ["allOf", "not", "if", "then", "else", "patternProperties"] {
-            if object.contains_key(keyword) {
-                return Err(SchemaError::at(
-                    path,
-                    format!("`{keyword}` is not supported; describe the field with one type"),
-                ));
-            }
+        if top {
+            keywords::check_top_level(object)?;
         }
-        // `anyOf`/`oneOf` of one schema and null: the schema, nullable.
-        for keyword in ["anyOf", "oneOf"] {
-            if let Some(options) = object.get(keyword) {
-                return self.nullable_union(object, keyword, options, path, inherited, depth);
-            }
-        }
-
         let grounding = grounding_policy(object, path)?.unwrap_or(inherited);
-        let (type_name, mut nullable) = type_of(object, path)?;
-        let kind = match type_name.as_deref() {
-            Some("string") => Kind::String,
-            Some("integer") => Kind::Integer,
-            Some("number") => Kind::Number,
-            Some("boolean") => Kind::Boolean,
-            Some("array") => {
-                let items = match object.get("items") {
-                    Some(items) => self.spec(items, &format!("{path}[]"), grounding, depth + 1)?,
-                    None => ValueSpec::new(Kind::Any),
-                };
-                Kind::Array(Box::new(items))
+        if depth > MAX_DEPTH {
+            return Ok(Built::untyped(grounding));
+        }
+        let resolver = resolver
+            .in_subresource(Draft::Draft202012.create_resource_ref(node))
+            .map_err(|error| SchemaError::at(path, error.to_string()))?;
+
+        let mut parts = vec![self.own(object, &resolver, path, grounding, depth)?];
+        if let Some(reference) = object
+            .get("$ref")
+            .or_else(|| object.get("$dynamicRef"))
+            .and_then(Value::as_str)
+        {
+            parts.push(self.reference(reference, &resolver, path, grounding, depth, top)?);
+        }
+        for member in object
+            .get("allOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            parts.push(self.build(member, &resolver, path, grounding, depth + 1, top)?);
+        }
+        let mut built = parts
+            .into_iter()
+            .reduce(merge)
+            .unwrap_or_else(|| Built::untyped(grounding));
+        for keyword in ["anyOf", "oneOf"] {
+            if let Some(options) = object.get(keyword).and_then(Value::as_array) {
+                let union = self.union(options, &resolver, path, grounding, depth)?;
+                built = merge(built, union);
             }
-            Some("object") => Kind::Object(self.properties(object, path, grounding, depth)?),
-            Some("null") => {
-                nullable = true;
-                Kind::Any
+        }
+        if let Kind::Object(fields) = &mut built.spec.kind {
+            for field in fields.iter_mut() {
+                field.required |= built.required.contains(&field.name);
             }
-            Some(other) => {
-                return Err(SchemaError::at(
-                    path,
-                    format!(
-                        "unknown type '{other}'; expected string, integer, number, boolean, array or object"
-                    ),
-                ));
-            }
-            None => Kind::Any,
+        }
+        // The node's own words describe it best, even beside a `$ref`.
+        if let Some(description) = object.get("description").and_then(Value::as_str) {
+            built.spec.description = Some(description.to_owned());
+        }
+        if let Some(title) = object.get("title").and_then(Value::as_str) {
+            built.spec.title = Some(title.to_owned());
+        }
+        Ok(built)
+    }
+
+    /// The IR of `reference`'s target; `Kind::Any` where it refers back into itself.
+    fn reference(
+        &mut self,
+        reference: &str,
+        resolver: &Resolver<'_>,
+        path: &str,
+        grounding: GroundingPolicy,
+        depth: usize,
+        top: bool,
+    ) -> Result<Built, SchemaError> {
+        // The authority resolved every reference when it compiled; one the IR cannot follow
+        // (a `$dynamicRef` to a dynamic anchor) is described as any value.
+        let Ok(resolved) = resolver.lookup(reference) else {
+            return Ok(Built::untyped(grounding));
         };
-        if object.get("nullable") == Some(&Value::Bool(true)) {
+        let (contents, inner, _) = resolved.into_inner();
+        let key = std::ptr::from_ref(contents) as usize;
+        if self.stack.contains(&key) {
+            return Ok(Built::untyped(grounding));
+        }
+        self.stack.push(key);
+        let built = self.build(contents, &inner, path, grounding, depth + 1, top);
+        self.stack.pop();
+        built
+    }
+
+    /// `anyOf`/`oneOf`: null options make the rest nullable; several others are a union.
+    fn union(
+        &mut self,
+        options: &[Value],
+        resolver: &Resolver<'_>,
+        path: &str,
+        grounding: GroundingPolicy,
+        depth: usize,
+    ) -> Result<Built, SchemaError> {
+        let mut nullable = false;
+        let mut others = Vec::new();
+        for option in options {
+            let built = self.build(option, resolver, path, grounding, depth + 1, false)?;
+            if built.typed && matches!(built.spec.kind, Kind::Any) && built.spec.nullable {
+                nullable = true;
+            } else {
+                others.push(built);
+            }
+        }
+        let mut built = match others.len() {
+            0 => Built::untyped(grounding),
+            1 => others.pop().unwrap_or_else(|| Built::untyped(grounding)),
+            _ => {
+                let mut spec = ValueSpec::new(Kind::Union(
+                    others.into_iter().map(|built| built.spec).collect(),
+                ));
+                spec.grounding = grounding;
+                Built {
+                    spec,
+                    typed: true,
+                    required: BTreeSet::new(),
+                }
+            }
+        };
+        built.typed = true;
+        built.spec.nullable |= nullable;
+        Ok(built)
+    }
+
+    /// What the node's own keywords say (no `$ref`, `allOf`, `anyOf`, `oneOf`).
+    fn own(
+        &mut self,
+        object: &Map<String, Value>,
+        resolver: &Resolver<'_>,
+        path: &str,
+        grounding: GroundingPolicy,
+        depth: usize,
+    ) -> Result<Built, SchemaError> {
+        let (types, mut nullable) = type_of(object, path)?;
+        let mut typed = object.contains_key("type");
+        let kind = match types.as_slice() {
+            [] => Kind::Any,
+            [only] => self.kind(only, object, resolver, path, grounding, depth)?,
+            several => Kind::Union(
+                several
+                    .iter()
+                    .map(|name| {
+                        let mut option = ValueSpec::new(
+                            self.kind(name, object, resolver, path, grounding, depth)?,
+                        );
+                        option.grounding = grounding;
+                        Ok(option)
+                    })
+                    .collect::<Result<_, SchemaError>>()?,
+            ),
+        };
+        if !typed && !matches!(kind, Kind::Any) {
+            typed = true;
+        }
+        if !typed {
+            // No type: null passes unless `enum`/`const` below say otherwise.
             nullable = true;
         }
         let mut spec = ValueSpec::new(kind);
         spec.nullable = nullable;
         spec.grounding = grounding;
-        spec.description = object
-            .get("description")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
         constraints(object, path, &mut spec)?;
-        Ok(spec)
+        typed |= spec.enum_values.is_some();
+        // An untyped `enum`/`const` whose values share a JSON type has that type.
+        if let (Kind::Any, Some(values)) = (&spec.kind, &spec.enum_values) {
+            spec.kind = common_kind(values).unwrap_or(Kind::Any);
+        }
+        // `null` passes an `enum`/`const` only when listed, whatever `type` says.
+        let listed = object.get("const").map(std::slice::from_ref).or_else(|| {
+            object
+                .get("enum")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+        });
+        if let Some(values) = listed {
+            spec.nullable = values.iter().any(Value::is_null);
+        }
+        // OpenAPI's `nullable: true` lets null through `type` and `enum` alike (see authority.rs).
+        spec.nullable |= object.get("nullable") == Some(&Value::Bool(true));
+        let required = match object.get("required") {
+            Some(Value::Array(names)) => names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => BTreeSet::new(),
+        };
+        Ok(Built {
+            spec,
+            typed,
+            required,
+        })
     }
 
-    fn nullable_union(
-        &self,
+    fn kind(
+        &mut self,
+        type_name: &str,
         object: &Map<String, Value>,
-        keyword: &str,
-        options: &Value,
+        resolver: &Resolver<'_>,
         path: &str,
-        inherited: GroundingPolicy,
+        grounding: GroundingPolicy,
         depth: usize,
-    ) -> Result<ValueSpec, SchemaError> {
-        let options = options
-            .as_array()
-            .ok_or_else(|| SchemaError::at(path, format!("`{keyword}` must be an array")))?;
-        let mut resolved = Vec::with_capacity(options.len());
-        for option in options {
-            resolved.push(self.resolve(option, path)?);
-        }
-        let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
-        let non_null: Vec<&Value> = resolved.iter().copied().filter(|v| !is_null(v)).collect();
-        let [only] = non_null.as_slice() else {
-            return Err(SchemaError::at(
-                path,
-                format!(
-                    "`{keyword}` with several non-null alternatives is not supported; use one type (optionally with null)"
-                ),
-            ));
-        };
-        let grounding = grounding_policy(object, path)?.unwrap_or(inherited);
-        let mut spec = self.spec(only, path, grounding, depth + 1)?;
-        spec.nullable |= non_null.len() < resolved.len();
-        if let Some(description) = object.get("description").and_then(Value::as_str) {
-            spec.description = Some(description.to_owned());
-        }
-        Ok(spec)
+    ) -> Result<Kind, SchemaError> {
+        Ok(match type_name {
+            "string" => Kind::String,
+            "integer" => Kind::Integer,
+            "number" => Kind::Number,
+            "boolean" => Kind::Boolean,
+            "array" => {
+                let items = match object.get("items") {
+                    Some(items) => {
+                        let child = format!("{path}[]");
+                        self.build(items, resolver, &child, grounding, depth + 1, false)?
+                            .spec
+                    }
+                    None => Built::untyped(grounding).spec,
+                };
+                Kind::Array(Box::new(items))
+            }
+            "object" => Kind::Object(self.properties(object, resolver, path, grounding, depth)?),
+            other => {
+                return Err(SchemaError::at(
+                    path,
+                    format!(
+                        "unknown type '{other}'; expected string, integer, number, boolean, array, object or null"
+                    ),
+                ));
+            }
+        })
     }
 
     fn properties(
-        &self,
+        &mut self,
         object: &Map<String, Value>,
+        resolver: &Resolver<'_>,
         path: &str,
         grounding: GroundingPolicy,
         depth: usize,
     ) -> Result<Vec<FieldSpec>, SchemaError> {
-        let required: Vec<&str> = match object.get("required") {
-            None => Vec::new(),
-            Some(Value::Array(names)) => names
-                .iter()
-                .map(|name| {
-                    name.as_str()
-                        .ok_or_else(|| SchemaError::at(path, "`required` must list field names"))
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => {
-                return Err(SchemaError::at(
-                    path,
-                    "`required` must be an array of names",
-                ));
-            }
-        };
         let properties = match object.get("properties") {
             None => return Ok(Vec::new()),
             Some(Value::Object(properties)) => properties,
             Some(_) => return Err(SchemaError::at(path, "`properties` must be an object")),
         };
-        for name in &required {
-            if !properties.contains_key(*name) {
-                return Err(SchemaError::at(
-                    &join(path, name),
-                    "listed in `required` but not declared in `properties`",
-                ));
-            }
-        }
         properties
             .iter()
             .map(|(name, node)| {
                 let field_path = join(path, name);
+                let built = self.build(node, resolver, &field_path, grounding, depth + 1, false)?;
                 Ok(FieldSpec {
                     name: name.clone(),
-                    required: required.contains(&name.as_str()),
-                    spec: self.spec(node, &field_path, grounding, depth + 1)?,
+                    required: false,
+                    spec: built.spec,
                 })
             })
             .collect()
+    }
+}
+
+/// The scalar kind every value has, if they share one.
+fn common_kind(values: &[Value]) -> Option<Kind> {
+    let kind_of = |value: &Value| match value {
+        Value::String(_) => Some(Kind::String),
+        Value::Bool(_) => Some(Kind::Boolean),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(Kind::Integer),
+        Value::Number(_) => Some(Kind::Number),
+        _ => None,
+    };
+    let first = kind_of(values.first()?)?;
+    values
+        .iter()
+        .all(|value| kind_of(value).is_some_and(|kind| kind.as_str() == first.as_str()))
+        .then_some(first)
+}
+
+/// Two schemas that both apply (`allOf`, `$ref` beside other keywords): the first's words win,
+/// object fields are pooled, and `null` passes only if both let it.
+fn merge(first: Built, second: Built) -> Built {
+    let (a, b) = (first.spec, second.spec);
+    let kind = match (a.kind, b.kind) {
+        (Kind::Any, kind) => kind,
+        (Kind::Object(mut fields), Kind::Object(more)) => {
+            for field in more {
+                if let Some(existing) = fields.iter_mut().find(|f| f.name == field.name) {
+                    existing.required |= field.required;
+                } else {
+                    fields.push(field);
+                }
+            }
+            Kind::Object(fields)
+        }
+        (kind, _) => kind,
+    };
+    let nullable = match (first.typed, second.typed) {
+        (true, true) => a.nullable && b.nullable,
+        (true, false) => a.nullable,
+        (false, true) => b.nullable,
+        (false, false) => a.nullable && b.nullable,
+    };
+    let grounding = if a.grounding == GroundingPolicy::None || b.grounding == GroundingPolicy::None
+    {
+        GroundingPolicy::None
+    } else {
+        GroundingPolicy::Required
+    };
+    let mut required = first.required;
+    required.extend(second.required);
+    Built {
+        spec: ValueSpec {
+            kind,
+            nullable,
+            title: a.title.or(b.title),
+            description: a.description.or(b.description),
+            enum_values: a.enum_values.or(b.enum_values),
+            format: a.format.or(b.format),
+            pattern: a.pattern.or(b.pattern),
+            minimum: a.minimum.or(b.minimum),
+            maximum: a.maximum.or(b.maximum),
+            min_length: a.min_length.or(b.min_length),
+            max_length: a.max_length.or(b.max_length),
+            min_items: a.min_items.or(b.min_items),
+            max_items: a.max_items.or(b.max_items),
+            grounding,
+        },
+        typed: first.typed || second.typed,
+        required,
     }
 }
 
@@ -235,14 +443,15 @@ pub(super) fn join(path: &str, name: &str) -> String {
     }
 }
 
-/// The non-null type and whether null is allowed. No `type` but `properties`/`items` implies
+/// The non-null types and whether null is listed. No `type` but `properties`/`items` implies
 /// object/array.
-fn type_of(object: &Map<String, Value>, path: &str) -> Result<(Option<String>, bool), SchemaError> {
+fn type_of(object: &Map<String, Value>, path: &str) -> Result<(Vec<String>, bool), SchemaError> {
     match object.get("type") {
-        None if object.contains_key("properties") => Ok((Some("object".into()), false)),
-        None if object.contains_key("items") => Ok((Some("array".into()), false)),
-        None => Ok((None, false)),
-        Some(Value::String(name)) => Ok((Some(name.clone()), false)),
+        None if object.contains_key("properties") => Ok((vec!["object".into()], false)),
+        None if object.contains_key("items") => Ok((vec!["array".into()], false)),
+        None => Ok((Vec::new(), false)),
+        Some(Value::String(name)) if name == "null" => Ok((Vec::new(), true)),
+        Some(Value::String(name)) => Ok((vec![name.clone()], false)),
         Some(Value::Array(names)) => {
             let mut nullable = false;
             let mut others = Vec::new();
@@ -253,17 +462,7 @@ fn type_of(object: &Map<String, Value>, path: &str) -> Result<(Option<String>, b
                     None => return Err(SchemaError::at(path, "`type` entries must be strings")),
                 }
             }
-            match others.len() {
-                0 => Ok((Some("null".into()), true)),
-                1 => Ok((others.pop(), nullable)),
-                _ => Err(SchemaError::at(
-                    path,
-                    format!(
-                        "type {names:?} mixes several types; Quarry supports one type, optionally with \"null\"",
-                        names = others
-                    ),
-                )),
-            }
+            Ok((others, nullable))
         }
         Some(_) => Err(SchemaError::at(
             path,
@@ -294,29 +493,30 @@ pub(super) fn grounding_policy(
     }
 }
 
-/// Reads the constraint keywords shared by both schema forms.
+/// Reads the constraint keywords shared by both schema forms into the IR (the authority checks
+/// them; the IR shows them to the model and coerces to them).
 pub(super) fn constraints(
     object: &Map<String, Value>,
     path: &str,
     spec: &mut ValueSpec,
 ) -> Result<(), SchemaError> {
-    if let Some(values) = object.get("enum") {
-        let values = values
-            .as_array()
-            .ok_or_else(|| SchemaError::at(path, "`enum` must be an array of values"))?;
-        if values.is_empty() {
+    let listed = match (object.get("enum"), object.get("const")) {
+        (_, Some(value)) => Some(vec![value.clone()]),
+        (Some(Value::Array(values)), None) if values.is_empty() => {
             return Err(SchemaError::at(
                 path,
                 "`enum` is empty; no value could pass",
             ));
         }
-        spec.enum_values = Some(values.iter().filter(|v| !v.is_null()).cloned().collect());
-        if values.iter().any(Value::is_null) {
-            spec.nullable = true;
+        (Some(Value::Array(values)), None) => Some(values.clone()),
+        (Some(_), None) => {
+            return Err(SchemaError::at(path, "`enum` must be an array of values"));
         }
-    }
-    if let Some(value) = object.get("const") {
-        spec.enum_values = Some(vec![value.clone()]);
+        (None, None) => None,
+    };
+    if let Some(values) = listed {
+        spec.nullable |= values.iter().any(Value::is_null);
+        spec.enum_values = Some(values.into_iter().filter(|v| !v.is_null()).collect());
     }
     if let Some(format) = object.get("format") {
         let format = format
@@ -328,16 +528,7 @@ pub(super) fn constraints(
         let source = pattern
             .as_str()
             .ok_or_else(|| SchemaError::at(path, "`pattern` must be a string"))?;
-        let regex = regex::Regex::new(source).map_err(|error| {
-            SchemaError::at(
-                path,
-                format!("`pattern` is not a valid regular expression: {error}"),
-            )
-        })?;
-        spec.pattern = Some(Pattern {
-            source: source.to_owned(),
-            regex,
-        });
+        spec.pattern = Some(source.to_owned());
     }
     spec.minimum = bound(object, "minimum", "exclusiveMinimum", path)?;
     spec.maximum = bound(object, "maximum", "exclusiveMaximum", path)?;
@@ -378,8 +569,18 @@ fn bound(
 fn count(object: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u64>, SchemaError> {
     match object.get(key) {
         None => Ok(None),
-        Some(value) => value.as_u64().map(Some).ok_or_else(|| {
-            SchemaError::at(path, format!("`{key}` must be a non-negative integer"))
-        }),
+        // JSON Schema counts are mathematical integers: `2.0` is 2.
+        Some(value) => value
+            .as_u64()
+            .or_else(|| {
+                value
+                    .as_f64()
+                    .filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= u64::MAX as f64)
+                    .map(|n| n as u64)
+            })
+            .map(Some)
+            .ok_or_else(|| {
+                SchemaError::at(path, format!("`{key}` must be a non-negative integer"))
+            }),
     }
 }

@@ -1,23 +1,32 @@
-//! The extraction schema: one compiled IR loaded from JSON Schema (a draft 2020-12 subset) or from
-//! Quarry's compact YAML form (see [`quarry_format`]), in either JSON or YAML syntax.
+//! The extraction schema: one IR loaded from JSON Schema (draft 2020-12) or from Quarry's compact
+//! YAML form (see [`quarry_format`]), in either JSON or YAML syntax.
 //!
-//! A schema is compiled once: `pattern`s become `Regex`es, `$ref`s are resolved, the prompt
-//! section and tool definitions are rendered, so an extraction never re-does that work.
+//! Two views of one schema are built once, when it is loaded:
+//! - the IR ([`FieldSpec`], [`ValueSpec`]): what the prompt shows, what the lenient parser coerces
+//!   to, what grounding and chunk merging walk, and how feedback is phrased;
+//! - the [`Authority`](authority::Authority): the `jsonschema` crate's validator compiled from the
+//!   JSON Schema, which gives the verdict on every keyword (see [`crate::validate`]).
+//!
+//! Every keyword of a JSON Schema is either enforced by the authority or refused when the schema
+//! is loaded, naming it (see `keywords.rs`); an unknown keyword, usually a typo, is refused as the
+//! YAML form refuses an unknown key.
 //!
 //! Nullability rule (both forms): the engine always outputs every property, `null` where the text
-//! has no value. A field *must* hold a value only when it is required **and** its type does not
+//! has no value. A field *must* hold a value only when it is required **and** its schema does not
 //! admit `null`; everything else may be `null` (partial extraction is a success).
 //!
 //! This module lives in the engine, not in `quarry-core`, because compiling a schema needs
-//! `regex` and YAML, and core depends on nothing but serde and thiserror.
+//! `jsonschema` and YAML, and core depends on nothing but serde and thiserror.
 
+pub(crate) mod authority;
 mod json_schema;
+mod keywords;
+mod prompt_block;
 pub mod quarry_format;
 mod render;
 
 use std::fmt;
 
-use regex::Regex;
 use serde_json::Value;
 use thiserror::Error;
 
@@ -36,6 +45,8 @@ pub struct Schema {
     pub(crate) prompt_block: String,
     /// The IR as plain JSON Schema for the lenient parser's coercion.
     pub(crate) coercion_schema: Value,
+    /// The validator compiled from `json_schema`: the verdict on every keyword.
+    pub(crate) authority: authority::Authority,
 }
 
 /// One named property of an object.
@@ -54,16 +65,21 @@ impl FieldSpec {
     }
 }
 
-/// What a value must look like.
+/// What a value must look like, as far as the prompt, coercion and grounding need to know. The
+/// authority checks every keyword, including those the IR does not keep (`if`, `not`, …).
 #[derive(Debug, Clone)]
 pub struct ValueSpec {
     pub kind: Kind,
     /// The type admits `null` (`["string", "null"]`, `anyOf [.., {type: null}]`, `nullable: true`).
     pub nullable: bool,
+    /// `title`, used to name the options of a union in the prompt.
+    pub title: Option<String>,
     pub description: Option<String>,
+    /// `enum`, or `const` as a one-value list (without `null`, which sets `nullable`).
     pub enum_values: Option<Vec<Value>>,
     pub format: Option<Format>,
-    pub pattern: Option<Pattern>,
+    /// The `pattern` source (ECMA-262 dialect; the authority compiles and checks it).
+    pub pattern: Option<String>,
     pub minimum: Option<Bound>,
     pub maximum: Option<Bound>,
     pub min_length: Option<u64>,
@@ -78,6 +94,7 @@ impl ValueSpec {
         ValueSpec {
             kind,
             nullable: false,
+            title: None,
             description: None,
             enum_values: None,
             format: None,
@@ -92,11 +109,20 @@ impl ValueSpec {
         }
     }
 
-    /// A short type label for prompts and messages: `number`, `list of string`, `date`.
+    /// A short type label for prompts and messages: `number`, `list of string`, `date`,
+    /// `string or integer`, `Cat or Dog`.
     pub fn type_label(&self) -> String {
         let base = match (&self.kind, self.format) {
             (Kind::String, Some(format)) => format.as_str().to_owned(),
             (Kind::Array(items), _) => format!("list of {}", items.type_label()),
+            (Kind::Union(options), _) => options
+                .iter()
+                .map(|option| match (&option.kind, &option.title) {
+                    (Kind::Object(_), Some(title)) => title.clone(),
+                    _ => option.type_label(),
+                })
+                .collect::<Vec<_>>()
+                .join(" or "),
             (kind, _) => kind.as_str().to_owned(),
         };
         if self.nullable {
@@ -104,6 +130,61 @@ impl ValueSpec {
         } else {
             base
         }
+    }
+
+    /// The option of a union that `value` most likely took (the spec itself when it is not a
+    /// union): the first option of the value's JSON type, and among object options the one whose
+    /// `const`/`enum` fields (a discriminator) and field names fit the value best.
+    pub fn branch_for(&self, value: &Value) -> &ValueSpec {
+        let Kind::Union(options) = &self.kind else {
+            return self;
+        };
+        let score = |option: &ValueSpec| -> i64 {
+            match (&option.kind, value) {
+                (Kind::Object(fields), Value::Object(object)) => {
+                    let mut score = 1;
+                    for field in fields {
+                        match (object.get(&field.name), &field.spec.enum_values) {
+                            (Some(found), Some(allowed)) if allowed.contains(found) => score += 100,
+                            (Some(_), Some(_)) => score -= 100,
+                            (Some(_), None) => score += 1,
+                            (None, _) => {}
+                        }
+                    }
+                    score
+                }
+                (kind, value) if kind_admits(kind, value) => 1,
+                _ => i64::MIN,
+            }
+        };
+        options
+            .iter()
+            .map(|option| (score(option), option))
+            .filter(|(score, _)| *score > i64::MIN)
+            .fold(
+                None::<(i64, &ValueSpec)>,
+                |best, (score, option)| match best {
+                    Some((best_score, _)) if best_score >= score => best,
+                    _ => Some((score, option)),
+                },
+            )
+            .map_or(self, |(_, option)| option.branch_for(value))
+    }
+}
+
+/// Whether a value of `value`'s JSON type can be of `kind` (an integer is a number).
+fn kind_admits(kind: &Kind, value: &Value) -> bool {
+    match kind {
+        Kind::String => value.is_string(),
+        Kind::Integer => value.as_f64().is_some_and(|n| n.fract() == 0.0),
+        Kind::Number => value.is_number(),
+        Kind::Boolean => value.is_boolean(),
+        Kind::Array(_) => value.is_array(),
+        Kind::Object(_) => value.is_object(),
+        Kind::Union(options) => options
+            .iter()
+            .any(|option| kind_admits(&option.kind, value)),
+        Kind::Any => true,
     }
 }
 
@@ -115,7 +196,11 @@ pub enum Kind {
     Boolean,
     Array(Box<ValueSpec>),
     Object(Vec<FieldSpec>),
-    /// No type given: any JSON value (still checked against `enum`).
+    /// A value of one of several shapes (`anyOf`/`oneOf` with more than one non-null option, or
+    /// a `type` listing several types), in the schema's order.
+    Union(Vec<ValueSpec>),
+    /// No type given, or a shape the IR does not describe (a recursive `$ref`): any JSON value as
+    /// far as the IR knows; the authority still checks it.
     Any,
 }
 
@@ -128,28 +213,76 @@ impl Kind {
             Kind::Boolean => "boolean",
             Kind::Array(_) => "array",
             Kind::Object(_) => "object",
+            Kind::Union(_) => "union",
             Kind::Any => "any",
         }
     }
 }
 
-/// The `format`s Quarry checks; others are kept as annotations and not checked.
+/// The `format`s Quarry claims; the authority checks each (RFC 3339 dates and times, ISO 8601
+/// durations, RFC 5321/6531 addresses, RFC 1123/5890 host names, RFC 3986/3987 URIs and IRIs,
+/// RFC 4122 UUIDs, JSON pointers, ECMA-262 regexes, RFC 6570 URI templates). A `format` outside
+/// this list is refused when the schema is loaded, never ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Date,
     DateTime,
+    Time,
+    Duration,
     Email,
+    IdnEmail,
+    Hostname,
+    IdnHostname,
+    Ipv4,
+    Ipv6,
     Uri,
+    UriReference,
+    Iri,
+    IriReference,
+    UriTemplate,
+    Uuid,
+    JsonPointer,
+    RelativeJsonPointer,
+    Regex,
 }
 
 impl Format {
+    /// Every claimed format, in the order error messages list them.
+    pub const ALL: [Format; 19] = [
+        Format::Date,
+        Format::DateTime,
+        Format::Time,
+        Format::Duration,
+        Format::Email,
+        Format::IdnEmail,
+        Format::Hostname,
+        Format::IdnHostname,
+        Format::Ipv4,
+        Format::Ipv6,
+        Format::Uri,
+        Format::UriReference,
+        Format::Iri,
+        Format::IriReference,
+        Format::UriTemplate,
+        Format::Uuid,
+        Format::JsonPointer,
+        Format::RelativeJsonPointer,
+        Format::Regex,
+    ];
+
+    /// The format a JSON Schema `format` names, spelled exactly as the specification does.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL
+            .into_iter()
+            .find(|format| format.as_str() == name)
+    }
+
+    /// Like [`Format::from_name`], also accepting the YAML form's aliases (`datetime`, `url`).
     pub fn parse(name: &str) -> Option<Format> {
         match name {
-            "date" => Some(Format::Date),
-            "date-time" | "datetime" => Some(Format::DateTime),
-            "email" => Some(Format::Email),
-            "uri" | "url" => Some(Format::Uri),
-            _ => None,
+            "datetime" => Some(Format::DateTime),
+            "url" => Some(Format::Uri),
+            _ => Format::from_name(name),
         }
     }
 
@@ -157,17 +290,25 @@ impl Format {
         match self {
             Format::Date => "date",
             Format::DateTime => "date-time",
+            Format::Time => "time",
+            Format::Duration => "duration",
             Format::Email => "email",
+            Format::IdnEmail => "idn-email",
+            Format::Hostname => "hostname",
+            Format::IdnHostname => "idn-hostname",
+            Format::Ipv4 => "ipv4",
+            Format::Ipv6 => "ipv6",
             Format::Uri => "uri",
+            Format::UriReference => "uri-reference",
+            Format::Iri => "iri",
+            Format::IriReference => "iri-reference",
+            Format::UriTemplate => "uri-template",
+            Format::Uuid => "uuid",
+            Format::JsonPointer => "json-pointer",
+            Format::RelativeJsonPointer => "relative-json-pointer",
+            Format::Regex => "regex",
         }
     }
-}
-
-/// A compiled `pattern` with its source text for messages.
-#[derive(Debug, Clone)]
-pub struct Pattern {
-    pub source: String,
-    pub regex: Regex,
 }
 
 /// A numeric bound; `exclusive` for `exclusiveMinimum`/`exclusiveMaximum`.
@@ -249,6 +390,12 @@ impl Schema {
         self.fields.iter().find(|field| field.name == name)
     }
 
+    /// The field list the system prompt shows the model (types, required, allowed values,
+    /// descriptions, union options).
+    pub fn prompt_fields(&self) -> &str {
+        &self.prompt_block
+    }
+
     /// The JSON Schema sent to the model as tool parameters.
     pub fn json_schema(&self) -> &Value {
         &self.json_schema
@@ -266,7 +413,8 @@ impl Schema {
                 "the schema declares no fields; add at least one property",
             ));
         }
-        let prompt_block = render_prompt_block(&fields);
+        let authority = authority::Authority::compile(&json_schema)?;
+        let prompt_block = prompt_block::render(&fields);
         let coercion_schema = render::object_schema(&fields);
         Ok(Schema {
             name,
@@ -275,47 +423,8 @@ impl Schema {
             json_schema,
             prompt_block,
             coercion_schema,
+            authority,
         })
-    }
-}
-
-fn render_prompt_block(fields: &[FieldSpec]) -> String {
-    let mut out = String::new();
-    render_fields(fields, "", &mut out);
-    out
-}
-
-fn render_fields(fields: &[FieldSpec], indent: &str, out: &mut String) {
-    use std::fmt::Write;
-    for field in fields {
-        let spec = &field.spec;
-        let mut notes = vec![spec.type_label()];
-        if !field.may_be_null() {
-            notes.push("required".to_owned());
-        }
-        if let Some(values) = &spec.enum_values {
-            let values: Vec<String> = values.iter().map(Value::to_string).collect();
-            notes.push(format!("one of {}", values.join(", ")));
-        }
-        if spec.grounding == GroundingPolicy::None {
-            notes.push("may be inferred".to_owned());
-        }
-        let _ = write!(out, "{indent}- {} ({})", field.name, notes.join("; "));
-        if let Some(description) = &spec.description {
-            let _ = write!(out, ": {description}");
-        }
-        out.push('\n');
-        let nested = match &spec.kind {
-            Kind::Object(children) => Some(children),
-            Kind::Array(items) => match &items.kind {
-                Kind::Object(children) => Some(children),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some(children) = nested {
-            render_fields(children, &format!("{indent}  "), out);
-        }
     }
 }
 

@@ -27,12 +27,25 @@ fn value_schema(spec: &ValueSpec, nullable: bool) -> Value {
         Kind::Array(items) => {
             json!({"type": "array", "items": value_schema(items, items.nullable)})
         }
+        Kind::Union(options) => {
+            let mut options: Vec<Value> = options
+                .iter()
+                .map(|option| value_schema(option, option.nullable))
+                .collect();
+            if nullable {
+                options.push(json!({"type": "null"}));
+            }
+            json!({"anyOf": options})
+        }
         Kind::Any => json!({}),
         kind => json!({"type": kind.as_str()}),
     };
     let map = out.as_object_mut().expect("rendered schemas are objects");
     if let (true, Some(Value::String(type_name))) = (nullable, map.get("type").cloned()) {
         map.insert("type".into(), json!([type_name, "null"]));
+    }
+    if let Some(title) = &spec.title {
+        map.insert("title".into(), Value::String(title.clone()));
     }
     if let Some(description) = &spec.description {
         map.insert("description".into(), Value::String(description.clone()));
@@ -48,7 +61,7 @@ fn value_schema(spec: &ValueSpec, nullable: bool) -> Value {
         map.insert("format".into(), Value::String(format.as_str().into()));
     }
     if let Some(pattern) = &spec.pattern {
-        map.insert("pattern".into(), Value::String(pattern.source.clone()));
+        map.insert("pattern".into(), Value::String(pattern.clone()));
     }
     let bounds = [
         (spec.minimum, "minimum", "exclusiveMinimum"),

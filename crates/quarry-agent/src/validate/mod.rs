@@ -1,18 +1,21 @@
-//! Validation of an extraction against the schema: conformance, types and constraints (`required`,
-//! `enum`, `format`, `pattern`, ranges, lengths). Violations are data, each naming the field path.
+//! Validation of an extraction against the schema. The verdict is the authority's (the
+//! `jsonschema` crate, every JSON Schema 2020-12 keyword; see [`crate::schema`]); this module
+//! applies Quarry's own rule on top and phrases each failure as the sentence the model is sent
+//! back (`feedback.rs`). Violations are data, each naming the field path.
 //!
-//! Written by hand over the schema IR rather than with the `jsonschema` crate: both schema forms
-//! compile to the same IR, messages are phrased for the model's feedback ("quote the date as
-//! YYYY-MM-DD"), the "null where the text has no value" rule (see [`crate::schema`]) is not
-//! JSON Schema's, and the subset is small. Patterns were compiled when the schema was loaded.
+//! Quarry's rule (see [`crate::schema`]): the model writes every field, `null` where the text has
+//! no value. So before the authority sees an extraction, a `null` is dropped wherever the IR says
+//! the property is not required (JSON Schema's "absent"), keys that are not fields are dropped
+//! (the result never carries them), and a required property that is absent, or `null` where its
+//! schema does not admit `null`, is reported as [`ViolationKind::Missing`] — which a chunk of a
+//! long document may leave for another chunk.
 
-use std::sync::LazyLock;
+mod feedback;
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::schema::{Bound, FieldSpec, Format, Kind, Schema, ValueSpec};
+use crate::schema::{FieldSpec, Kind, Schema, ValueSpec};
 
 /// One way an extraction breaks the schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,229 +44,155 @@ pub(crate) fn top_level(path: &str) -> &str {
 #[serde(rename_all = "snake_case")]
 pub enum ViolationKind {
     NotAnObject,
+    /// Required (`required`, `dependentRequired`) but absent or `null`.
     Missing,
     Type,
+    /// `enum` or `const`.
     Enum,
     Format,
     Pattern,
+    /// `minimum`, `maximum`, their exclusive forms, `multipleOf`.
     Range,
+    /// `minLength`/`maxLength`, `minItems`/`maxItems`, `minProperties`/`maxProperties`,
+    /// `minContains`/`maxContains`.
     Length,
+    /// `uniqueItems`.
+    Unique,
+    /// Properties or items the schema does not allow (`additionalProperties`,
+    /// `unevaluatedProperties`, `unevaluatedItems`, `propertyNames`, a `false` schema).
+    Unexpected,
+    /// `anyOf`/`oneOf`: no option fits, or (`oneOf`) several do.
+    Union,
+    /// Another rule: `not`, `contains`, and what the crate reports beyond the above.
+    Rule,
 }
 
 /// Checks the whole extraction.
 pub fn validate(schema: &Schema, value: &Value) -> Vec<Violation> {
-    let mut violations = Vec::new();
     let Some(object) = value.as_object() else {
-        violations.push(Violation {
+        return vec![Violation {
             path: String::new(),
             kind: ViolationKind::NotAnObject,
             message: format!(
                 "the extraction must be a JSON object with the schema's fields, got {}",
                 describe(value)
             ),
-        });
-        return violations;
+        }];
     };
-    for field in &schema.fields {
-        validate_field(field, object.get(&field.name), &field.name, &mut violations);
-    }
-    violations
+    check(schema, object, None, &|path| path.to_owned())
 }
 
-/// Checks one field's value (`None` when absent) at `path`.
+/// Checks one top-level field of `schema` (`None` when absent); messages name `path` in the
+/// field's place (the pipeline's field agents check `{"value": …}` for a field of an entity).
 pub fn validate_field(
+    schema: &Schema,
     field: &FieldSpec,
     value: Option<&Value>,
     path: &str,
     out: &mut Vec<Violation>,
 ) {
-    match value {
-        None | Some(Value::Null) => {
-            if !field.may_be_null() {
-                out.push(Violation {
-                    path: path.to_owned(),
-                    kind: ViolationKind::Missing,
-                    message: format!(
-                        "field '{path}' is required but has no value; find it in the document"
-                    ),
-                });
-            }
-        }
-        Some(value) => validate_value(&field.spec, value, path, out),
+    let mut object = Map::new();
+    if let Some(value) = value {
+        object.insert(field.name.clone(), value.clone());
     }
+    let rename = |inner: &str| format!("{path}{}", inner.get(field.name.len()..).unwrap_or(""));
+    out.extend(check(schema, &object, Some(&field.name), &rename));
 }
 
-fn validate_value(spec: &ValueSpec, value: &Value, path: &str, out: &mut Vec<Violation>) {
-    let mut push = |kind, message: String| {
-        out.push(Violation {
-            path: path.to_owned(),
-            kind,
-            message: format!("field '{path}': {message}"),
+/// The violations of the fields in `object` (of `only`, if given), their paths passed through
+/// `rename`, in schema field order.
+fn check(
+    schema: &Schema,
+    object: &Map<String, Value>,
+    only: Option<&str>,
+    rename: &dyn Fn(&str) -> String,
+) -> Vec<Violation> {
+    let instance = Value::Object(
+        schema
+            .fields
+            .iter()
+            .filter_map(|field| {
+                let value = object.get(&field.name)?;
+                if value.is_null() && !field.required {
+                    return None;
+                }
+                Some((
+                    field.name.clone(),
+                    without_optional_nulls(&field.spec, value),
+                ))
+            })
+            .collect(),
+    );
+    let mut found: Vec<feedback::Explained> = Vec::new();
+    for error in schema.authority.errors(&instance) {
+        let explained = feedback::explain(schema, &instance, &error);
+        if only.is_some_and(|name| top_level(&explained.path) != name) {
+            continue;
+        }
+        let repeated = explained.kind == ViolationKind::Missing
+            && found
+                .iter()
+                .any(|seen| seen.kind == ViolationKind::Missing && seen.path == explained.path);
+        if !repeated {
+            found.push(explained);
+        }
+    }
+    let order = |explained: &feedback::Explained| {
+        let field = top_level(&explained.path);
+        schema.fields.iter().position(|spec| spec.name == field)
+    };
+    found.sort_by_key(order);
+    found
+        .into_iter()
+        .map(|explained| {
+            let path = rename(&explained.path);
+            let message = match (explained.kind, path.as_str()) {
+                (ViolationKind::Missing, _) => {
+                    format!("field '{path}' is required but has no value; find it in the document")
+                }
+                (_, "") => format!("the extraction: {}", explained.sentence),
+                _ => format!("field '{path}': {}", explained.sentence),
+            };
+            Violation {
+                path,
+                kind: explained.kind,
+                message,
+            }
         })
-    };
-    if value.is_null() {
-        if !spec.nullable {
-            push(
-                ViolationKind::Type,
-                format!("expected {}, got null", spec.type_label()),
-            );
-        }
-        return;
-    }
-    let type_ok = match &spec.kind {
-        Kind::String => value.is_string(),
-        Kind::Integer => value.as_f64().is_some_and(|n| n.fract() == 0.0),
-        Kind::Number => value.is_number(),
-        Kind::Boolean => value.is_boolean(),
-        Kind::Array(_) => value.is_array(),
-        Kind::Object(_) => value.is_object(),
-        Kind::Any => true,
-    };
-    if !type_ok {
-        push(
-            ViolationKind::Type,
-            format!("expected {}, got {}", spec.type_label(), describe(value)),
-        );
-        return;
-    }
-    if let Some(values) = spec
-        .enum_values
-        .as_ref()
-        .filter(|values| !values.contains(value))
-    {
-        let allowed: Vec<String> = values.iter().map(Value::to_string).collect();
-        push(
-            ViolationKind::Enum,
-            format!("{value} is not one of {}", allowed.join(", ")),
-        );
-    }
-    match value {
-        Value::String(text) => {
-            if let Some(format) = spec.format.filter(|format| !format_ok(*format, text)) {
-                push(ViolationKind::Format, format_hint(format, text));
-            }
-            if let Some(pattern) = spec.pattern.as_ref().filter(|p| !p.regex.is_match(text)) {
-                push(
-                    ViolationKind::Pattern,
-                    format!("{value} does not match the pattern {}", pattern.source),
-                );
-            }
-            let length = text.chars().count() as u64;
-            if spec.min_length.is_some_and(|min| length < min) {
-                push(
-                    ViolationKind::Length,
-                    format!(
-                        "{value} is shorter than {} characters",
-                        spec.min_length.unwrap_or(0)
-                    ),
-                );
-            }
-            if spec.max_length.is_some_and(|max| length > max) {
-                push(
-                    ViolationKind::Length,
-                    format!(
-                        "{value} is longer than {} characters",
-                        spec.max_length.unwrap_or(0)
-                    ),
-                );
-            }
-        }
-        Value::Number(number) => {
-            let n = number.as_f64().unwrap_or(f64::NAN);
-            if let Some(bound) = spec.minimum.filter(|b| below(n, *b)) {
-                let relation = if bound.exclusive { "above" } else { "at least" };
-                push(
-                    ViolationKind::Range,
-                    format!("{value} must be {relation} {}", bound.value),
-                );
-            }
-            if let Some(bound) = spec.maximum.filter(|b| above(n, *b)) {
-                let relation = if bound.exclusive { "below" } else { "at most" };
-                push(
-                    ViolationKind::Range,
-                    format!("{value} must be {relation} {}", bound.value),
-                );
-            }
-        }
-        Value::Array(items) => {
-            let count = items.len() as u64;
-            if let Some(min) = spec.min_items.filter(|min| count < *min) {
-                push(
-                    ViolationKind::Length,
-                    format!("needs at least {min} item(s), got {count}"),
-                );
-            }
-            if let Some(max) = spec.max_items.filter(|max| count > *max) {
-                push(
-                    ViolationKind::Length,
-                    format!("allows at most {max} item(s), got {count}"),
-                );
-            }
-            if let Kind::Array(item_spec) = &spec.kind {
-                for (index, item) in items.iter().enumerate() {
-                    validate_value(item_spec, item, &format!("{path}[{index}]"), out);
-                }
-            }
-        }
-        Value::Object(object) => {
-            if let Kind::Object(fields) = &spec.kind {
-                for field in fields {
-                    let child = format!("{path}.{}", field.name);
-                    validate_field(field, object.get(&field.name), &child, out);
-                }
-            }
-        }
-        _ => {}
-    }
+        .collect()
 }
 
-fn below(n: f64, bound: Bound) -> bool {
-    if bound.exclusive {
-        n <= bound.value
-    } else {
-        n < bound.value
-    }
-}
-
-fn above(n: f64, bound: Bound) -> bool {
-    if bound.exclusive {
-        n >= bound.value
-    } else {
-        n > bound.value
-    }
-}
-
-static EMAIL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[^@\s]+@[^@\s.]+(\.[^@\s.]+)+$").expect("valid regex"));
-static URI: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s]+$").expect("valid regex"));
-
-pub(crate) fn format_ok(format: Format, text: &str) -> bool {
-    match format {
-        Format::Date => is_iso_date(text),
-        Format::DateTime => {
-            chrono::DateTime::parse_from_rfc3339(text).is_ok()
-                || chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S").is_ok()
-                || chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").is_ok()
-        }
-        Format::Email => EMAIL.is_match(text),
-        Format::Uri => URI.is_match(text),
+/// `value` with the `null`s of properties the IR does not require dropped, at every depth the
+/// IR describes (through the union option the value most likely took).
+fn without_optional_nulls(spec: &ValueSpec, value: &Value) -> Value {
+    let spec = spec.branch_for(value);
+    match (&spec.kind, value) {
+        (Kind::Object(fields), Value::Object(object)) => Value::Object(
+            object
+                .iter()
+                .filter_map(|(name, child)| {
+                    let Some(field) = fields.iter().find(|field| &field.name == name) else {
+                        return Some((name.clone(), child.clone()));
+                    };
+                    if child.is_null() && !field.required {
+                        return None;
+                    }
+                    Some((name.clone(), without_optional_nulls(&field.spec, child)))
+                })
+                .collect(),
+        ),
+        (Kind::Array(items), Value::Array(values)) => Value::Array(
+            values
+                .iter()
+                .map(|item| without_optional_nulls(items, item))
+                .collect(),
+        ),
+        _ => value.clone(),
     }
 }
 
 pub(crate) fn is_iso_date(text: &str) -> bool {
     text.len() == 10 && chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok()
-}
-
-fn format_hint(format: Format, text: &str) -> String {
-    match format {
-        Format::Date => format!("{text:?} is not a date; write it as YYYY-MM-DD"),
-        Format::DateTime => {
-            format!("{text:?} is not a date-time; write it as YYYY-MM-DDTHH:MM:SS with an offset")
-        }
-        Format::Email => format!("{text:?} is not an email address"),
-        Format::Uri => format!("{text:?} is not a URI (e.g. https://example.com/path)"),
-    }
 }
 
 /// `"abc"`, `a number (12)`, `an object` — short descriptions for messages.
