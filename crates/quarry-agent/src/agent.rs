@@ -8,7 +8,8 @@
 //! the caller.
 
 use quarry_llm::{
-    ChatRequest, ChatResponse, LlmClient, Message, Role, TokenSink, ToolChoice, Usage,
+    ChatRequest, ChatResponse, LlmClient, LlmError, Message, ResponseFormat, Role, TokenSink,
+    ToolChoice, ToolSpec, Usage,
 };
 use serde_json::Value;
 
@@ -117,17 +118,20 @@ pub(crate) async fn run(
     let mut calls = 0;
 
     for attempt in 1..=context.config.max_attempts.max(1) {
-        let request = ChatRequest {
-            model: context.model.to_owned(),
-            messages: messages.clone(),
-            tools: tools.clone(),
-            tool_choice: Some(ToolChoice::Auto),
-            response_format: None,
-            temperature: context.config.temperature,
-            max_tokens: Some(context.config.max_completion_tokens),
-            extra: context.config.extra.clone(),
+        let request = turn_request(context, &messages, &tools);
+        let response = match call(context, &request).await {
+            Ok(response) => response,
+            // The conversation outgrew the context window with the feedback of earlier turns:
+            // keep what they found and stop (the unresolved fields are escalated as usual).
+            Err(EngineError::Llm(LlmError::ContextOverflow { .. })) if calls > 0 => break,
+            Err(EngineError::Llm(error @ LlmError::ContextOverflow { .. })) => {
+                return Err(EngineError::ContextOverflow {
+                    error,
+                    usage: context.budget.usage(),
+                });
+            }
+            Err(error) => return Err(error),
         };
-        let response = call(context, &request).await?;
         usage.add(response.usage);
         calls += 1;
 
@@ -177,6 +181,30 @@ pub(crate) async fn run(
         usage,
         calls,
     })
+}
+
+/// The request for one model turn. The one place the agent chooses how it asks for the
+/// extraction: when the client has native structured output
+/// ([`LlmClient::structured_output`]: OpenAI's strict mode, Ollama's `format`, Anthropic's forced
+/// tool, …) the schema goes as the response format and the reply's content is the extraction;
+/// otherwise the model gets the `validate`/`submit` tools and whatever it answers is parsed
+/// leniently. Asked every turn: a server that refuses the schema turns it off for its client.
+fn turn_request(context: &RunContext<'_>, messages: &[Message], tools: &[ToolSpec]) -> ChatRequest {
+    let native = context.client.structured_output().is_native();
+    ChatRequest {
+        model: context.model.to_owned(),
+        messages: messages.to_vec(),
+        tools: if native { Vec::new() } else { tools.to_vec() },
+        tool_choice: (!native).then_some(ToolChoice::Auto),
+        response_format: native.then(|| ResponseFormat::JsonSchema {
+            name: context.schema.name.clone(),
+            schema: context.schema.json_schema.clone(),
+            strict: true,
+        }),
+        temperature: context.config.temperature,
+        max_tokens: Some(context.config.max_completion_tokens),
+        extra: context.config.extra.clone(),
+    }
 }
 
 async fn call(

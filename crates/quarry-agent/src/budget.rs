@@ -71,6 +71,14 @@ impl Budget {
         state.usage.add(usage);
     }
 
+    /// Tokens the run has consumed so far, as the providers reported them.
+    pub(crate) fn usage(&self) -> Usage {
+        self.state
+            .lock()
+            .expect("budget lock is never poisoned")
+            .usage
+    }
+
     /// Returns a reservation whose call failed before consuming anything we know of.
     pub(crate) fn release(&self, reservation: Reservation) {
         let mut state = self.state.lock().expect("budget lock is never poisoned");

@@ -23,6 +23,18 @@ pub enum EngineError {
         /// What the run had consumed when it stopped.
         usage: Usage,
     },
+    /// The first model call for a document (or chunk) did not fit the model's context window.
+    /// (When a later turn overflows, the loop stops and keeps what earlier turns found.)
+    #[error(
+        "the document does not fit the model's context window ({} tokens spent before): {error}; \
+         use a model with a longer context or extract from a shorter text",
+        usage.total()
+    )]
+    ContextOverflow {
+        error: LlmError,
+        /// What the run had consumed when it stopped.
+        usage: Usage,
+    },
     #[error("the document is empty; pass the text to extract from")]
     EmptyDocument,
     #[error(transparent)]

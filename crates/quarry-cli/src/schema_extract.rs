@@ -95,7 +95,7 @@ fn ask(question: &str) -> Result<Option<String>, Failure> {
 
 fn engine_failure(error: EngineError) -> Failure {
     let code = match &error {
-        EngineError::Llm(_) => ErrorCode::ModelError,
+        EngineError::Llm(_) | EngineError::ContextOverflow { .. } => ErrorCode::ModelError,
         EngineError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
         EngineError::EmptyDocument => ErrorCode::EmptyInput,
         EngineError::Schema(_) => ErrorCode::InvalidSchema,

@@ -1,0 +1,182 @@
+//! How the agent asks for the extraction, over HTTP against a local scripted server: the schema
+//! as native structured output when the provider has it (no tools), the `validate`/`submit`
+//! tools otherwise or once the server refused the schema; and what a context overflow keeps.
+
+use std::time::Duration;
+
+use quarry_agent::{EngineError, Extractor, ExtractorConfig, Outcome, Schema};
+use quarry_llm::{ModelSpec, ProviderSettings, TransportConfig, build_client};
+use quarry_testkit::{Reply, ScriptedServer};
+use serde_json::{Value, json};
+
+const SCHEMA: &str = r#"{"type": "object", "required": ["vendor", "total"], "properties": {
+    "vendor": {"type": "string", "description": "Who issued the invoice"},
+    "total": {"type": "number"},
+    "po_number": {"type": "string"}}}"#;
+
+const DOCUMENT: &str = "Invoice from Acme Supplies Ltd, 15 January 2024. Total due: $1,200.";
+
+fn extractor(server: &ScriptedServer, model: &str, config: ExtractorConfig) -> Extractor {
+    let spec = ModelSpec::parse(model).unwrap();
+    let settings = ProviderSettings {
+        base_url: Some(server.base_url()),
+        api_key: Some("sk-test".into()),
+        transport: TransportConfig {
+            max_attempts: 2,
+            backoff_base: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(2),
+            ..TransportConfig::default()
+        },
+        ..ProviderSettings::default()
+    };
+    let client = build_client(&spec, settings).unwrap();
+    Extractor::new(client, spec.model, config)
+}
+
+fn tool_names(body: &Value) -> Vec<&str> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| tool["function"]["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn openai_gets_the_schema_as_strict_structured_output_instead_of_tools() {
+    // Strict mode answers every property; `null` stands for the optional one the text lacks.
+    let server = ScriptedServer::with_script([Reply::content(
+        r#"{"vendor": "Acme Supplies Ltd", "total": 1200, "po_number": null}"#,
+    )]);
+    let schema = Schema::parse(SCHEMA).unwrap();
+    let extraction = extractor(&server, "openai:gpt-test", ExtractorConfig::default())
+        .extract(&schema, DOCUMENT, &[])
+        .await
+        .unwrap();
+
+    assert_eq!(extraction.outcome, Outcome::Complete);
+    assert_eq!(
+        extraction.value,
+        json!({"vendor": "Acme Supplies Ltd", "total": 1200, "po_number": null})
+    );
+    let sent = &server.requests()[0];
+    assert!(sent.get("tools").is_none() && sent.get("tool_choice").is_none());
+    assert_eq!(
+        sent["response_format"],
+        json!({"type": "json_schema", "json_schema": {
+            "name": "extraction",
+            "strict": true,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "vendor": {"type": "string", "description": "Who issued the invoice"},
+                    "total": {"type": "number"},
+                    "po_number": {"type": ["string", "null"]}
+                },
+                "required": ["vendor", "total", "po_number"],
+                "additionalProperties": false
+            }
+        }})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_refusing_the_schema_gets_tools_from_then_on() {
+    let server = ScriptedServer::with_script([
+        Reply::status(
+            400,
+            r#"{"error":{"message":"response_format json_schema is not supported","type":"BadRequestError"}}"#,
+        ),
+        Reply::content(r#"{"vendor": "Acme Supplies Ltd", "total": 1200}"#),
+        Reply::tool_call(
+            "submit",
+            r#"{"vendor": "Acme Supplies Ltd", "total": 1200}"#,
+        ),
+    ]);
+    let schema = Schema::parse(SCHEMA).unwrap();
+    let extractor = extractor(&server, "vllm:qwen2.5-7b", ExtractorConfig::default());
+
+    let first = extractor.extract(&schema, DOCUMENT, &[]).await.unwrap();
+    let second = extractor.extract(&schema, DOCUMENT, &[]).await.unwrap();
+
+    assert!(first.is_complete() && second.is_complete());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // vLLM gets the user's schema as it is, and no tools.
+    assert_eq!(
+        requests[0]["response_format"]["json_schema"]["schema"],
+        serde_json::from_str::<Value>(SCHEMA).unwrap()
+    );
+    assert!(tool_names(&requests[0]).is_empty());
+    // The refused turn is sent again without the schema; the next extraction offers tools.
+    assert!(requests[1].get("response_format").is_none());
+    assert_eq!(requests[1]["messages"], requests[0]["messages"]);
+    assert!(requests[2].get("response_format").is_none());
+    assert_eq!(tool_names(&requests[2]), ["validate", "submit"]);
+}
+
+const OVERFLOW: &str = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 8400 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_context_overflow_on_a_retry_keeps_what_earlier_turns_found() {
+    let server = ScriptedServer::with_script([
+        // The total is invented (the text says $1,200): rejected with feedback, vendor kept.
+        Reply::tool_call(
+            "submit",
+            r#"{"vendor": "Acme Supplies Ltd", "total": 1500}"#,
+        )
+        .with_usage(300, 40),
+        Reply::status(400, OVERFLOW).into(),
+    ]);
+    let schema = Schema::parse(SCHEMA).unwrap();
+    let extraction = extractor(&server, "openai-compatible:m", ExtractorConfig::default())
+        .extract(&schema, DOCUMENT, &[])
+        .await
+        .unwrap();
+
+    assert_eq!(extraction.value["vendor"], "Acme Supplies Ltd");
+    assert_eq!(extraction.value["total"], Value::Null);
+    assert!(extraction.question().unwrap().contains("total"));
+    assert_eq!(extraction.usage.total(), 340);
+    assert_eq!(extraction.model_calls, 1);
+    assert_eq!(server.request_count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_turn_overflow_is_an_error_reporting_the_tokens_spent() {
+    // Two chunks, one after the other: the first is extracted, the second does not fit.
+    let document = format!("{DOCUMENT}\n\n{}", "Terms and conditions apply. ".repeat(4));
+    let config = ExtractorConfig {
+        chunk_bytes: 80,
+        chunk_overlap: 0,
+        chunk_concurrency: 1,
+        ..ExtractorConfig::default()
+    };
+    let server = ScriptedServer::with_script([
+        Reply::tool_call(
+            "submit",
+            r#"{"vendor": "Acme Supplies Ltd", "total": 1200}"#,
+        )
+        .with_usage(300, 40),
+        Reply::status(400, OVERFLOW).into(),
+    ]);
+    let schema = Schema::parse(SCHEMA).unwrap();
+    let error = extractor(&server, "openai-compatible:m", config)
+        .extract(&schema, &document, &[])
+        .await
+        .unwrap_err();
+
+    let EngineError::ContextOverflow { usage, .. } = &error else {
+        panic!("expected a context overflow, got {error:?}");
+    };
+    assert_eq!(usage.total(), 340);
+    let message = error.to_string();
+    assert!(
+        message.contains("context window") && message.contains("340 tokens"),
+        "{message}"
+    );
+    assert_eq!(server.request_count(), 2);
+}
