@@ -522,7 +522,8 @@ pub(super) fn constraints(
         let format = format
             .as_str()
             .ok_or_else(|| SchemaError::at(path, "`format` must be a string"))?;
-        spec.format = Format::parse(format);
+        spec.format =
+            Some(Format::parse(format).ok_or_else(|| keywords::unknown_format(path, format))?);
     }
     if let Some(pattern) = object.get("pattern") {
         let source = pattern

@@ -269,14 +269,7 @@ fn check_object(object: &Map<String, Value>, path: &str) -> Result<(), SchemaErr
     if let Some(format) = object.get("format").and_then(Value::as_str)
         && Format::from_name(format).is_none()
     {
-        let known: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
-        return Err(SchemaError::at(
-            path,
-            format!(
-                "format '{format}' is not one Quarry checks; use one of {}, or a `pattern`",
-                known.join(", ")
-            ),
-        ));
+        return Err(unknown_format(path, format));
     }
     if object.get("nullable") == Some(&Value::Bool(true)) && !object.contains_key("type") {
         return Err(SchemaError::at(
@@ -285,6 +278,17 @@ fn check_object(object: &Map<String, Value>, path: &str) -> Result<(), SchemaErr
         ));
     }
     Ok(())
+}
+
+/// A `format` Quarry does not check, refused (both schema forms).
+pub(super) fn unknown_format(path: &str, format: &str) -> SchemaError {
+    SchemaError::at(
+        path,
+        format!(
+            "format '{format}' is not one Quarry checks; use one of {}, or a `pattern`",
+            Format::ALL.map(Format::as_str).join(", ")
+        ),
+    )
 }
 
 /// The accepted keyword closest to `keyword`: same letters in another case, or at most two edits

@@ -26,8 +26,9 @@
 //! ```
 //!
 //! Types: `string` (alias `text`), `integer` (`int`), `number` (`float`, `amount`), `boolean`
-//! (`bool`), `date`, `datetime` (`date-time`), `email`, `uri` (`url`), `object` (with `fields`),
-//! `list` (`array`, with `items`). A field with `enum` and no type is a string. Constraint keys
+//! (`bool`), `object` (with `fields`), `list` (`array`, with `items`), and every claimed format
+//! as a string type: `date`, `datetime` (`date-time`), `time`, `duration`, `email`, `uri`
+//! (`url`), `uuid`, `hostname`, `ipv4`, `ipv6`, … (see [`Format`]). A field with `enum` and no type is a string. Constraint keys
 //! are JSON Schema's (`minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `minLength`,
 //! `maxLength`, `minItems`, `maxItems`, `pattern`, `format`, `enum`); snake_case spellings
 //! (`min_length`, …) are accepted too. An unknown key is an error naming the field, so a typo
@@ -188,8 +189,8 @@ fn field(
         "integer" | "int" => Kind::Integer,
         "number" | "float" | "amount" | "decimal" => Kind::Number,
         "boolean" | "bool" => Kind::Boolean,
-        "date" | "datetime" | "date-time" | "email" | "uri" | "url" => {
-            implied_format = Format::parse(&type_name);
+        name if Format::parse(name).is_some() => {
+            implied_format = Format::parse(name);
             Kind::String
         }
         "object" => {
@@ -209,7 +210,8 @@ fn field(
             return Err(SchemaError::at(
                 path,
                 format!(
-                    "unknown type '{other}'; expected string, integer, number, boolean, date, datetime, email, uri, object or list"
+                    "unknown type '{other}'; expected string, integer, number, boolean, object, list or a format ({})",
+                    Format::ALL.map(Format::as_str).join(", ")
                 ),
             ));
         }

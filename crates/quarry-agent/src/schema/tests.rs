@@ -287,3 +287,22 @@ fn refs_keep_their_sibling_description_and_allof_merges() {
     assert_eq!(node[0].name, "child");
     assert!(matches!(node[0].spec.kind, Kind::Any));
 }
+
+#[test]
+fn yaml_form_takes_every_claimed_format_and_refuses_others() {
+    let schema =
+        Schema::parse("fields:\n  id: uuid\n  at: time\n  host: {type: hostname}\n").unwrap();
+    assert_eq!(schema.field("id").unwrap().spec.format, Some(Format::Uuid));
+    assert_eq!(schema.field("at").unwrap().spec.format, Some(Format::Time));
+    assert_eq!(
+        schema.json_schema()["properties"]["host"]["format"],
+        json!("hostname")
+    );
+    let error = Schema::parse("fields:\n  x: {type: string, format: binary}\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("schema field 'x': format 'binary' is not one Quarry checks"),
+        "{error}"
+    );
+}
