@@ -22,6 +22,9 @@ pub enum Command {
     Check(CheckArgs),
     /// Serve the extract skill over HTTP (POST /skill/extract, GET /healthz).
     Serve(ServeArgs),
+    /// Serve Quarry's tools to an agent over the Model Context Protocol on stdin/stdout, as the
+    /// local user (every scope) on the database and project (the same tools as /mcp of serve).
+    Mcp(McpArgs),
     /// Measure detector throughput (MB/s) and peak memory on a generated corpus.
     Bench(BenchArgs),
     /// Entity types: load them from quarry.yaml (or JSON), list them.
@@ -425,10 +428,27 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = quarry_server::DEFAULT_BODY_LIMIT)]
     pub max_body_bytes: usize,
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Mark the web app's session cookie Secure (served over TLS by a proxy that does not send
+    /// X-Forwarded-Proto: https).
+    #[arg(long)]
+    pub secure_cookies: bool,
+    /// A Host name (or host:port) /mcp accepts besides localhost, 127.0.0.1 and ::1, e.g. the
+    /// server's public name behind a proxy; repeat for several.
+    #[arg(long = "mcp-allowed-host", value_name = "HOST")]
+    pub mcp_allowed_hosts: Vec<String>,
+}
+
+/// What a long-running host (`serve`, `mcp`) works with: the model, the database, the embedder,
+/// the graph's settings and the in-process workers.
+#[derive(Debug, Args)]
+pub struct HostArgs {
     /// The model behind POST /v1/chat and the default pipeline agent (optional).
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Database for the /v1 REST API (SQLite path or postgres:// URL; default: $QUARRY_DB).
+    /// Database (SQLite path or postgres:// URL; default: $QUARRY_DB; for serve, none serves
+    /// the skill endpoints only; for mcp, quarry.db).
     #[arg(long)]
     pub db: Option<String>,
     /// Embedder for search by meaning: auto, hashing, minilm or provider:model (default:
@@ -440,10 +460,15 @@ pub struct ServeArgs {
     /// Do not work the queues in this process (leave them to `quarry worker` processes).
     #[arg(long)]
     pub no_worker: bool,
-    /// Mark the web app's session cookie Secure (served over TLS by a proxy that does not send
-    /// X-Forwarded-Proto: https).
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Project name (default: $QUARRY_PROJECT, else "default").
     #[arg(long)]
-    pub secure_cookies: bool,
+    pub project: Option<String>,
 }
 
 /// How conversation episodes become graph entities.

@@ -11,6 +11,7 @@ mod failure;
 mod follow;
 mod graph;
 mod jsonl;
+mod mcp;
 mod model;
 mod owner;
 mod retrieval;
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
         Command::Extract(args) => extract::run(args),
         Command::Check(args) => check::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Type(command) => team::types(command),
         Command::Entity(command) => team::entities(command),

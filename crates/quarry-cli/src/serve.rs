@@ -20,15 +20,20 @@ use crate::model::{chosen_model, client_from, extractor_config};
 use crate::retrieval::open_followed_retriever;
 use crate::workspace::{configured_database, open_store};
 
-use crate::args::ServeArgs;
+use crate::args::{HostArgs, ServeArgs};
 use crate::failure::Failure;
 
 /// Logs to stderr, filtered by `QUARRY_LOG` (default `info`).
 pub fn init_logging() {
+    init_logging_at("info");
+}
+
+/// Logs to stderr, filtered by `QUARRY_LOG` (default `level`).
+pub fn init_logging_at(level: &str) {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG")
-                .unwrap_or_else(|_| "info".into()),
+                .unwrap_or_else(|_| level.into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -50,71 +55,106 @@ pub fn start_graph_worker(
 
 pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
     init_logging();
-    let agent = if chosen_model(&args.model).is_some() {
-        let (client, spec) = client_from(&args.model)?;
-        Some(Arc::new(Extractor::new(
-            client,
-            spec.model,
-            extractor_config(&args.model),
-        )))
-    } else {
-        None
-    };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let mut task_worker = None;
-    let mut config = ServerConfig {
+    let database = configured_database(args.host.db.as_deref());
+    let host = Host::start(&runtime, &args.host, database.as_deref())?;
+    let config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
-        agent,
         secure_cookies: args.secure_cookies,
-        ..ServerConfig::default()
+        mcp_allowed_hosts: args.mcp_allowed_hosts.clone(),
+        ..host.config.clone()
     };
-    if let Some(url) = configured_database(args.db.as_deref()) {
-        let store = open_store(&runtime, &url)?;
-        // One index for the pipeline's tools, the graph's entities and graph search, following
-        // what other processes write to the store.
-        let retriever = open_followed_retriever(
-            &runtime,
-            store.clone(),
-            args.embedder.as_deref(),
-            args.model.base_url.clone(),
-        )?;
-        let pipeline = Arc::new(pipeline(store.clone(), retriever.clone(), &args.model));
-        if !args.no_worker {
-            let worker = start_graph_worker(
-                &runtime,
-                store.clone(),
-                retriever.clone(),
-                &args.model,
-                &args.graph,
-                None,
-            )?;
-            config.graph_worker = Some(Arc::new(worker));
-            let signal = WorkerSignal::new();
-            let worker_config = WorkerConfig {
-                owner: worker_owner(),
-                concurrency: args.model.concurrency.max(1),
-                ..WorkerConfig::default()
-            };
-            let (working, stop) = (pipeline.clone(), signal.clone());
-            task_worker = Some((
-                runtime.spawn(async move { working.work(&worker_config, &stop).await }),
-                signal.clone(),
-            ));
-            config.task_worker = Some(signal);
-        }
-        config.pipeline = Some(pipeline);
-        config.retriever = Some(retriever);
-        config.store = Some(store);
-    }
     let served = runtime
         .block_on(quarry_server::serve(args.addr, config))
         .with_context(|| format!("serving on {}", args.addr));
-    if let Some((handle, signal)) = task_worker {
-        // Tasks in flight get a few seconds to end; the rest are taken over by other workers
-        // once their leases expire.
-        signal.stop();
-        let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(5), handle));
-    }
+    host.stop(&runtime);
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How the in-process task worker ended.
+pub type WorkerOutcome = Result<quarry_pipeline::WorkerStats, quarry_pipeline::PipelineError>;
+
+/// What `serve` and `mcp` share: the server configuration over the model and, when there is one,
+/// the database (its followed search index, the pipeline, and unless `--no-worker` the graph and
+/// task workers running on `runtime`).
+pub struct Host {
+    pub config: ServerConfig,
+    /// The in-process task worker and its stop signal, unless `--no-worker` or no database.
+    pub task_worker: Option<(tokio::task::JoinHandle<WorkerOutcome>, Arc<WorkerSignal>)>,
+}
+
+impl Host {
+    pub fn start(
+        runtime: &tokio::runtime::Runtime,
+        args: &HostArgs,
+        database: Option<&str>,
+    ) -> Result<Host, Failure> {
+        let agent = if chosen_model(&args.model).is_some() {
+            let (client, spec) = client_from(&args.model)?;
+            Some(Arc::new(Extractor::new(
+                client,
+                spec.model,
+                extractor_config(&args.model),
+            )))
+        } else {
+            None
+        };
+        let mut task_worker = None;
+        let mut config = ServerConfig {
+            agent,
+            ..ServerConfig::default()
+        };
+        if let Some(url) = database {
+            let store = open_store(runtime, url)?;
+            // One index for the pipeline's tools, the graph's entities and graph search,
+            // following what other processes write to the store.
+            let retriever = open_followed_retriever(
+                runtime,
+                store.clone(),
+                args.embedder.as_deref(),
+                args.model.base_url.clone(),
+            )?;
+            let pipeline = Arc::new(pipeline(store.clone(), retriever.clone(), &args.model));
+            if !args.no_worker {
+                let worker = start_graph_worker(
+                    runtime,
+                    store.clone(),
+                    retriever.clone(),
+                    &args.model,
+                    &args.graph,
+                    None,
+                )?;
+                config.graph_worker = Some(Arc::new(worker));
+                let signal = WorkerSignal::new();
+                let worker_config = WorkerConfig {
+                    owner: worker_owner(),
+                    concurrency: args.model.concurrency.max(1),
+                    ..WorkerConfig::default()
+                };
+                let (working, stop) = (pipeline.clone(), signal.clone());
+                task_worker = Some((
+                    runtime.spawn(async move { working.work(&worker_config, &stop).await }),
+                    signal.clone(),
+                ));
+                config.task_worker = Some(signal);
+            }
+            config.pipeline = Some(pipeline);
+            config.retriever = Some(retriever);
+            config.store = Some(store);
+        }
+        Ok(Host {
+            config,
+            task_worker,
+        })
+    }
+
+    /// Stops the task worker: tasks in flight get a few seconds to end; the rest are taken over
+    /// by other workers once their leases expire.
+    pub fn stop(self, runtime: &tokio::runtime::Runtime) {
+        if let Some((handle, signal)) = self.task_worker {
+            signal.stop();
+            let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(5), handle));
+        }
+    }
 }

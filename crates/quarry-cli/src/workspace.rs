@@ -27,11 +27,7 @@ impl Workspace {
         let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
         let url = configured_database(args.db.as_deref()).unwrap_or_else(|| "quarry.db".to_owned());
         let store = open_store(&runtime, &url)?;
-        let name = args
-            .project
-            .clone()
-            .or_else(|| env("QUARRY_PROJECT"))
-            .unwrap_or_else(|| "default".to_owned());
+        let name = configured_project(args.project.as_deref());
         let project = runtime
             .block_on(store.ensure_project(&name))
             .map_err(|error| Failure::coded(ErrorCode::StorageError, error))?;
@@ -66,6 +62,13 @@ impl Workspace {
             None,
         )
     }
+}
+
+/// `--project`, else a non-empty `QUARRY_PROJECT`, else `default`.
+pub fn configured_project(flag: Option<&str>) -> String {
+    flag.map(str::to_owned)
+        .or_else(|| env("QUARRY_PROJECT"))
+        .unwrap_or_else(|| "default".to_owned())
 }
 
 /// `--db`, else a non-empty `QUARRY_DB`; `None` when neither names a database.

@@ -59,6 +59,25 @@ impl Caller {
         }
     }
 
+    /// The caller of `quarry mcp` on stdio: the local user, with every scope, in the configured
+    /// project; `name` is recorded as reviewer and trigger.
+    pub fn local(project_id: &str, name: &str) -> Caller {
+        Caller {
+            project_id: project_id.to_owned(),
+            key_name: name.to_owned(),
+            scopes: keys::SCOPES.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    /// 403 unless the key carries one of `scopes` (naming the scope when there is only one): the
+    /// check of an operation that REST routes and MCP tools share.
+    pub fn require_scopes(&self, scopes: &[&str]) -> Result<(), ApiError> {
+        match scopes {
+            [scope] => self.require(scope),
+            _ => self.require_any(scopes),
+        }
+    }
+
     /// 403 unless the key carries one of `scopes`.
     pub fn require_any(&self, scopes: &[&str]) -> Result<(), ApiError> {
         if scopes
@@ -142,7 +161,7 @@ fn caller_of(key: &ApiKey) -> Caller {
 
 /// The token of an `Authorization: Bearer …` header (the scheme in any case); `Some(Err)` for an
 /// `Authorization` header of another shape.
-fn bearer(headers: &HeaderMap) -> Option<Result<&str, ApiError>> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<Result<&str, ApiError>> {
     let value = headers.get(AUTHORIZATION)?;
     let parsed = value.to_str().ok().and_then(|value| {
         let (scheme, token) = value.trim().split_once(' ')?;

@@ -41,19 +41,20 @@ use crate::error::ApiError;
 use crate::skill::json_body;
 
 #[derive(Debug, Deserialize)]
-struct ChatRequest {
+pub(crate) struct ChatRequest {
     #[serde(default)]
-    conversation_id: Option<String>,
-    message: String,
+    pub conversation_id: Option<String>,
+    pub message: String,
     /// JSON Schema or Quarry schema, as an object or as YAML/JSON text. Required to start.
     #[serde(default)]
-    schema: Option<Value>,
+    pub schema: Option<Value>,
 }
 
-/// The scope `/v1/chat` needs on a server with a database.
-const CHAT_SCOPE: &str = "extraction:trigger";
+/// The scope `/v1/chat` (and the MCP `extract_with_schema` tool) needs on a server with a
+/// database.
+pub(crate) const CHAT_SCOPES: &[&str] = &["extraction:trigger"];
 /// Reading past conversations: a key that may chat, or one that may read the project.
-const READ_SCOPES: &[&str] = &[CHAT_SCOPE, "entities:read"];
+const READ_SCOPES: &[&str] = &["extraction:trigger", "entities:read"];
 
 /// Longest conversation title taken from the document, in characters.
 const TITLE_CHARS: usize = 60;
@@ -64,20 +65,95 @@ pub async fn chat(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    // The project the conversation lives in; a server without a database has none.
-    let project = match &state.store {
-        Some(_) => {
-            let caller = caller?;
-            caller.require(CHAT_SCOPE)?;
-            caller.project_id
-        }
-        None => String::new(),
+    let caller = match &state.store {
+        Some(_) => Some(caller?),
+        None => None,
     };
+    let project = chat_project(&state, caller.as_ref())?;
     let body = json_body(&headers, body)?;
     let request: ChatRequest = serde_json::from_slice(&body).map_err(|error| {
         ApiError::new(ErrorCode::MalformedRequest, format!("expected {{\"message\": \"...\", \"schema\"?: {{...}}, \"conversation_id\"?: \"...\"}}: {error}"),
         )
     })?;
+    let turn = begin_turn(&state, project, &request).await?;
+
+    let (events, receiver) = mpsc::unbounded_channel::<Event>();
+    tokio::spawn(async move {
+        let _ = events.send(event(
+            "conversation",
+            &json!({"conversation_id": turn.conversation.id}),
+        ));
+        let token_events = events.clone();
+        let on_token = move |text: &str| {
+            let _ = token_events.send(event("token", &json!({"text": text})));
+        };
+        match finish_turn(turn, &on_token).await {
+            Ok(answer) => {
+                let _ = events.send(event("result", &answer.result));
+                let _ = events.send(event(
+                    "message",
+                    &json!({"role": "assistant", "content": answer.reply}),
+                ));
+            }
+            Err(error) => {
+                let _ = events.send(error_event(&error));
+            }
+        }
+        let _ = events.send(event("done", &json!({})));
+    });
+    let stream = stream::unfold(receiver, |mut receiver| async move {
+        receiver
+            .recv()
+            .await
+            .map(|event| (Ok::<_, Infallible>(event), receiver))
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}
+
+/// The project a conversation lives in: the caller's, checked for the chat scope, on a server
+/// with a database; none (`""`, conversations in memory) on a server without one.
+pub(crate) fn chat_project(state: &AppState, caller: Option<&Caller>) -> Result<String, ApiError> {
+    match (&state.store, caller) {
+        (None, _) => Ok(String::new()),
+        (Some(_), Some(caller)) => {
+            caller.require_scopes(CHAT_SCOPES)?;
+            Ok(caller.project_id.clone())
+        }
+        (Some(_), None) => Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            "missing API key: send Authorization: Bearer qk_… (quarry key create)",
+        )),
+    }
+}
+
+/// One turn of a conversation, ready to run: its record (the new one, or the old one with the
+/// person's answer added, both already written) and its schema.
+pub(crate) struct Turn {
+    agent: Arc<quarry_agent::Extractor>,
+    conversations: Arc<crate::conversations::Conversations>,
+    project: String,
+    pub conversation: ChatConversation,
+    schema: Arc<Schema>,
+}
+
+/// What a turn answered: the result (`status`, `value`, `fields`, `usage`), the assistant's reply
+/// (the clarification question, or that every field is extracted) and the question alone.
+pub(crate) struct TurnAnswer {
+    pub result: Value,
+    pub reply: String,
+    pub question: Option<String>,
+}
+
+/// Checks a chat message and writes its turn: a new conversation (`message` is the document,
+/// `schema` required) or the answer to conversation `conversation_id`'s question. What
+/// `POST /v1/chat` and the MCP `extract_with_schema` tool share.
+pub(crate) async fn begin_turn(
+    state: &AppState,
+    project: String,
+    request: &ChatRequest,
+) -> Result<Turn, ApiError> {
     let Some(agent) = state.agent.clone() else {
         return Err(ApiError::new(
             ErrorCode::ModelNotConfigured,
@@ -91,7 +167,7 @@ pub async fn chat(
         ));
     }
     let conversations = state.conversations.clone();
-    let (mut conversation, schema) = match &request.conversation_id {
+    let (conversation, schema) = match &request.conversation_id {
         Some(id) => {
             let conversation = conversations.answer(&project, id, &request.message).await?;
             let schema = parse_schema(Some(&conversation.schema))?;
@@ -110,76 +186,67 @@ pub async fn chat(
             (conversations.start(&project, new).await?, schema)
         }
     };
+    Ok(Turn {
+        agent,
+        conversations,
+        project,
+        conversation,
+        schema,
+    })
+}
 
-    let (events, receiver) = mpsc::unbounded_channel::<Event>();
-    tokio::spawn(async move {
-        let _ = events.send(event(
-            "conversation",
-            &json!({"conversation_id": conversation.id}),
-        ));
-        let token_events = events.clone();
-        let on_token = move |text: &str| {
-            let _ = token_events.send(event("token", &json!({"text": text})));
-        };
-        let outcome = agent
-            .extract_streaming(
-                &schema,
-                &conversation.document,
-                &conversation.clarifications,
-                &on_token,
-            )
-            .await;
-        match outcome {
-            Ok(extraction) => {
-                let payload = result_payload(&extraction);
-                let reply = match extraction.question() {
-                    Some(question) => question.to_owned(),
-                    None => "All fields are extracted and grounded in the document.".to_owned(),
-                };
-                conversation.messages.push(message("assistant", &reply));
-                conversation.result = Some(payload.clone());
-                conversation.status = if extraction.is_complete() {
-                    COMPLETE
-                } else {
-                    NEEDS_CLARIFICATION
-                }
-                .to_owned();
-                // Written before the reply streams, so an answer to it finds the turn ended.
-                match conversations.save(&project, &conversation).await {
-                    Ok(_) => {
-                        let _ = events.send(event("result", &payload));
-                        let _ = events.send(event(
-                            "message",
-                            &json!({"role": "assistant", "content": reply}),
-                        ));
-                    }
-                    Err(error) => {
-                        let _ = events.send(error_event(&error));
-                    }
-                }
+/// Runs the turn's extraction (the model's text to `on_token` as it arrives) and writes its
+/// end before answering, so an answer to its question finds the turn ended. A model failure
+/// marks the conversation failed and answers `ModelError`.
+pub(crate) async fn finish_turn(
+    turn: Turn,
+    on_token: &(dyn Fn(&str) + Send + Sync),
+) -> Result<TurnAnswer, ApiError> {
+    let Turn {
+        agent,
+        conversations,
+        project,
+        mut conversation,
+        schema,
+    } = turn;
+    let outcome = agent
+        .extract_streaming(
+            &schema,
+            &conversation.document,
+            &conversation.clarifications,
+            on_token,
+        )
+        .await;
+    match outcome {
+        Ok(extraction) => {
+            let payload = result_payload(&extraction);
+            let question = extraction.question().map(str::to_owned);
+            let reply = question.clone().unwrap_or_else(|| {
+                "All fields are extracted and grounded in the document.".to_owned()
+            });
+            conversation.messages.push(message("assistant", &reply));
+            conversation.result = Some(payload.clone());
+            conversation.status = if extraction.is_complete() {
+                COMPLETE
+            } else {
+                NEEDS_CLARIFICATION
             }
-            Err(error) => {
-                conversation.status = FAILED.to_owned();
-                if let Err(saved) = conversations.save(&project, &conversation).await {
-                    tracing::warn!(conversation = %conversation.id, error = %saved.message, "could not record a failed chat turn");
-                }
-                let _ = events.send(error_event(&ApiError::new(
-                    ErrorCode::ModelError,
-                    error.to_string(),
-                )));
-            }
+            .to_owned();
+            conversations.save(&project, &conversation).await?;
+            Ok(TurnAnswer {
+                result: payload,
+                reply,
+                question,
+            })
         }
-        let _ = events.send(event("done", &json!({})));
-    });
-    let stream = stream::unfold(receiver, |mut receiver| async move {
-        receiver
-            .recv()
-            .await
-            .map(|event| (Ok::<_, Infallible>(event), receiver))
-    });
-    Ok(Sse::new(stream)
-        .keep_alive(KeepAlive::default())
-        .into_response())
+        Err(error) => {
+            conversation.status = FAILED.to_owned();
+            if let Err(saved) = conversations.save(&project, &conversation).await {
+                tracing::warn!(conversation = %conversation.id, error = %saved.message, "could not record a failed chat turn");
+            }
+            Err(ApiError::new(ErrorCode::ModelError, error.to_string()))
+        }
+    }
 }
 
 /// `GET /v1/chat/conversations`: the caller's project's conversations, most recent first.

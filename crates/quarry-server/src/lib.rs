@@ -11,6 +11,7 @@ mod error;
 mod health;
 mod json;
 pub mod keys;
+pub mod mcp;
 mod session;
 mod skill;
 mod web;
@@ -55,6 +56,9 @@ pub struct ServerConfig {
     /// Mark the web app's session cookie `Secure` on every response (the server is reached over
     /// TLS through a proxy that does not send `X-Forwarded-Proto: https`).
     pub secure_cookies: bool,
+    /// `Host` names `/mcp` accepts beside the loopback ones (localhost, 127.0.0.1, ::1), which
+    /// guard a local server against DNS rebinding.
+    pub mcp_allowed_hosts: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -70,6 +74,7 @@ impl Default for ServerConfig {
             graph_worker: None,
             task_worker: None,
             secure_cookies: false,
+            mcp_allowed_hosts: Vec::new(),
         }
     }
 }
@@ -89,6 +94,24 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// What the handlers reach, from the server's configuration.
+    pub fn new(config: &ServerConfig) -> AppState {
+        AppState {
+            max_input_bytes: config.max_input_bytes,
+            agent: config.agent.clone(),
+            conversations: Arc::new(conversations::Conversations::new(
+                config.store.clone(),
+                config.max_conversations,
+            )),
+            secure_cookies: config.secure_cookies,
+            store: config.store.clone(),
+            pipeline: config.pipeline.clone(),
+            retriever: config.retriever.clone(),
+            graph_worker: config.graph_worker.clone(),
+            task_worker: config.task_worker.clone(),
+        }
+    }
+
     /// Work was queued: the in-process task worker looks at the queue now.
     pub fn wake_task_worker(&self) {
         if let Some(worker) = &self.task_worker {
@@ -99,20 +122,7 @@ impl AppState {
 
 /// Every route of the server.
 pub fn router(config: ServerConfig) -> Router {
-    let state = AppState {
-        max_input_bytes: config.max_input_bytes,
-        agent: config.agent,
-        conversations: Arc::new(conversations::Conversations::new(
-            config.store.clone(),
-            config.max_conversations,
-        )),
-        secure_cookies: config.secure_cookies,
-        store: config.store,
-        pipeline: config.pipeline,
-        retriever: config.retriever,
-        graph_worker: config.graph_worker,
-        task_worker: config.task_worker,
-    };
+    let state = AppState::new(&config);
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/skill/extract", post(skill::extract))
@@ -129,6 +139,7 @@ pub fn router(config: ServerConfig) -> Router {
         .route("/v1/chat/conversations", get(chat::list))
         .route("/v1/chat/conversations/{id}", get(chat::get))
         .merge(api::routes())
+        .merge(mcp::routes(&state, &config))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))

@@ -8,9 +8,12 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use chrono::Local;
 use quarry_core::ErrorCode;
+use quarry_core::guardrail::Verdict;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::{self, SkillDefaults, SkillInput};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::AppState;
 use crate::error::{ApiError, body_rejected};
@@ -21,14 +24,20 @@ pub async fn extract(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = json_body(&headers, body)?;
-    let input = SkillInput::from_json(&body)?;
+    Ok(spaced_json(&run_extract(&config, &body).await?))
+}
+
+/// The skill on one request body (`{"text", "target", "now"?, "region"?, "detail"?}`): what
+/// `POST /skill/extract` and the MCP `extract` tool both answer.
+pub(crate) async fn run_extract(state: &AppState, body: &[u8]) -> Result<Value, ApiError> {
+    let input = SkillInput::from_json(body)?;
     let mut defaults = SkillDefaults::new(Local::now().fixed_offset());
-    defaults.max_input_bytes = config.max_input_bytes;
+    defaults.max_input_bytes = state.max_input_bytes;
     // Detection is CPU-bound; keep it off the async workers so large texts do not stall others.
     let result = tokio::task::spawn_blocking(move || skill::run(&input, &defaults))
         .await
         .map_err(|_| internal())??;
-    Ok(spaced_json(&result))
+    Ok(result)
 }
 
 /// A 200 answer whose body is byte-identical to what the CLI prints.
@@ -79,11 +88,15 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-/// `POST /skill/check` body: the source text, the target, and the output to check.
-#[derive(Debug, Deserialize)]
+/// `POST /skill/check` body (and the MCP `check` tool's arguments): the source text, the target,
+/// and the output to check.
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct CheckRequest {
+    /// The source text the output was extracted from.
     text: String,
+    /// The skill target the output is for: email, url, date, phone, ip, name or entity.
     target: String,
+    /// The extractor's raw output (JSON text) to check.
     output: String,
 }
 
@@ -101,16 +114,21 @@ pub async fn check(
             ),
         )
     })?;
+    Ok(spaced_json(&run_check(&config, request).await?))
+}
+
+/// The guardrail's verdict on one request: what `POST /skill/check` and the MCP `check` tool
+/// both answer.
+pub(crate) async fn run_check(
+    state: &AppState,
+    request: CheckRequest,
+) -> Result<Verdict, ApiError> {
     let target = request.target.parse()?;
-    let verdict = tokio::task::spawn_blocking(move || {
-        skill::check(
-            &request.text,
-            target,
-            &request.output,
-            config.max_input_bytes,
-        )
+    let max_input_bytes = state.max_input_bytes;
+    tokio::task::spawn_blocking(move || {
+        skill::check(&request.text, target, &request.output, max_input_bytes)
     })
     .await
-    .map_err(|_| internal())??;
-    Ok(spaced_json(&verdict))
+    .map_err(|_| internal())?
+    .map_err(ApiError::from)
 }

@@ -10,6 +10,7 @@ use quarry_core::ErrorCode;
 use quarry_core::model::{Document, DocumentKind, DocumentSummary};
 use quarry_pipeline::document_text::{DocumentFormat, DocumentTextError, document_text};
 use quarry_pipeline::documents::DocumentsError;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::AppState;
@@ -20,14 +21,22 @@ use crate::auth::{Caller, store};
 use crate::error::ApiError;
 use crate::json::JsonBody;
 
-#[derive(Debug, Deserialize)]
+/// `POST /v1/documents` body and the MCP `add_document` tool's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct NewDocument {
+    /// The document's title.
     title: String,
+    /// The document's text (plain text or Markdown).
     text: String,
     /// Entities to link the document to.
     #[serde(default)]
     entity_ids: Vec<String>,
 }
+
+/// Adding a document needs this scope.
+pub(crate) const ADD_SCOPES: &[&str] = &["documents:write"];
+/// Searching passages needs this scope.
+pub(crate) const SEARCH_SCOPES: &[&str] = &["entities:read"];
 
 /// What `POST /v1/documents` answers: the stored document, and what failed after it was
 /// stored (links, indexing, storing its chunks) when something did.
@@ -49,10 +58,21 @@ pub async fn add(
     caller: Caller,
     JsonBody(document): JsonBody<NewDocument>,
 ) -> Result<(StatusCode, Json<AddedDocument>), ApiError> {
-    caller.require("documents:write")?;
+    let (status, added) = add_document(&state, &caller, &document).await?;
+    Ok((status, Json(added)))
+}
+
+/// What `POST /v1/documents` and the MCP `add_document` tool share: scope, checks, the stored
+/// document and whether it was new (201) or stored before (200).
+pub(crate) async fn add_document(
+    state: &AppState,
+    caller: &Caller,
+    document: &NewDocument,
+) -> Result<(StatusCode, AddedDocument), ApiError> {
+    caller.require_scopes(ADD_SCOPES)?;
     store_document(
-        &state,
-        &caller,
+        state,
+        caller,
         &document.title,
         &document.text,
         &document.entity_ids,
@@ -68,7 +88,7 @@ async fn store_document(
     title: &str,
     text: &str,
     entity_ids: &[String],
-) -> Result<(StatusCode, Json<AddedDocument>), ApiError> {
+) -> Result<(StatusCode, AddedDocument), ApiError> {
     if text.trim().is_empty() {
         return Err(ApiError::new(
             ErrorCode::EmptyInput,
@@ -100,10 +120,10 @@ async fn store_document(
     };
     Ok((
         status,
-        Json(AddedDocument {
+        AddedDocument {
             document: added.document,
             warnings: added.warnings,
-        }),
+        },
     ))
 }
 
@@ -166,7 +186,8 @@ pub async fn upload(
         };
         ApiError::new(code, format!("{title}: {error}"))
     })?;
-    store_document(&state, &caller, &title, &text, &entity_ids).await
+    let (status, added) = store_document(&state, &caller, &title, &text, &entity_ids).await?;
+    Ok((status, Json(added)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -300,9 +321,12 @@ pub async fn link(
 const DEFAULT_LIMIT: usize = 10;
 const MAX_LIMIT: usize = 100;
 
-#[derive(Debug, Deserialize)]
+/// `GET /v1/documents/search` query and the MCP `search_documents` tool's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchQuery {
+    /// What to look for, in words (matched by words and by meaning).
     q: String,
+    /// How many passages at most (1 to 100, default 10).
     #[serde(default)]
     limit: Option<usize>,
 }
@@ -323,7 +347,16 @@ pub async fn search(
     caller: Caller,
     Query(query): Query<SearchQuery>,
 ) -> Result<Json<Vec<Passage>>, ApiError> {
-    caller.require("entities:read")?;
+    Ok(Json(search_passages(&state, &caller, query).await?))
+}
+
+/// What `GET /v1/documents/search` and the MCP `search_documents` tool share.
+pub(crate) async fn search_passages(
+    state: &AppState,
+    caller: &Caller,
+    query: SearchQuery,
+) -> Result<Vec<Passage>, ApiError> {
+    caller.require_scopes(SEARCH_SCOPES)?;
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {
         return Err(ApiError::new(
@@ -331,9 +364,9 @@ pub async fn search(
             format!("limit must be between 1 and {MAX_LIMIT}"),
         ));
     }
-    store(&state)?;
+    store(state)?;
     let Some(retriever) = state.retriever.clone() else {
-        return Ok(Json(Vec::new()));
+        return Ok(Vec::new());
     };
     let project = caller.project_id.clone();
     let hits = tokio::task::spawn_blocking(move || {
@@ -342,14 +375,13 @@ pub async fn search(
     .await
     .map_err(|error| ApiError::new(ErrorCode::IndexError, error.to_string()))?
     .map_err(|error| ApiError::new(ErrorCode::IndexError, error.to_string()))?;
-    Ok(Json(
-        hits.into_iter()
-            .map(|hit| Passage {
-                document_id: hit.document_id,
-                start: hit.start,
-                end: hit.end,
-                score: hit.score,
-            })
-            .collect(),
-    ))
+    Ok(hits
+        .into_iter()
+        .map(|hit| Passage {
+            document_id: hit.document_id,
+            start: hit.start,
+            end: hit.end,
+            score: hit.score,
+        })
+        .collect())
 }

@@ -10,6 +10,7 @@ use quarry_core::ErrorCode;
 use quarry_core::model::{
     Episode, EpisodeStatus, ExtractedEntity, ExtractedRelationship, GraphExtraction, NewEpisode,
 };
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::AppState;
@@ -19,20 +20,31 @@ use crate::auth::{Caller, store};
 use crate::error::ApiError;
 use crate::json::JsonBody;
 
-#[derive(Debug, Deserialize)]
+/// `POST /v1/episodes` body and the MCP `add_episode` tool's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeBody {
+    /// What the user said in the turn.
     user_message: String,
+    /// What the assistant answered.
     assistant_response: String,
     /// When given, must be the key's project.
     #[serde(default)]
     project_id: Option<String>,
-    /// Pre-structured graph (the reference's JSON shape): applied without a model.
+    /// Pre-structured graph (the reference's JSON shape: `{"name", "type", "notes"?}`): applied
+    /// without a model.
     #[serde(default)]
+    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
     entities: Option<Vec<ExtractedEntity>>,
+    /// Relationships between those entities by name: `{"from", "fromType", "to", "toType",
+    /// "label"}`.
     #[serde(default)]
+    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
     relationships: Option<Vec<ExtractedRelationship>>,
 }
+
+/// Adding an episode needs this scope.
+pub(crate) const ADD_SCOPES: &[&str] = &["documents:write"];
 
 /// `POST /v1/episodes`: `{"user_message", "assistant_response", "project_id"?, "entities"?,
 /// "relationships"?}` → 202 with the stored episode (`status: pending`).
@@ -41,7 +53,20 @@ pub async fn add(
     caller: Caller,
     JsonBody(body): JsonBody<EpisodeBody>,
 ) -> Result<(StatusCode, Json<Episode>), ApiError> {
-    caller.require("documents:write")?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(add_episode(&state, &caller, body).await?),
+    ))
+}
+
+/// What `POST /v1/episodes` and the MCP `add_episode` tool share: the episode stored and queued,
+/// the graph worker woken.
+pub(crate) async fn add_episode(
+    state: &AppState,
+    caller: &Caller,
+    body: EpisodeBody,
+) -> Result<Episode, ApiError> {
+    caller.require_scopes(ADD_SCOPES)?;
     caller.require_project(body.project_id.as_deref())?;
     if body.user_message.trim().is_empty() && body.assistant_response.trim().is_empty() {
         return Err(ApiError::new(
@@ -54,7 +79,7 @@ pub async fn add(
             entities: body.entities.unwrap_or_default(),
             relationships: body.relationships.unwrap_or_default(),
         });
-    let episode = store(&state)?
+    let episode = store(state)?
         .add_episode(
             &caller.project_id,
             &NewEpisode {
@@ -67,7 +92,7 @@ pub async fn add(
     if let Some(worker) = &state.graph_worker {
         worker.wake();
     }
-    Ok((StatusCode::ACCEPTED, Json(episode)))
+    Ok(episode)
 }
 
 /// `GET /v1/episodes/{id}`: the episode with the state of its extraction.

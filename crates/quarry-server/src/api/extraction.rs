@@ -9,6 +9,7 @@ use quarry_core::model::{
     Confidence, ExtractionResult, FeedbackSummary, ReviewDecision, SourceRef,
 };
 use quarry_pipeline::ReviewOutcome;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -86,31 +87,90 @@ pub async fn review(
     Path(id): Path<String>,
     JsonBody(request): JsonBody<ReviewRequest>,
 ) -> Result<Json<ReviewOutcome>, ApiError> {
-    caller.require("extraction:review")?;
+    Ok(Json(review_result(&state, &caller, &id, request).await?))
+}
+
+/// Reviewing a result needs this scope.
+pub(crate) const REVIEW_SCOPES: &[&str] = &["extraction:review"];
+/// Submitting an external value needs this scope.
+pub(crate) const SUBMIT_SCOPES: &[&str] = &["extraction:submit"];
+
+/// What `PATCH /v1/extraction/results/{id}` and the MCP `approve_result`/`reject_result` tools
+/// share.
+pub(crate) async fn review_result(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    request: ReviewRequest,
+) -> Result<ReviewOutcome, ApiError> {
+    caller.require_scopes(REVIEW_SCOPES)?;
     let decision = match request {
         ReviewRequest::Approve => ReviewDecision::Approve,
         ReviewRequest::Reject { reason } => ReviewDecision::Reject {
             reason: reason.filter(|r| !r.trim().is_empty()),
         },
     };
-    let outcome = pipeline(&state)?
-        .review(&caller.project_id, &id, decision, &caller.actor())
+    let outcome = pipeline(state)?
+        .review(&caller.project_id, id, decision, &caller.actor())
         .await
         .map_err(pipeline_error)?;
     if outcome.rerun.is_some() {
         state.wake_task_worker();
     }
-    Ok(Json(outcome))
+    Ok(outcome)
 }
 
-#[derive(Debug, Deserialize)]
+/// `POST /v1/extraction/{entity_id}/submit` body and the MCP `submit_value` tool's arguments
+/// (beside the entity id).
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Submission {
+    /// The field of the entity's type the value is for.
     field_name: String,
+    /// The value, of the field's type.
     value: Value,
+    /// Where the value was found, e.g. `{"type": "document", "document_id", "start", "end"}`
+    /// (code points) or `{"type": "url", "url"}`.
     #[serde(default)]
+    #[schemars(with = "Vec<SourceRefSchema>")]
     sources: Vec<SourceRef>,
+    /// low, medium or high.
+    #[schemars(with = "ConfidenceSchema")]
     confidence: Confidence,
+    /// Who found it (recorded as the result's agent).
     agent_id: String,
+}
+
+/// The JSON shape of a [`SourceRef`] (the core model carries no schema derive).
+#[derive(JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[allow(dead_code)]
+enum SourceRefSchema {
+    /// A span of a document, in code points, end exclusive.
+    Document {
+        document_id: String,
+        start: usize,
+        end: usize,
+        #[serde(default)]
+        snippet: Option<String>,
+    },
+    /// An entity, or one of its fields.
+    Entity {
+        entity_id: String,
+        #[serde(default)]
+        field: Option<String>,
+    },
+    /// A web page.
+    Url { url: String },
+}
+
+/// The JSON values of a [`Confidence`].
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum ConfidenceSchema {
+    High,
+    Medium,
+    Low,
 }
 
 /// `POST /v1/extraction/{entity_id}/submit`: an external agent's value, recorded as pending for
@@ -121,11 +181,23 @@ pub async fn submit(
     Path(entity_id): Path<String>,
     JsonBody(submission): JsonBody<Submission>,
 ) -> Result<(StatusCode, Json<ExtractionResult>), ApiError> {
-    caller.require("extraction:submit")?;
-    let result = pipeline(&state)?
+    let result = submit_value(&state, &caller, &entity_id, submission).await?;
+    Ok((StatusCode::CREATED, Json(result)))
+}
+
+/// What `POST /v1/extraction/{entity_id}/submit` and the MCP `submit_value` tool share: the
+/// same validation, recorded as pending for review.
+pub(crate) async fn submit_value(
+    state: &AppState,
+    caller: &Caller,
+    entity_id: &str,
+    submission: Submission,
+) -> Result<ExtractionResult, ApiError> {
+    caller.require_scopes(SUBMIT_SCOPES)?;
+    pipeline(state)?
         .submit_external(
             &caller.project_id,
-            &entity_id,
+            entity_id,
             &submission.field_name,
             submission.value,
             submission.sources,
@@ -133,6 +205,5 @@ pub async fn submit(
             &submission.agent_id,
         )
         .await
-        .map_err(pipeline_error)?;
-    Ok((StatusCode::CREATED, Json(result)))
+        .map_err(pipeline_error)
 }

@@ -6,6 +6,7 @@ use axum::extract::{Path, Query, State};
 use quarry_core::ErrorCode;
 use quarry_core::model::{Entity, Episode, Relation};
 use quarry_graph::{FoundEntity, Neighborhood, find_entities, neighbors};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::AppState;
@@ -17,17 +18,25 @@ const DEFAULT_LIMIT: usize = 20;
 const MAX_LIMIT: usize = 500;
 const MAX_DEPTH: usize = 3;
 
-#[derive(Debug, Deserialize)]
+/// `GET /v1/graph/entities` query and the MCP `search_graph` tool's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchQuery {
+    /// Name or words to look for (empty lists the most mentioned entities).
     #[serde(default)]
     q: Option<String>,
+    /// Only entities of this type (e.g. person, organization).
     #[serde(default, rename = "type")]
     entity_type: Option<String>,
+    /// When given, must be the key's project.
     #[serde(default)]
     project_id: Option<String>,
+    /// How many entities at most (1 to 500, default 20).
     #[serde(default)]
     limit: Option<usize>,
 }
+
+/// Reading the graph needs this scope.
+pub(crate) const READ_SCOPES: &[&str] = &["entities:read"];
 
 /// `GET /v1/graph/entities?q=&type=&project_id=&limit=`: name matches first, then entities close
 /// in meaning; each item says which (`"match": "name" | "meaning"`).
@@ -36,7 +45,16 @@ pub async fn search(
     caller: Caller,
     Query(query): Query<SearchQuery>,
 ) -> Result<Json<Vec<FoundEntity>>, ApiError> {
-    caller.require("entities:read")?;
+    Ok(Json(search_entities(&state, &caller, query).await?))
+}
+
+/// What `GET /v1/graph/entities` and the MCP `search_graph` tool share.
+pub(crate) async fn search_entities(
+    state: &AppState,
+    caller: &Caller,
+    query: SearchQuery,
+) -> Result<Vec<FoundEntity>, ApiError> {
+    caller.require_scopes(READ_SCOPES)?;
     caller.require_project(query.project_id.as_deref())?;
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {
@@ -45,8 +63,8 @@ pub async fn search(
             format!("limit must be between 1 and {MAX_LIMIT}"),
         ));
     }
-    let store = store(&state)?;
-    let found = find_entities(
+    let store = store(state)?;
+    find_entities(
         store.as_ref(),
         state.retriever.as_deref(),
         &caller.project_id,
@@ -54,8 +72,8 @@ pub async fn search(
         query.entity_type.as_deref(),
         limit,
     )
-    .await?;
-    Ok(Json(found))
+    .await
+    .map_err(ApiError::from)
 }
 
 #[derive(Debug, Serialize)]
@@ -73,23 +91,33 @@ pub async fn get(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<EntityWithEpisodes>, ApiError> {
-    caller.require("entities:read")?;
-    let store = store(&state)?;
+    Ok(Json(entity_with_episodes(&state, &caller, &id).await?))
+}
+
+/// What `GET /v1/graph/entities/{id}` and the MCP `get_entity` tool share.
+pub(crate) async fn entity_with_episodes(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<EntityWithEpisodes, ApiError> {
+    caller.require_scopes(READ_SCOPES)?;
+    let store = store(state)?;
     let entity = store
-        .get_entity(&caller.project_id, &id)
+        .get_entity(&caller.project_id, id)
         .await?
-        .ok_or_else(|| not_found("entity", &id))?;
+        .ok_or_else(|| not_found("entity", id))?;
     let episodes = store
-        .entity_episodes(&caller.project_id, &id, MAX_LIMIT)
+        .entity_episodes(&caller.project_id, id, MAX_LIMIT)
         .await?;
+    let id = id.to_owned();
     let relations = store
         .relations_touching(&caller.project_id, std::slice::from_ref(&id))
         .await?;
-    Ok(Json(EntityWithEpisodes {
+    Ok(EntityWithEpisodes {
         entity,
         episodes,
         relations,
-    }))
+    })
 }
 
 #[derive(Debug, Deserialize)]

@@ -2,14 +2,14 @@
 //! review, workflows, feedback, conversation episodes and the graph built from them. Every route authenticates with an API key and acts inside the
 //! key's project only.
 
-mod documents;
+pub(crate) mod documents;
 mod entities;
-mod episodes;
-mod extraction;
-mod graph;
+pub(crate) mod episodes;
+pub(crate) mod extraction;
+pub(crate) mod graph;
 mod openapi;
-mod review;
-mod workflows;
+pub(crate) mod review;
+pub(crate) mod workflows;
 
 use axum::Router;
 use axum::routing::{get, patch, post, put};

@@ -253,12 +253,15 @@ pub async fn entities(
 #[derive(Debug, Deserialize)]
 pub struct QueueQuery {
     #[serde(rename = "type", default)]
-    entity_type: Option<String>,
+    pub entity_type: Option<String>,
     #[serde(default)]
-    limit: Option<String>,
+    pub limit: Option<String>,
     #[serde(default)]
-    offset: Option<String>,
+    pub offset: Option<String>,
 }
+
+/// Reading the review queue needs this scope.
+pub(crate) const QUEUE_SCOPES: &[&str] = &["entities:read"];
 
 #[derive(Debug, Serialize)]
 pub struct QueueItem {
@@ -281,7 +284,16 @@ pub async fn queue(
     caller: Caller,
     Query(query): Query<QueueQuery>,
 ) -> Result<Json<Queue>, ApiError> {
-    caller.require("entities:read")?;
+    Ok(Json(review_queue(&state, &caller, query).await?))
+}
+
+/// What `GET /v1/review-queue` and the MCP `list_pending_results` tool share.
+pub(crate) async fn review_queue(
+    state: &AppState,
+    caller: &Caller,
+    query: QueueQuery,
+) -> Result<Queue, ApiError> {
+    caller.require_scopes(QUEUE_SCOPES)?;
     let (limit, offset) = paging(query.limit.as_deref(), query.offset.as_deref())?;
     let Some(slug) = query.entity_type.filter(|t| !t.trim().is_empty()) else {
         return Err(ApiError::new(
@@ -289,11 +301,11 @@ pub async fn queue(
             "name the entity type: GET /v1/review-queue?type=SLUG",
         ));
     };
-    let store = store(&state)?;
+    let store = store(state)?;
     let project = caller.project_id.as_str();
     entity_type(store.as_ref(), project, &slug).await?;
     let page = store.review_queue(project, &slug, limit, offset).await?;
-    Ok(Json(Queue {
+    Ok(Queue {
         total: page.total,
         limit,
         offset,
@@ -306,7 +318,7 @@ pub async fn queue(
                 entity_type: slug.clone(),
             })
             .collect(),
-    }))
+    })
 }
 
 #[derive(Debug, Serialize)]

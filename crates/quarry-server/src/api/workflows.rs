@@ -11,6 +11,7 @@ use quarry_core::model::{
     waiting_on,
 };
 use quarry_pipeline::{Pipeline, PipelineError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -19,12 +20,17 @@ use crate::api::entities::not_found;
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct RunRequest {
     /// Only these fields (default: every field not locked).
     #[serde(default)]
-    fields: Option<Vec<String>>,
+    pub fields: Option<Vec<String>>,
 }
+
+/// Triggering and retrying need this scope.
+pub(crate) const TRIGGER_SCOPES: &[&str] = &["extraction:trigger"];
+/// Reading a workflow's status needs one of these scopes.
+pub(crate) const READ_SCOPES: &[&str] = &["entities:read", "extraction:trigger"];
 
 /// `POST /v1/workflows/{entity_id}`: queues the entity's extraction and answers 202 at once
 /// with the run and its field tasks; workers do the rest (`GET` shows progress).
@@ -34,30 +40,39 @@ pub async fn trigger(
     Path(entity_id): Path<String>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<WorkflowStatus>), ApiError> {
-    caller.require("extraction:trigger")?;
     // The body is optional: none (or empty) runs every field.
     let request: RunRequest = read_optional_body(&body, "{\"fields\"?: [\"name\", ...]}")?;
-    let (run, tasks) = pipeline(&state)?
+    let status = trigger_workflow(&state, &caller, &entity_id, request).await?;
+    Ok((StatusCode::ACCEPTED, Json(status)))
+}
+
+/// What `POST /v1/workflows/{entity_id}` and the MCP `trigger_workflow` tool share: the run
+/// queued, the worker woken, the run and its nodes.
+pub(crate) async fn trigger_workflow(
+    state: &AppState,
+    caller: &Caller,
+    entity_id: &str,
+    request: RunRequest,
+) -> Result<WorkflowStatus, ApiError> {
+    caller.require_scopes(TRIGGER_SCOPES)?;
+    let (run, tasks) = pipeline(state)?
         .start(
             &caller.project_id,
-            &entity_id,
+            entity_id,
             request.fields,
             &caller.actor(),
         )
         .await
         .map_err(pipeline_error)?;
     state.wake_task_worker();
-    let results = store(&state)?
-        .latest_results(&caller.project_id, &entity_id)
+    let results = store(state)?
+        .latest_results(&caller.project_id, entity_id)
         .await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(WorkflowStatus {
-            nodes: nodes(&tasks),
-            run: Some(run),
-            results,
-        }),
-    ))
+    Ok(WorkflowStatus {
+        nodes: nodes(&tasks),
+        run: Some(run),
+        results,
+    })
 }
 
 fn read_optional_body<T: Default + serde::de::DeserializeOwned>(
@@ -139,17 +154,26 @@ pub async fn status(
     caller: Caller,
     Path(entity_id): Path<String>,
 ) -> Result<Json<WorkflowStatus>, ApiError> {
-    caller.require_any(&["entities:read", "extraction:trigger"])?;
-    let store = store(&state)?;
+    Ok(Json(workflow_status(&state, &caller, &entity_id).await?))
+}
+
+/// What `GET /v1/workflows/{entity_id}` and the MCP `get_workflow_status` tool share.
+pub(crate) async fn workflow_status(
+    state: &AppState,
+    caller: &Caller,
+    entity_id: &str,
+) -> Result<WorkflowStatus, ApiError> {
+    caller.require_scopes(READ_SCOPES)?;
+    let store = store(state)?;
     if store
-        .get_entity(&caller.project_id, &entity_id)
+        .get_entity(&caller.project_id, entity_id)
         .await?
         .is_none()
     {
-        return Err(not_found("entity", &entity_id));
+        return Err(not_found("entity", entity_id));
     }
     let run = store
-        .list_runs(&caller.project_id, &entity_id, 1)
+        .list_runs(&caller.project_id, entity_id, 1)
         .await?
         .into_iter()
         .next();
@@ -157,19 +181,19 @@ pub async fn status(
         Some(run) => store.run_tasks(&caller.project_id, &run.id).await?,
         None => Vec::new(),
     };
-    let results = store.latest_results(&caller.project_id, &entity_id).await?;
-    Ok(Json(WorkflowStatus {
+    let results = store.latest_results(&caller.project_id, entity_id).await?;
+    Ok(WorkflowStatus {
         run,
         nodes: nodes(&tasks),
         results,
-    }))
+    })
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct RetryRequest {
     /// Only these fields (default: every failed or blocked field).
     #[serde(default)]
-    fields: Option<Vec<String>>,
+    pub fields: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -186,19 +210,27 @@ pub async fn retry(
     Path(entity_id): Path<String>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Retried>), ApiError> {
-    caller.require("extraction:trigger")?;
     let request: RetryRequest = read_optional_body(&body, "{\"fields\"?: [\"name\", ...]}")?;
-    let tasks = pipeline(&state)?
-        .retry(&caller.project_id, &entity_id, request.fields.as_deref())
+    let retried = retry_fields(&state, &caller, &entity_id, request).await?;
+    Ok((StatusCode::ACCEPTED, Json(retried)))
+}
+
+/// What `POST /v1/workflows/{entity_id}/retry` and the MCP `retry_fields` tool share.
+pub(crate) async fn retry_fields(
+    state: &AppState,
+    caller: &Caller,
+    entity_id: &str,
+    request: RetryRequest,
+) -> Result<Retried, ApiError> {
+    caller.require_scopes(TRIGGER_SCOPES)?;
+    let tasks = pipeline(state)?
+        .retry(&caller.project_id, entity_id, request.fields.as_deref())
         .await
         .map_err(pipeline_error)?;
     state.wake_task_worker();
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(Retried {
-            retried: nodes(&tasks),
-        }),
-    ))
+    Ok(Retried {
+        retried: nodes(&tasks),
+    })
 }
 
 /// `GET /v1/workflows/{entity_id}/history`: runs, newest first.
