@@ -9,7 +9,7 @@ use quarry_agent::validate::{Violation, ViolationKind, validate};
 use serde_json::{Value, json};
 
 fn load(name: &str) -> Schema {
-    let path = format!("{}/tests/data/pydantic/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     Schema::parse(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -39,7 +39,7 @@ fn good_order() -> Value {
 
 #[test]
 fn pydantic_v2_schema_loads_and_a_conforming_order_passes() {
-    let schema = load("v2_order.json");
+    let schema = load("pydantic/v2_order.json");
     assert_eq!(validate(&schema, &good_order()), vec![]);
     let mut by_string_id = good_order();
     by_string_id["order_id"] = json!("A-7");
@@ -49,7 +49,7 @@ fn pydantic_v2_schema_loads_and_a_conforming_order_passes() {
 
 #[test]
 fn pydantic_v2_violations_come_back_per_field() {
-    let schema = load("v2_order.json");
+    let schema = load("pydantic/v2_order.json");
     let order = json!({"order_id": true, "customer_email": "nobody",
         "placed_at": "2024-03-01 9:30", "tracking": "not-a-uuid", "color": "blue",
         "pet": {"pet_type": "dog", "bark": 3},
@@ -94,7 +94,7 @@ fn pydantic_v2_violations_come_back_per_field() {
 
 #[test]
 fn pydantic_v2_required_fields_and_empty_lists() {
-    let schema = load("v2_order.json");
+    let schema = load("pydantic/v2_order.json");
     let violations = validate(
         &schema,
         &json!({"order_id": null, "customer_email": "a@b.co", "placed_at": "2024-03-01T09:30:00Z",
@@ -120,7 +120,7 @@ fn pydantic_v2_required_fields_and_empty_lists() {
 
 #[test]
 fn pydantic_v1_schema_keeps_allof_ref_descriptions_and_validates() {
-    let schema = load("v1_invoice.json");
+    let schema = load("pydantic/v1_invoice.json");
     let block = schema.prompt_fields();
     assert!(
         block.contains("- buyer (object; required): Who pays the invoice"),
@@ -150,6 +150,26 @@ fn pydantic_v1_schema_keeps_allof_ref_descriptions_and_validates() {
             ("buyer.website", ViolationKind::Format),
             ("lines[0].amount", ViolationKind::Range),
             ("kind", ViolationKind::Enum),
+        ]
+    );
+}
+
+/// zod-to-json-schema writes draft-07's `$schema`; the schema is read as 2020-12 all the same
+/// (the keywords it uses mean the same in both).
+#[test]
+fn zod_draft07_schema_loads_and_validates() {
+    let schema = load("zod/user_draft07.json");
+    let good = json!({"name": "Ana", "age": 31, "role": "admin", "tags": null,
+        "contact": "+351 21 000 0000"});
+    assert_eq!(validate(&schema, &good), vec![]);
+    let bad = json!({"name": "", "age": 0, "role": "root", "contact": "call me"});
+    assert_eq!(
+        found(&validate(&schema, &bad)),
+        vec![
+            ("name", ViolationKind::Length),
+            ("age", ViolationKind::Range),
+            ("role", ViolationKind::Enum),
+            ("contact", ViolationKind::Union),
         ]
     );
 }
