@@ -116,5 +116,11 @@ step "browser package: build the WebAssembly, then test it in Node and in headle
 scripts/wasm.sh
 node --test packages/quarry/test/*.test.mjs
 
+step "the Python MCP client (PyPI mcp) for the MCP server tests"
+# Required: crates/quarry-cli/tests/mcp.rs fails in CI without it and skips elsewhere.
+QUARRY_MCP_PYTHONPATH=$(scripts/mcp.sh)
+export QUARRY_MCP_PYTHONPATH
+echo "$QUARRY_MCP_PYTHONPATH"
+
 step "tests"
 cargo test --workspace --locked
