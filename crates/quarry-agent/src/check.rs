@@ -78,6 +78,8 @@ pub(crate) fn check(raw: &str, context: &CheckContext<'_, '_>) -> Checked {
         return unreadable(reason, repaired.repairs);
     };
 
+    // Every violation belongs to a field: keys that are not fields are not validated (the result
+    // never carries them), and rules on the object as a whole are refused when the schema loads.
     let mut violations = validate(schema, &value);
     let mut fields: Vec<FieldCheck> = Vec::with_capacity(schema.fields.len());
     for spec in &schema.fields {

@@ -147,6 +147,9 @@ impl Loader {
         for keyword in ["anyOf", "oneOf"] {
             if let Some(options) = object.get(keyword).and_then(Value::as_array) {
                 let union = self.union(options, &resolver, path, grounding, depth)?;
+                if let Some(discriminator) = object.get("discriminator") {
+                    check_discriminator(discriminator, &union.spec, path)?;
+                }
                 built = merge(built, union);
             }
         }
@@ -363,6 +366,45 @@ impl Loader {
             })
             .collect()
     }
+}
+
+/// OpenAPI's `discriminator` is only a hint; the union enforces it when every option fixes the
+/// named property with `const`/`enum` (as Pydantic writes them). Otherwise it is refused rather
+/// than left unchecked.
+fn check_discriminator(
+    discriminator: &Value,
+    union: &ValueSpec,
+    path: &str,
+) -> Result<(), SchemaError> {
+    let Some(property) = discriminator.get("propertyName").and_then(Value::as_str) else {
+        return Err(SchemaError::at(
+            path,
+            "`discriminator` needs a `propertyName` (a string)",
+        ));
+    };
+    let options: Vec<&ValueSpec> = match &union.kind {
+        Kind::Union(options) => options.iter().collect(),
+        _ => vec![union],
+    };
+    for (index, option) in options.into_iter().enumerate() {
+        let pinned = match &option.kind {
+            Kind::Object(fields) => fields
+                .iter()
+                .any(|field| field.name == property && field.spec.enum_values.is_some()),
+            _ => false,
+        };
+        if !pinned {
+            return Err(SchemaError::at(
+                path,
+                format!(
+                    "`discriminator` names '{property}', but option {} does not fix it with \
+                     `const` or `enum`; Quarry enforces a discriminator only through the options",
+                    index + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The scalar kind every value has, if they share one.

@@ -187,6 +187,12 @@ fn unsupported_keywords_are_refused_naming_them() {
             "`nullable` needs a `type` beside it",
         ),
         (
+            r#"{"properties": {"pet": {"oneOf": [{"type": "object", "properties": {"kind": {"const": "cat"}}},
+                {"type": "object", "properties": {"bark": {"type": "string"}}}],
+                "discriminator": {"propertyName": "kind"}}}}"#,
+            "`discriminator` names 'kind', but option 2 does not fix it",
+        ),
+        (
             r#"{"anyOf": [{"required": ["a"]}, {"required": ["b"]}], "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}"#,
             "`anyOf` on the top-level object is not supported",
         ),
