@@ -1,4 +1,5 @@
-//! `cargo run --release -p quarry-detect --example pathological -- [--kib N] [--budget S] [--cross]`:
+//! `cargo run --release -p quarry-detect --example pathological -- [--kib N] [--budget S]
+//! [--cross | --unit TEXT]`:
 //! seconds each target takes on 1 MiB (or `--kib N`) of each hostile input in
 //! `tests/support/pathological.rs`, and how cost grows with length.
 //!
@@ -6,7 +7,8 @@
 //! the budget (default 60 s), the figure at the full length is extrapolated from the growth
 //! measured so far and marked `est.`, so a quadratic scanner is reported without waiting
 //! hours. `growth` is the exponent between the last two lengths: about 1 for a linear scan,
-//! 2 for a quadratic one. `--cross` reads every unit for every target (for hunting).
+//! 2 for a quadratic one. `--cross` reads every unit for every target, and `--unit TEXT` one
+//! unit for every target (for hunting).
 
 use std::time::Instant;
 
@@ -30,8 +32,16 @@ fn main() {
     let now = DateTime::parse_from_rfc3339("2024-01-10T12:00:00Z").expect("a valid constant");
     let options = DetectOptions::new(now);
 
+    // `--unit TEXT`: only this unit, read for every target.
+    let unit = args
+        .iter()
+        .position(|a| a == "--unit")
+        .and_then(|i| args.get(i + 1));
     let mut cases: Vec<(Target, &str)> = Vec::new();
-    for pattern in pathological::PATTERNS {
+    if let Some(unit) = unit {
+        cases.extend(Target::ALL.iter().map(|&t| (t, unit.as_str())));
+    }
+    for pattern in pathological::PATTERNS.iter().filter(|_| unit.is_none()) {
         if args.iter().any(|a| a == "--cross") {
             cases.extend(Target::ALL.iter().map(|&t| (t, pattern.unit)));
         } else {

@@ -1,8 +1,9 @@
 //! The one scan that finds URLs and email addresses together, so an address is never also
 //! reported as a URL and a URL's `user@host` is never reported as an address.
 //!
-//! `linkify` does the core scanning (schemes, authority rules, bracket balancing and trailing
-//! punctuation). This module adds what it lacks, following linkify-it's conventions:
+//! linkify's scanners (`scan.rs`) do the core scanning (schemes, authority rules, bracket
+//! balancing and trailing punctuation). This module adds what they lack, following
+//! linkify-it's conventions:
 //! - `mailto:` in front of an address stays inside the span;
 //! - scheme-relative links (`//localhost`, `//example.com/x`) keep their `//`;
 //! - a scheme preceded by `@` (`test.example@http://vk.com`) is still a link;
@@ -19,6 +20,12 @@
 //! - CJK text, Unicode punctuation and Unicode spaces end a link, since CJK prose has no spaces;
 //! - links without a scheme need a known top-level domain (linkify only asks for two letters), and
 //!   an invalid port (`google.com:500000`) rejects the whole link.
+//!
+//! **Linear time:** every pass reads each candidate once and resumes after it (or after the
+//! link it became, whichever ends later), never inside it; what a rejected candidate holds is
+//! read in one bounded scan; each scan in `scan.rs` is bounded; lookbacks are bounded by the
+//! grammar (an address's 64-byte local part, 255-byte domain); and coverage is looked up by
+//! binary search. `tests/linear_time.rs` checks it on hostile inputs.
 
 mod addr_spec;
 mod scan;
@@ -127,10 +134,7 @@ struct Link {
     kind: MatchKind,
 }
 
-/// **Linear time:** every pass below reads each candidate once and resumes after it (or after
-/// the link it became, whichever ends later), never inside it, so no byte is read by more
-/// than a bounded number of candidates; lookbacks are bounded by the grammar (an address's
-/// 64-byte local part, a 65-character run before `@`).
+/// The text and how to read it, shared by the passes of [`find_links`].
 struct Scan<'t, 'o> {
     text: &'t str,
     /// `text` as [`without_hard_terminators`] rewrites it, for the candidate scans.

@@ -92,6 +92,8 @@ fn check_target(target: Target) {
         let mut ratios = Vec::new();
         for _ in 0..ATTEMPTS {
             let ratio = cost_ratio(target, &small, &large, &options);
+            // Shown with `--nocapture`.
+            eprintln!("{} {:?}: {ratio:.2}", target.as_str(), pattern.unit);
             if ratio <= MAX_RATIO {
                 break;
             }

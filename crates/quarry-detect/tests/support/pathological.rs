@@ -72,6 +72,8 @@ pub const PATTERNS: &[Pattern] = &[
     p(Target::Date, "Monday, "),
     p(Target::Date, "twenty-"),
     p(Target::Date, "2020"),
+    p(Target::Date, "1 Jan, 2 Feb, "),
+    p(Target::Date, "9:00-"),
     // Entities and names: endless capitalised runs, titles, initials, joiners.
     p(Target::Entity, "Aa "),
     p(Target::Entity, "A."),
@@ -82,6 +84,7 @@ pub const PATTERNS: &[Pattern] = &[
     p(Target::Entity, "AAA "),
     p(Target::Entity, "Aa. "),
     p(Target::Entity, "Aa-"),
+    p(Target::Entity, "Bank of "),
     p(Target::Name, "Dr. "),
     p(Target::Name, "Mr Aa "),
     p(Target::Name, "Aa Bb, "),
