@@ -70,7 +70,8 @@ export function init(options = {}) {
 /**
  * Installs the entity data that `entity` and `name` need (loads the module first if needed).
  * Without `source`, loads the one `init` was told about, by default the package's
- * dist/entity_data.bin. Resolves at once when it is already loaded.
+ * dist/entity_data.bin. Resolves at once when it is already loaded; rejects with a
+ * `SkillError` `EntityDataNotLoaded` when the bytes cannot be read or are not entity data.
  *
  * @param {URL | string | Response | BufferSource} [source]
  */
@@ -80,7 +81,12 @@ export async function loadEntityData(source) {
     return;
   }
   if (!entityDataReady) {
-    entityDataReady = bytesOf(source ?? entityDataSource)
+    const from = source ?? entityDataSource;
+    entityDataReady = bytesOf(from)
+      .catch((error) => {
+        const where = from instanceof URL || typeof from === 'string' ? ` from ${from}` : '';
+        throw new SkillError('EntityDataNotLoaded', `could not read the entity data${where}: ${error.message}`);
+      })
       .then((bytes) => {
         if (!wasm.entityDataLoaded()) {
           call(wasm.loadEntityData, bytes);

@@ -498,6 +498,10 @@ pub struct BenchArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write the generated corpus (of --size-mib and --value-share) to this file and exit, to
+    /// measure another host (e.g. the browser package's benchmark) on the same text.
+    #[arg(long, value_name = "PATH")]
+    pub write_corpus: Option<String>,
     /// Internal: measure one target in this fresh process (first-call time, or with
     /// `--probe-mib` the peak memory of one text of that size) and print it; `quarry bench`
     /// runs itself with this for every target.

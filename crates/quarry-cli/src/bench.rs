@@ -23,11 +23,23 @@ use crate::failure::Failure;
 use crate::jsonl;
 
 const MIB: usize = 1024 * 1024;
+/// The generator's seed: every run measures the same text.
+const CORPUS_SEED: u64 = 42;
 
 pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     let now = DateTime::parse_from_rfc3339("2024-01-10T12:00:00Z").expect("a valid constant");
     if let Some(target) = &args.probe {
         return probe(target, args.probe_mib, now);
+    }
+    if let Some(path) = &args.write_corpus {
+        let text = corpus::generate(args.size_mib.max(1) * MIB, CORPUS_SEED, args.value_share);
+        std::fs::write(path, text).map_err(|e| {
+            Failure::coded(
+                ErrorCode::BenchError,
+                format!("writing the corpus to {path}: {e}"),
+            )
+        })?;
+        return Ok(ExitCode::SUCCESS);
     }
     let fresh = fresh_process_costs(args.size_mib.max(1))?;
     // Streaming first, before the corpus is allocated, so the peak reflects the stream alone.
@@ -37,7 +49,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     let streamed_large = stream_jsonl(4 * small * MIB, now)?;
     let peak_large = peak_rss_kib();
 
-    let text = corpus::generate(args.size_mib.max(1) * MIB, 42, args.value_share);
+    let text = corpus::generate(args.size_mib.max(1) * MIB, CORPUS_SEED, args.value_share);
     let options = DetectOptions::new(now);
     let mut rows = Vec::new();
     for target in Target::ALL {

@@ -33,7 +33,11 @@ test('entity data loads separately and is checked', async (t) => {
       await assert.rejects(quarry.loadEntityData(bytes), { code: 'EntityDataNotLoaded' });
     }
     assert.equal(quarry.entityDataLoaded(), false);
-    await assert.rejects(quarry.loadEntityData(new URL('./missing.bin', ENTITY_DATA)), /ENOENT/);
+    await assert.rejects(quarry.loadEntityData(new URL('./missing.bin', ENTITY_DATA)), (error) => {
+      assert.equal(error.code, 'EntityDataNotLoaded');
+      assert.match(error.message, /could not read the entity data from file:.*missing\.bin: .*ENOENT/);
+      return true;
+    });
   });
 
   await t.test('after loading, entity and name answer, synchronously too', async () => {
