@@ -11,10 +11,11 @@ use quarry_llm::{ModelSpec, build_client};
 use quarry_pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
 
 use crate::args::ModelArgs;
-use crate::model::{chosen_model, provider_settings};
+use crate::model::{chosen_model, model_headers, provider_settings};
 
 pub struct ModelRegistry {
     base_url: Option<String>,
+    headers: Vec<(String, String)>,
     retries: u32,
     concurrency: usize,
     built: Mutex<HashMap<String, Option<ResolvedAgent>>>,
@@ -24,6 +25,7 @@ impl ModelRegistry {
     pub fn new(args: &ModelArgs) -> Self {
         ModelRegistry {
             base_url: args.base_url.clone(),
+            headers: model_headers(&args.headers),
             retries: args.retries,
             concurrency: args.concurrency,
             built: Mutex::new(HashMap::new()),
@@ -32,8 +34,10 @@ impl ModelRegistry {
 
     fn build(&self, agent: &str) -> Option<ResolvedAgent> {
         let spec = ModelSpec::parse(agent).ok()?;
-        let settings =
-            provider_settings(&spec, self.base_url.clone(), self.retries, self.concurrency);
+        let settings = quarry_llm::ProviderSettings {
+            headers: self.headers.clone(),
+            ..provider_settings(&spec, self.base_url.clone(), self.retries, self.concurrency)
+        };
         let client = build_client(&spec, settings).ok()?;
         Some(ResolvedAgent {
             client,

@@ -172,6 +172,10 @@ pub struct StoreArgs {
     /// $QUARRY_EMBEDDER, else auto).
     #[arg(long)]
     pub embedder: Option<String>,
+    /// Base URL of the embeddings server for a provider:model embedder, e.g. with
+    /// --embedder openai-compatible:NAME (include /v1; default: $QUARRY_EMBEDDER_BASE_URL).
+    #[arg(long)]
+    pub embedder_base_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -378,9 +382,15 @@ pub struct ModelArgs {
     /// or openai-compatible with --base-url (default: $QUARRY_MODEL).
     #[arg(long)]
     pub model: Option<String>,
-    /// Base URL of an OpenAI-compatible server (include /v1) or of Anthropic's API.
+    /// Base URL of the model's server: an OpenAI-compatible one with /v1
+    /// (http://localhost:8000/v1), Anthropic's API, an Ollama host or an Azure OpenAI resource
+    /// (https://RESOURCE.openai.azure.com).
     #[arg(long)]
     pub base_url: Option<String>,
+    /// An extra HTTP header for every request to the model's provider, as 'Name: value'
+    /// (repeatable), e.g. for a gateway; added to those in $QUARRY_HEADERS (one per line).
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header_flag)]
+    pub headers: Vec<String>,
     /// Model turns before unresolved fields are escalated to a person.
     #[arg(long, default_value_t = 3)]
     pub max_attempts: u32,
@@ -404,6 +414,14 @@ pub struct ModelArgs {
     /// Print per field: value, spans, grounding, confidence, attempts; and the tokens used.
     #[arg(long)]
     pub explain: bool,
+}
+
+/// `--header` values must read `Name: value`.
+fn header_flag(value: &str) -> Result<String, String> {
+    match quarry_llm::parse_header(value) {
+        Some(_) => Ok(value.to_owned()),
+        None => Err(format!("expected 'Name: value', got '{value}'")),
+    }
 }
 
 /// Where the source text comes from: `--text`, `--file`, or stdin.
@@ -455,6 +473,10 @@ pub struct HostArgs {
     /// $QUARRY_EMBEDDER, else auto).
     #[arg(long)]
     pub embedder: Option<String>,
+    /// Base URL of the embeddings server for a provider:model embedder (default:
+    /// $QUARRY_EMBEDDER_BASE_URL, else --base-url).
+    #[arg(long)]
+    pub embedder_base_url: Option<String>,
     #[command(flatten)]
     pub graph: GraphArgs,
     /// Do not work the queues in this process (leave them to `quarry worker` processes).

@@ -1,12 +1,17 @@
 //! Choosing and building the model client from flags and the environment. This is the one place
-//! that reads QUARRY_MODEL, QUARRY_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY and OLLAMA_HOST
-//! (`workspace.rs` reads QUARRY_DB and QUARRY_PROJECT).
+//! that reads QUARRY_MODEL, QUARRY_API_KEY, the providers' key variables (OPENAI_API_KEY,
+//! AZURE_OPENAI_API_KEY, GEMINI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_API_KEY, VLLM_API_KEY,
+//! LLAMA_API_KEY, LM_API_TOKEN: see `Provider::key_variable`), their host variables (OLLAMA_HOST,
+//! AZURE_OPENAI_ENDPOINT), AZURE_OPENAI_API_VERSION and QUARRY_HEADERS (`workspace.rs` reads
+//! QUARRY_DB and QUARRY_PROJECT, `retrieval.rs` QUARRY_EMBEDDER and QUARRY_EMBEDDER_BASE_URL).
 
 use std::sync::Arc;
 
 use quarry_agent::ExtractorConfig;
 use quarry_core::ErrorCode;
-use quarry_llm::{LlmClient, ModelSpec, ProviderSettings, TransportConfig, build_client};
+use quarry_llm::{
+    LlmClient, ModelSpec, ProviderSettings, TransportConfig, build_client, parse_header,
+};
 
 use crate::args::ModelArgs;
 use crate::failure::Failure;
@@ -21,7 +26,10 @@ pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), 
     })?;
     let spec =
         ModelSpec::parse(&raw).map_err(|error| Failure::coded(ErrorCode::InvalidModel, error))?;
-    let settings = provider_settings(&spec, args.base_url.clone(), args.retries, args.concurrency);
+    let settings = ProviderSettings {
+        headers: model_headers(&args.headers),
+        ..provider_settings(&spec, args.base_url.clone(), args.retries, args.concurrency)
+    };
     let client = build_client(&spec, settings)
         .map_err(|error| Failure::coded(ErrorCode::ModelError, error))?;
     Ok((client, spec))
@@ -32,7 +40,27 @@ pub fn chosen_model(args: &ModelArgs) -> Option<String> {
     args.model.clone().or_else(|| env("QUARRY_MODEL"))
 }
 
-/// Provider settings for `spec`, with keys and hosts from the environment.
+/// The custom headers for the model's provider: each line of `QUARRY_HEADERS` (`Name: value`),
+/// then every `--header` (clap has checked their form). A malformed line of the variable is
+/// reported on stderr and left out.
+pub fn model_headers(flags: &[String]) -> Vec<(String, String)> {
+    let from_env = env("QUARRY_HEADERS").unwrap_or_default();
+    let mut headers = Vec::new();
+    for line in from_env.lines().filter(|line| !line.trim().is_empty()) {
+        match parse_header(line) {
+            Some(header) => headers.push(header),
+            None => eprintln!(
+                "warning: QUARRY_HEADERS line '{}' is not 'Name: value'; left out",
+                line.trim()
+            ),
+        }
+    }
+    headers.extend(flags.iter().filter_map(|flag| parse_header(flag)));
+    headers
+}
+
+/// Provider settings for `spec`, with keys and hosts from the environment (custom headers are
+/// the model's alone: see [`model_headers`]).
 pub fn provider_settings(
     spec: &ModelSpec,
     base_url: Option<String>,

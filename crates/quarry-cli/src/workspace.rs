@@ -10,7 +10,7 @@ use quarry_core::store::Store;
 use crate::args::StoreArgs;
 use crate::failure::Failure;
 use crate::model::env;
-use crate::retrieval::open_retriever;
+use crate::retrieval::{embedder_base_url, open_retriever};
 
 /// An open store, the project's id, and the tokio runtime its futures run on.
 pub struct Workspace {
@@ -20,6 +20,8 @@ pub struct Workspace {
     pub json: bool,
     /// `--embedder`, if given.
     embedder: Option<String>,
+    /// Where a provider embedder is served (see [`embedder_base_url`]).
+    embedder_base_url: Option<String>,
 }
 
 impl Workspace {
@@ -37,6 +39,7 @@ impl Workspace {
             runtime,
             json: args.json,
             embedder: args.embedder.clone(),
+            embedder_base_url: embedder_base_url(args.embedder_base_url.as_deref()),
         })
     }
 
@@ -48,7 +51,7 @@ impl Workspace {
             &self.store,
             rebuild,
             self.embedder.as_deref(),
-            None,
+            self.embedder_base_url.clone(),
         )
     }
 
@@ -59,7 +62,7 @@ impl Workspace {
             &self.runtime,
             self.store.clone(),
             self.embedder.as_deref(),
-            None,
+            self.embedder_base_url.clone(),
         )
     }
 }
