@@ -456,6 +456,45 @@ pub struct ServeArgs {
     /// server's public name behind a proxy; repeat for several.
     #[arg(long = "mcp-allowed-host", value_name = "HOST")]
     pub mcp_allowed_hosts: Vec<String>,
+    #[command(flatten)]
+    pub limits: ServeLimitArgs,
+}
+
+/// How `quarry serve` bounds connections, requests and extraction work.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Limits")]
+pub struct ServeLimitArgs {
+    /// Seconds a client may take to send a request head, from its first byte.
+    #[arg(long, default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// Seconds a connection may stay open with no request in flight (kept alive or silent).
+    #[arg(long, default_value_t = 60)]
+    pub idle_timeout_secs: u64,
+    /// Connections open at once; at the cap a new connection closes the oldest one with no
+    /// request in flight. Lowered to fit the process's open-file limit.
+    #[arg(long, default_value_t = quarry_server::DEFAULT_MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// Longest request line (method, URI and version), in bytes; longer ones get 414.
+    #[arg(long, default_value_t = 8192)]
+    pub max_uri_bytes: usize,
+    /// Seconds a request may take to be answered (body upload included) before 504
+    /// DeadlineExceeded; its queued extraction is dropped.
+    #[arg(long, default_value_t = 60)]
+    pub request_timeout_secs: u64,
+    /// Extractions (/skill/extract, /skill/check) running at once (default: one per CPU).
+    #[arg(long)]
+    pub max_extractions: Option<usize>,
+    /// Bytes of input admitted for extraction at once across requests; a request that does not
+    /// fit within --overload-wait-ms gets 503 Overloaded with Retry-After.
+    #[arg(long, default_value_t = quarry_server::DEFAULT_BUDGET_BYTES)]
+    pub extraction_budget_bytes: usize,
+    /// Milliseconds a request waits for extraction budget before 503 Overloaded.
+    #[arg(long, default_value_t = 1000)]
+    pub overload_wait_ms: u64,
+    /// Seconds requests and workflow tasks in flight get to finish after SIGTERM or Ctrl-C
+    /// before they are abandoned and the process exits.
+    #[arg(long, default_value_t = 5)]
+    pub shutdown_grace_secs: u64,
 }
 
 /// What a long-running host (`serve`, `mcp`) works with: the model, the database, the embedder,

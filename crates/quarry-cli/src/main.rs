@@ -13,6 +13,7 @@ mod graph;
 mod jsonl;
 mod mcp;
 mod model;
+mod open_files;
 mod owner;
 mod retrieval;
 mod schema_extract;

@@ -6,11 +6,12 @@ use anyhow::Context;
 use std::sync::Arc;
 
 use quarry_agent::Extractor;
-use std::time::Duration;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use quarry_graph::GraphWorker;
 use quarry_pipeline::{WorkerConfig, WorkerSignal};
-use quarry_server::ServerConfig;
+use quarry_server::{ConnectionLimits, ServerConfig, WorkLimits};
 
 use crate::owner::worker_owner;
 
@@ -20,8 +21,9 @@ use crate::model::{chosen_model, client_from, extractor_config};
 use crate::retrieval::{embedder_base_url, open_followed_retriever};
 use crate::workspace::{configured_database, open_store};
 
-use crate::args::{HostArgs, ServeArgs};
+use crate::args::{HostArgs, ServeArgs, ServeLimitArgs};
 use crate::failure::Failure;
+use crate::open_files::connection_cap;
 
 /// Logs to stderr, filtered by `QUARRY_LOG` (default `info`).
 pub fn init_logging() {
@@ -58,18 +60,68 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let database = configured_database(args.host.db.as_deref());
     let host = Host::start(&runtime, &args.host, database.as_deref())?;
+    let limits = &args.limits;
+    let grace = Duration::from_secs(limits.shutdown_grace_secs);
     let config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
         secure_cookies: args.secure_cookies,
         mcp_allowed_hosts: args.mcp_allowed_hosts.clone(),
+        connections: connection_limits(limits),
+        work: work_limits(limits),
+        request_timeout: Duration::from_secs(limits.request_timeout_secs),
         ..host.config.clone()
     };
+    let task_worker = host.task_worker;
+    // The task worker stops claiming at the signal, so its tasks in flight share the grace
+    // period with the server's requests in flight.
+    let signalled = Arc::new(OnceLock::new());
+    let shutdown = {
+        let (signalled, worker) = (
+            signalled.clone(),
+            task_worker.as_ref().map(|(_, s)| s.clone()),
+        );
+        async move {
+            quarry_server::shutdown_signal().await;
+            let _ = signalled.set(Instant::now());
+            if let Some(worker) = worker {
+                worker.stop();
+            }
+        }
+    };
     let served = runtime
-        .block_on(quarry_server::serve(args.addr, config))
+        .block_on(quarry_server::serve(args.addr, config, shutdown))
         .with_context(|| format!("serving on {}", args.addr));
-    host.stop(&runtime);
+    if let Some((handle, _)) = task_worker {
+        let left = signalled.get().map_or(Duration::ZERO, |at: &Instant| {
+            grace.saturating_sub(at.elapsed())
+        });
+        let _ = runtime.block_on(tokio::time::timeout(left, handle));
+    }
+    // What is still running is abandoned, not awaited: extractions on blocking threads whose
+    // requests are gone, the graph worker's and task worker's model calls (their leases expire
+    // and other workers take the units over).
+    runtime.shutdown_background();
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn connection_limits(limits: &ServeLimitArgs) -> ConnectionLimits {
+    ConnectionLimits {
+        header_timeout: Duration::from_secs(limits.header_timeout_secs),
+        idle_timeout: Duration::from_secs(limits.idle_timeout_secs),
+        max_connections: connection_cap(limits.max_connections),
+        shutdown_grace: Duration::from_secs(limits.shutdown_grace_secs),
+        max_request_line_bytes: limits.max_uri_bytes,
+    }
+}
+
+fn work_limits(limits: &ServeLimitArgs) -> WorkLimits {
+    let defaults = WorkLimits::default();
+    WorkLimits {
+        max_concurrent: limits.max_extractions.unwrap_or(defaults.max_concurrent),
+        budget_bytes: limits.extraction_budget_bytes,
+        budget_wait: Duration::from_millis(limits.overload_wait_ms),
+    }
 }
 
 /// How the in-process task worker ended.

@@ -76,6 +76,13 @@ error_codes! {
     /// An upload of a media type the endpoint does not read.
     UnsupportedMediaType => 415, 1, "send text/plain, text/markdown or application/pdf";
     MethodNotAllowed => 405, 1, "use the method the route documents (see GET /openapi.json)";
+    /// A request line (method, URI, version) longer than the server accepts.
+    UriTooLong => 414, 1, "move long parameters into a POST body, or raise --max-uri-bytes";
+    // Load (HTTP host): the server refuses or ends work rather than fall over.
+    /// The server's extraction budget or connection cap is full; the answer has `Retry-After`.
+    Overloaded => 503, 1, "retry after the Retry-After seconds, or send less text at once";
+    /// A request was not answered within the server's request deadline.
+    DeadlineExceeded => 504, 1, "send a smaller input, or raise the server's --request-timeout-secs";
     // Who may do what.
     Unauthorized => 401, 1, "send a valid API key as 'Authorization: Bearer <key>'";
     Forbidden => 403, 1, "use a key with the needed scope for this project";

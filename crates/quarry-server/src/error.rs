@@ -1,6 +1,6 @@
 //! The API's one error shape; the HTTP status of each code comes from [`ErrorCode`]'s table.
 
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use quarry_core::{ErrorCode, SkillError};
 use serde_json::json;
@@ -29,14 +29,22 @@ impl ApiError {
 /// The answer for a request body axum could not read: 413 `InputTooLarge` for an oversize body,
 /// 400 `UnsupportedContentType` for a non-JSON one, 400 `MalformedRequest` otherwise.
 pub fn body_rejected(status: StatusCode, detail: String) -> ApiError {
-    let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
-        ErrorCode::InputTooLarge
-    } else if status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        ErrorCode::UnsupportedContentType
-    } else {
-        ErrorCode::MalformedRequest
-    };
-    ApiError::new(code, detail)
+    ApiError::new(code_for_status(status), detail)
+}
+
+/// The code for an error status the framework chose (a rejection, not a handler's `ApiError`).
+pub fn code_for_status(status: StatusCode) -> ErrorCode {
+    match status {
+        StatusCode::NOT_FOUND => ErrorCode::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::InputTooLarge,
+        StatusCode::URI_TOO_LONG => ErrorCode::UriTooLong,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::UnsupportedContentType,
+        StatusCode::SERVICE_UNAVAILABLE => ErrorCode::Overloaded,
+        StatusCode::REQUEST_TIMEOUT | StatusCode::GATEWAY_TIMEOUT => ErrorCode::DeadlineExceeded,
+        status if status.is_server_error() => ErrorCode::Internal,
+        _ => ErrorCode::MalformedRequest,
+    }
 }
 
 impl From<SkillError> for ApiError {
@@ -51,10 +59,50 @@ impl From<quarry_core::store::StoreError> for ApiError {
     }
 }
 
+/// Seconds an `Overloaded` answer asks the client to wait before retrying (`Retry-After`).
+pub const RETRY_AFTER_SECONDS: u32 = 1;
+
+impl ApiError {
+    /// The JSON body of the answer.
+    fn body(&self) -> String {
+        json!({"error": self.code.as_str(), "message": self.message}).to_string()
+    }
+
+    /// The whole answer as HTTP/1.1 bytes with `Connection: close`, for the connection layer
+    /// that answers before (or instead of) handing a connection to the router: a connection
+    /// over the cap, a request line over the limit.
+    pub fn to_http1_bytes(&self) -> Vec<u8> {
+        let status = self.status();
+        let body = self.body();
+        let mut head = format!(
+            "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or(""),
+            body.len()
+        );
+        if self.code == ErrorCode::Overloaded {
+            head.push_str(&format!("retry-after: {RETRY_AFTER_SECONDS}\r\n"));
+        }
+        head.push_str("\r\n");
+        head.push_str(&body);
+        head.into_bytes()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": self.code.as_str(), "message": self.message});
-        (self.status(), axum::Json(body)).into_response()
+        let mut response = (
+            self.status(),
+            [(header::CONTENT_TYPE, "application/json")],
+            self.body(),
+        )
+            .into_response();
+        if self.code == ErrorCode::Overloaded {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+        }
+        response
     }
 }
 

@@ -6,25 +6,35 @@
 mod api;
 mod auth;
 mod chat;
+mod connection;
 mod conversations;
+mod deadline;
 mod error;
 mod health;
 mod json;
 pub mod keys;
+mod listener;
 pub mod mcp;
+mod rejections;
 mod session;
 mod skill;
 mod web;
+mod work;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::middleware;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 
 pub use error::ApiError;
+pub use listener::{ConnectionLimits, DEFAULT_MAX_CONNECTIONS};
+pub use work::{DEFAULT_BUDGET_BYTES, WorkLimits};
 
 /// Request bodies over this many bytes are refused with 413 unless configured otherwise.
 pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024 + 64 * 1024;
@@ -56,10 +66,19 @@ pub struct ServerConfig {
     /// Mark the web app's session cookie `Secure` on every response (the server is reached over
     /// TLS through a proxy that does not send `X-Forwarded-Proto: https`).
     pub secure_cookies: bool,
+    /// Timeouts, the connection cap and the shutdown grace period ([`serve`] only).
+    pub connections: ConnectionLimits,
+    /// Bounds on extraction work: concurrency, input bytes in flight.
+    pub work: WorkLimits,
+    /// A request not answered within this gets 504 `DeadlineExceeded`.
+    pub request_timeout: Duration,
     /// `Host` names `/mcp` accepts beside the loopback ones (localhost, 127.0.0.1, ::1), which
     /// guard a local server against DNS rebinding.
     pub mcp_allowed_hosts: Vec<String>,
 }
+
+/// Default request deadline.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -74,6 +93,9 @@ impl Default for ServerConfig {
             graph_worker: None,
             task_worker: None,
             secure_cookies: false,
+            connections: ConnectionLimits::default(),
+            work: WorkLimits::default(),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
             mcp_allowed_hosts: Vec::new(),
         }
     }
@@ -91,6 +113,8 @@ pub struct AppState {
     pub retriever: Option<Arc<dyn quarry_core::retrieval::Retriever>>,
     pub graph_worker: Option<Arc<quarry_graph::GraphWorkerHandle>>,
     pub task_worker: Option<Arc<quarry_pipeline::WorkerSignal>>,
+    /// The limits every endpoint that runs detectors goes through.
+    pub work: Arc<work::WorkLimiter>,
 }
 
 impl AppState {
@@ -109,6 +133,7 @@ impl AppState {
             retriever: config.retriever.clone(),
             graph_worker: config.graph_worker.clone(),
             task_worker: config.task_worker.clone(),
+            work: Arc::new(work::WorkLimiter::new(config.work)),
         }
     }
 
@@ -143,17 +168,27 @@ pub fn router(config: ServerConfig) -> Router {
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(
+            config.request_timeout,
+            deadline::within_deadline,
+        ))
+        .layer(middleware::from_fn(rejections::json_errors))
         .with_state(state)
 }
 
 /// Binds `addr`, prints the bound address on stderr (`listening on http://…`, so port 0 is
-/// usable), and serves until Ctrl-C or SIGTERM.
-pub async fn serve(addr: SocketAddr, config: ServerConfig) -> std::io::Result<()> {
+/// usable), and serves until `shutdown` completes (e.g. [`shutdown_signal`]); then requests in
+/// flight get the configured grace period before their connections are closed.
+pub async fn serve(
+    addr: SocketAddr,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
     let listener = TcpListener::bind(addr).await?;
     eprintln!("listening on http://{}", listener.local_addr()?);
-    axum::serve(listener, router(config))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
+    let connections = config.connections;
+    listener::serve(listener, router(config), connections, shutdown).await;
+    Ok(())
 }
 
 /// Ctrl-C or SIGTERM: what ends the server, and `quarry worker`.

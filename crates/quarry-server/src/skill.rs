@@ -30,13 +30,14 @@ pub async fn extract(
 /// The skill on one request body (`{"text", "target", "now"?, "region"?, "detail"?}`): what
 /// `POST /skill/extract` and the MCP `extract` tool both answer.
 pub(crate) async fn run_extract(state: &AppState, body: &[u8]) -> Result<Value, ApiError> {
+    let admission = state.work.admit(body.len()).await?;
     let input = SkillInput::from_json(body)?;
     let mut defaults = SkillDefaults::new(Local::now().fixed_offset());
     defaults.max_input_bytes = state.max_input_bytes;
-    // Detection is CPU-bound; keep it off the async workers so large texts do not stall others.
-    let result = tokio::task::spawn_blocking(move || skill::run(&input, &defaults))
-        .await
-        .map_err(|_| internal())??;
+    // Detection is CPU-bound: it runs off the async workers, within the server's work limits.
+    let result = admission
+        .run(move || skill::run(&input, &defaults))
+        .await??;
     Ok(result)
 }
 
@@ -47,13 +48,6 @@ fn spaced_json<T: Serialize>(value: &T) -> Response {
         to_spaced_string(value),
     )
         .into_response()
-}
-
-fn internal() -> ApiError {
-    ApiError::new(
-        ErrorCode::Internal,
-        "the extraction task failed; please report this input",
-    )
 }
 
 /// The body of a JSON request, or the error answer for a wrong content type or unreadable body.
@@ -123,12 +117,13 @@ pub(crate) async fn run_check(
     state: &AppState,
     request: CheckRequest,
 ) -> Result<Verdict, ApiError> {
+    let admission = state
+        .work
+        .admit(request.text.len() + request.output.len())
+        .await?;
     let target = request.target.parse()?;
     let max_input_bytes = state.max_input_bytes;
-    tokio::task::spawn_blocking(move || {
-        skill::check(&request.text, target, &request.output, max_input_bytes)
-    })
-    .await
-    .map_err(|_| internal())?
-    .map_err(ApiError::from)
+    Ok(admission
+        .run(move || skill::check(&request.text, target, &request.output, max_input_bytes))
+        .await??)
 }

@@ -217,6 +217,24 @@ impl Server {
         (status, content_type, body)
     }
 
+    /// Sends SIGTERM and waits for the process to exit, at most `bound` (a hang detector);
+    /// `None` when it was still running then.
+    pub fn terminate(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "SIGTERM was sent");
+        let until = std::time::Instant::now() + bound;
+        while std::time::Instant::now() < until {
+            if let Some(status) = self.child.try_wait().expect("the child can be polled") {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
     pub fn post_json(&self, path: &str, body: &str) -> (u16, String) {
         let (status, _, body) =
             self.request("POST", path, Some("application/json"), body.as_bytes());
