@@ -146,66 +146,99 @@ struct Scan<'t, 'o> {
 impl Scan<'_, '_> {
     /// linkify's candidates, each validated once.
     fn candidates(&self, links: &mut Vec<Link>) {
-        let mut from = 0;
-        while let Some(found) = self.finder.links(&self.shadow[from..]).next() {
-            let range = from + found.start..from + found.end;
+        self.each_candidate(0, self.shadow, |range| {
             let accepted_before = links.len();
-            self.accept(range.clone(), links);
-            if links.len() == accepted_before {
-                self.inside_rejected(range.clone(), links);
+            let read_to = self.accept(range.clone(), links);
+            if links.len() > accepted_before {
+                read_to
+            } else {
+                self.inside_rejected(range, links)
             }
-            // A fragment read after the host may end the accepted link later (`x.com#a`).
-            from = range.end.max(links.last().map_or(0, |link| link.range.end));
+        });
+    }
+
+    /// Calls `read` on each candidate linkify finds in `shadow` (the scan text from byte `base`
+    /// on), in order. `read` returns where its reading ended; the scan resumes there or after
+    /// the candidate, whichever is later, so a fragment read after a link (`x.com#a.com#…`) is
+    /// not read again by the next candidate.
+    fn each_candidate(
+        &self,
+        base: usize,
+        shadow: &str,
+        mut read: impl FnMut(Range<usize>) -> usize,
+    ) {
+        let mut from = 0;
+        while let Some(found) = self.finder.links(&shadow[from..]).next() {
+            let range = base + from + found.start..base + from + found.end;
+            let read_to = read(range.clone()).max(range.end) - base;
+            from = read_to.min(shadow.len());
         }
     }
 
     /// Links in what follows a rejected candidate's anchor (`foo.bar?u=www.example.com`), and
     /// one whose scheme the candidate ends with (`1.http://example.org/`). The inside is read
     /// in one scan that stops at the candidate's end, so no later candidate reads it again.
-    fn inside_rejected(&self, range: Range<usize>, links: &mut Vec<Link>) {
+    /// Returns where the reading ended.
+    fn inside_rejected(&self, range: Range<usize>, links: &mut Vec<Link>) -> usize {
+        let mut read_to = range.end;
         // The anchor is `.` or `:`, one byte.
-        let inside = range.start + anchor_of(&self.text[range.clone()]) + 1..range.end;
-        for link in self.finder.links(&self.shadow[inside.clone()]) {
-            self.accept(inside.start + link.start..inside.start + link.end, links);
-        }
+        let inside = range.start + anchor_of(&self.text[range.clone()]) + 1;
+        self.each_candidate(inside, &self.shadow[inside..range.end], |link| {
+            let end = self.accept(link, links);
+            read_to = read_to.max(end);
+            end
+        });
         if !self.shadow[range.end..].starts_with("://") {
-            return;
+            return read_to;
         }
         // The scheme is what follows the candidate's last dot (`1.a.http://x`).
         let base = self.text[range.clone()]
             .rfind('.')
             .map_or(range.start, |dot| range.start + dot + 1);
         let colon = range.end - base;
-        if let Some(url) = self.finder.scheme_link_at(&self.shadow[base..], colon) {
-            self.accept(base + url.start..base + url.end, links);
+        match self.finder.scheme_link_at(&self.shadow[base..], colon) {
+            Some(url) => read_to.max(self.accept(base + url.start..base + url.end, links)),
+            None => read_to,
         }
     }
 
     /// Validates a candidate whose start linkify may have read through CJK letters, which end
     /// a link before its anchor (`@`, `://` or the first `.`): only the part after the last
     /// such letter is kept. (The shadow text already ends links at every other terminator.)
-    fn accept(&self, range: Range<usize>, links: &mut Vec<Link>) {
+    /// Returns where the reading ended: the candidate's end or a fragment's after it.
+    fn accept(&self, range: Range<usize>, links: &mut Vec<Link>) -> usize {
         let slice = &self.text[range.clone()];
-        if slice.is_ascii() || !slice.chars().any(ends_link) {
-            self.validate(range, MatchKind::Url, links);
-            return;
-        }
         let anchor = range.start + anchor_of(slice);
-        let start = self.text[range.start..anchor]
-            .char_indices()
-            .rev()
-            .find(|&(_, c)| ends_link(c))
-            .map_or(range.start, |(i, c)| range.start + i + c.len_utf8());
+        let start = if slice.is_ascii() {
+            range.start
+        } else {
+            self.text[range.start..anchor]
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| ends_link(c))
+                .map_or(range.start, |(i, c)| range.start + i + c.len_utf8())
+        };
         if start == range.start {
-            self.validate(range, MatchKind::Url, links);
-            return;
+            return self
+                .validate(range.clone(), MatchKind::Url, links)
+                .map_or(range.end, |end| end.max(range.end));
         }
-        for link in self.finder.links(&self.shadow[start..range.end]) {
-            self.validate(start + link.start..start + link.end, MatchKind::Url, links);
-        }
+        let mut read_to = range.end;
+        self.each_candidate(start, &self.shadow[start..range.end], |link| {
+            let end = self.validate(link.clone(), MatchKind::Url, links);
+            read_to = read_to.max(end.unwrap_or(link.end));
+            end.unwrap_or(link.end)
+        });
+        read_to
     }
 
-    fn validate(&self, mut range: Range<usize>, kind: MatchKind, links: &mut Vec<Link>) {
+    /// Records the link or address at `range` when it is one; returns its end then.
+    fn validate(
+        &self,
+        mut range: Range<usize>,
+        kind: MatchKind,
+        links: &mut Vec<Link>,
+    ) -> Option<usize> {
         let slice = &self.text[range.clone()];
         match kind {
             MatchKind::Email => {
@@ -224,7 +257,7 @@ impl Scan<'_, '_> {
                             || is_misspelled_web_scheme(&slice[..after_scheme - 3])
                             || !top_label_is_plain(host_of(&slice[after_scheme..]))
                         {
-                            return;
+                            return None;
                         }
                         &slice[after_scheme..]
                     }
@@ -236,18 +269,20 @@ impl Scan<'_, '_> {
                             || !self.fuzzy_host_is_known(host)
                             || self.heads_an_address(range.start + host.len())
                         {
-                            return;
+                            return None;
                         }
                         slice
                     }
                 };
                 if !port_is_valid(authority) {
-                    return;
+                    return None;
                 }
                 range.end = self.fragment_after_host(range.clone());
             }
         }
+        let end = range.end;
         links.push(Link { range, kind });
+        Some(end)
     }
 
     /// linkify ends `http://host#frag` before `#` (it only reads on after `/` or `?`); read the
@@ -331,8 +366,7 @@ impl Scan<'_, '_> {
                 .scheme_link_at(&self.shadow[at + 1..], scheme_len)
                 .filter(|link| link.start == 0);
             if let Some(link) = link {
-                read_to = at + 1 + link.end;
-                self.accept(at + 1..at + 1 + link.end, &mut found);
+                read_to = self.accept(at + 1..at + 1 + link.end, &mut found);
             }
         }
         links.append(&mut found);
@@ -441,13 +475,14 @@ impl Scan<'_, '_> {
             let Some(shadow) = shadow_of(word, self.options.url_can_be_iri) else {
                 continue;
             };
-            for link in self.finder.links(&shadow) {
-                let range = start + link.start..start + link.end;
-                if self.text.is_char_boundary(range.start) && self.text.is_char_boundary(range.end)
-                {
-                    self.validate(range, MatchKind::Url, &mut found);
-                }
-            }
+            self.each_candidate(start, &shadow, |range| {
+                let on_boundaries = self.text.is_char_boundary(range.start)
+                    && self.text.is_char_boundary(range.end);
+                on_boundaries
+                    .then(|| self.validate(range.clone(), MatchKind::Url, &mut found))
+                    .flatten()
+                    .unwrap_or(range.end)
+            });
         }
         links.append(&mut found);
     }

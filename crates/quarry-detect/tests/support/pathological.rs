@@ -31,6 +31,8 @@ pub const PATTERNS: &[Pattern] = &[
     p(Target::Url, "a.com./"),
     p(Target::Url, "["),
     p(Target::Url, "a.com "),
+    p(Target::Url, "a.zz/,x.com#"),
+    p(Target::Url, "é.com#!x.com#"),
     // Addresses: unclosed literals, runs of `@` and dots, addresses glued together.
     p(Target::Email, "a@["),
     p(Target::Email, "a@"),
