@@ -54,8 +54,10 @@ pub struct GraphConfig {
     pub known_entities_ttl: Duration,
     pub temperature: f32,
     pub max_tokens: u32,
-    /// Whether to ask for constrained output (`response_format` with a JSON schema). Servers that
-    /// ignore it are fine: the reply is parsed leniently either way.
+    /// Whether to ask for constrained output (`response_format` with a JSON schema). The client
+    /// sends it the provider's native way (OpenAI strict mode, Ollama's `format`, Anthropic's
+    /// forced tool, …: see `quarry_llm::structured`) and drops it for a server that refuses it;
+    /// servers that ignore it are fine: the reply is parsed leniently either way.
     pub structured_output: bool,
     /// Episodes processed at once by a worker (model calls in flight).
     pub concurrency: usize,

@@ -344,3 +344,31 @@ async fn other_client_errors_are_not_taken_for_a_refusal() {
     assert_eq!(server.request_count(), 1);
     assert_eq!(client.structured_output(), StructuredOutput::JsonSchema);
 }
+
+#[tokio::test]
+async fn a_streamed_request_falls_back_too() {
+    let server = ScriptedServer::start();
+    server.push(Reply::status(
+        422,
+        r#"{"object":"error","message":"json_schema: unsupported keyword 'prefixItems'","code":422}"#,
+    ));
+    server.push(Reply::content(r#"{"number":"INV-7","total":12.5}"#));
+    let spec = ModelSpec::parse("llamacpp:").unwrap();
+    let client = build_client(&spec, settings(server.base_url())).unwrap();
+
+    let tokens = crate::Tokens::default();
+    let sink = tokens.sink();
+    let response = client.chat_stream(&invoice_request(), &sink).await.unwrap();
+
+    assert_eq!(tokens.all().concat(), r#"{"number":"INV-7","total":12.5}"#);
+    assert_eq!(
+        response.content.as_deref(),
+        Some(r#"{"number":"INV-7","total":12.5}"#)
+    );
+    let requests = server.requests();
+    assert_eq!(requests[0]["stream"], true);
+    assert_eq!(requests[0]["response_format"]["type"], "json_schema");
+    assert!(requests[1].get("response_format").is_none());
+    assert_eq!(requests[1]["stream"], true);
+    assert_eq!(client.structured_output(), StructuredOutput::None);
+}
