@@ -5,7 +5,8 @@ scripted model, and passes what it made in the JSON file named by $QUARRY_MCP_FI
 is called over stdio (`quarry mcp`, the local user) and over streamable HTTP (`/mcp`, an API key
 with every scope) and its result checked; each has an error case (a tool error with the API's
 error shape, never a crash or protocol error). Over HTTP: no key is 401, a key without a scope
-neither sees nor may call the tool, another project's key sees nothing of this one.
+neither sees nor may call the tool, another project's key sees nothing of this one; a server
+without a database needs no key and offers only the tools that need none.
 """
 
 import asyncio
@@ -57,11 +58,11 @@ async def stdio_session():
 
 
 @asynccontextmanager
-async def http_session(key):
-    """`/mcp` of the fixture's server with an API key."""
-    headers = {"Authorization": f"Bearer {key}"}
+async def http_session(key, url=None):
+    """`/mcp` of the fixture's server (or `url`'s) with an API key (or none)."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-        async with streamable_http_client(FIXTURE["url"] + "/mcp", http_client=http) as streams:
+        async with streamable_http_client((url or FIXTURE["url"]) + "/mcp", http_client=http) as streams:
             read, write = streams[0], streams[1]
             async with ClientSession(read, write) as session:
                 await session.initialize()
@@ -91,6 +92,24 @@ async def call_error(session, tool, arguments, code, mentions=None):
     if mentions is not None:
         assert mentions in error["message"], f"{tool}: '{mentions}' not in {error['message']!r}"
     return error
+
+
+async def read_json(session, uri):
+    """A resource's JSON."""
+    result = await session.read_resource(uri)
+    content = result.contents[0]
+    assert content.mime_type == "application/json", content
+    return json.loads(content.text)
+
+
+async def read_error(session, uri, mentions):
+    """A resource read that fails with a protocol error naming `mentions`."""
+    try:
+        await session.read_resource(uri)
+    except Exception as error:  # the SDK raises its MCP error type
+        assert mentions in str(error), f"{uri}: '{mentions}' not in {error}"
+    else:
+        raise AssertionError(f"{uri} was read")
 
 
 async def wait_for(probe, what, seconds=60):
@@ -244,6 +263,18 @@ async def every_tool(session, transport):
     await call_error(session, "get_entity", {"entity_id": "ent_nope"}, "NotFound", "ent_nope")
     await call_error(session, "get_entity", {}, "InvalidArguments", "entity_id")
 
+    # Resources: the entity types listed, entity types and entities read as JSON.
+    listed = {r.uri: r for r in (await session.list_resources()).resources}
+    assert set(listed) == {"quarry://entity-types/company"}, sorted(listed)
+    company = await read_json(session, "quarry://entity-types/company")
+    assert company["slug"] == "company" and [f["name"] for f in company["fields"]] == ["ceo", "headquarters"]
+    templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
+    assert templates == {"quarry://entity-types/{slug}", "quarry://entities/{entity_id}"}, templates
+    read = await read_json(session, f"quarry://entities/{entity}")
+    assert read["title"] == f"Acme {transport}" and read["fields"]["ceo"] == "Jane Doe", read
+    await read_error(session, "quarry://entities/ent_nope", "ent_nope")
+    await read_error(session, "quarry://planets/mars", "quarry://planets/mars")
+
     # A tool that does not exist is a protocol error naming it.
     try:
         await session.call_tool("drop_database", {})
@@ -299,6 +330,9 @@ async def test_http_scopes():
         await call_error(session, "extract_with_schema", {"document": INVOICE,
                                                           "schema": INVOICE_SCHEMA},
                          "Forbidden", "extraction:trigger")
+        # Reading is its scope: resources too.
+        assert [r.uri for r in (await session.list_resources()).resources] == [
+            "quarry://entity-types/company"]
         # What the key may use works.
         status = await call(session, "get_workflow_status",
                             {"entity_id": FIXTURE["entities"]["http"]})
@@ -317,15 +351,35 @@ async def test_http_project_isolation():
         assert not any("Marisol" in e["title"] for e in found), found
         await call_error(session, "add_episode", {"user_message": "a", "assistant_response": "b",
                                                   "project_id": "default"}, "Forbidden")
+        await read_error(session, f"quarry://entities/{mine}", mine)
         # Its own entity is there.
         own = await call(session, "get_workflow_status", {"entity_id": FIXTURE["other_entity"]})
         assert own["run"] is None, own
 
 
+async def test_http_without_database():
+    async with http_session(None, FIXTURE["bare_url"]) as session:
+        listed = {tool.name for tool in (await session.list_tools()).tools}
+        assert listed == {"extract", "check", "extract_with_schema"}, sorted(listed)
+        found = await call(session, "extract", {"text": "mail hello@agent.rs", "target": "email"})
+        assert found == {"email": "hello@agent.rs"}, found
+        # Conversations live in memory there, and still take an answer.
+        first = await call(session, "extract_with_schema", {"document": INVOICE,
+                                                            "schema": INVOICE_SCHEMA})
+        assert first["status"] == "needs_clarification", first
+        done = await call(session, "extract_with_schema", {
+            "conversation_id": first["conversation_id"], "answer": "The total is 1200 USD."})
+        assert done["status"] == "complete", done
+        await call_error(session, "add_document", {"title": "t", "text": "x"},
+                         "StoreNotConfigured", "--db")
+        assert (await session.list_resources()).resources == []
+        await read_error(session, "quarry://entity-types/company", "--db")
+
+
 async def main():
     # The stdio and HTTP runs come first: isolation checks search for what they added.
     tests = [test_stdio, test_http, test_http_needs_a_key, test_http_scopes,
-             test_http_project_isolation]
+             test_http_project_isolation, test_http_without_database]
     failed = 0
     for test in tests:
         try:

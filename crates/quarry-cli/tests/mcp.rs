@@ -1,7 +1,8 @@
 //! The MCP server with a real MCP client no one here wrote: the official Python SDK (PyPI `mcp`,
 //! pinned in `scripts/mcp.sh`) drives `quarry mcp` over stdio and `/mcp` of `quarry serve` over
 //! streamable HTTP (`tests/mcp/client_test.py`): initialize, list tools, every tool with its
-//! result and an error case, scope refusal and project isolation over HTTP.
+//! result and an error case, scope refusal and project isolation over HTTP, and a server without
+//! a database (no key, only the tools that need none).
 //!
 //! The database is seeded through the real binary and the model is a scripted OpenAI-compatible
 //! server. Needs the package on `QUARRY_MCP_PYTHONPATH` (or in `target/python-mcp`, where
@@ -58,6 +59,10 @@ fn a_real_mcp_client_uses_every_tool_over_stdio_and_http() {
     let serve_args: Vec<&str> = serve_args.iter().map(String::as_str).collect();
     let server = Server::start(&serve_args);
     fixture["url"] = json!(format!("http://{}", server.addr));
+    // A server without a database: only the tools that need none, and no key.
+    let model_only: Vec<&str> = model_args.iter().map(String::as_str).collect();
+    let bare = Server::start(&model_only);
+    fixture["bare_url"] = json!(format!("http://{}", bare.addr));
     fixture["binary"] = json!(env!("CARGO_BIN_EXE_quarry"));
     fixture["db"] = json!(sandbox.db());
     fixture["model_args"] = json!(model_args);
@@ -78,6 +83,7 @@ fn a_real_mcp_client_uses_every_tool_over_stdio_and_http() {
         "the MCP client tests failed:\n{report}"
     );
     drop(server);
+    drop(bare);
 }
 
 /// The folder holding the `mcp` package, or `None` (after saying so) when it is not installed

@@ -38,27 +38,44 @@ pub async fn put_type(
     Ok(Json(entity_type))
 }
 
+/// Reading entity types and entities needs this scope.
+pub(crate) const READ_SCOPES: &[&str] = &["entities:read"];
+
 pub async fn get_type(
     State(state): State<AppState>,
     caller: Caller,
     Path(slug): Path<String>,
 ) -> Result<Json<EntityType>, ApiError> {
-    caller.require("entities:read")?;
-    store(&state)?
-        .get_entity_type(&caller.project_id, &slug)
+    Ok(Json(get_entity_type(&state, &caller, &slug).await?))
+}
+
+/// What `GET /v1/entity-types/{slug}` and the MCP resource `quarry://entity-types/{slug}` share.
+pub(crate) async fn get_entity_type(
+    state: &AppState,
+    caller: &Caller,
+    slug: &str,
+) -> Result<EntityType, ApiError> {
+    caller.require_scopes(READ_SCOPES)?;
+    store(state)?
+        .get_entity_type(&caller.project_id, slug)
         .await?
-        .map(Json)
-        .ok_or_else(|| not_found("entity type", &slug))
+        .ok_or_else(|| not_found("entity type", slug))
 }
 
 pub async fn list_types(
     State(state): State<AppState>,
     caller: Caller,
 ) -> Result<Json<Vec<EntityType>>, ApiError> {
-    caller.require("entities:read")?;
-    Ok(Json(
-        store(&state)?.list_entity_types(&caller.project_id).await?,
-    ))
+    Ok(Json(list_entity_types(&state, &caller).await?))
+}
+
+/// What `GET /v1/entity-types` and the MCP resource list share.
+pub(crate) async fn list_entity_types(
+    state: &AppState,
+    caller: &Caller,
+) -> Result<Vec<EntityType>, ApiError> {
+    caller.require_scopes(READ_SCOPES)?;
+    Ok(store(state)?.list_entity_types(&caller.project_id).await?)
 }
 
 /// `POST /v1/entities`: `{"entity_type", "title", "parent_id"?, "fields"?, "metadata"?}`.
@@ -124,12 +141,20 @@ pub async fn get(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Entity>, ApiError> {
-    caller.require("entities:read")?;
-    store(&state)?
-        .get_entity(&caller.project_id, &id)
+    Ok(Json(get_entity(&state, &caller, &id).await?))
+}
+
+/// What `GET /v1/entities/{id}` and the MCP resource `quarry://entities/{id}` share.
+pub(crate) async fn get_entity(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<Entity, ApiError> {
+    caller.require_scopes(READ_SCOPES)?;
+    store(state)?
+        .get_entity(&caller.project_id, id)
         .await?
-        .map(Json)
-        .ok_or_else(|| not_found("entity", &id))
+        .ok_or_else(|| not_found("entity", id))
 }
 
 pub fn not_found(what: &str, id: &str) -> ApiError {

@@ -3,7 +3,7 @@
 //! key's project only.
 
 pub(crate) mod documents;
-mod entities;
+pub(crate) mod entities;
 pub(crate) mod episodes;
 pub(crate) mod extraction;
 pub(crate) mod graph;

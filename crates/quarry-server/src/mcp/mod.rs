@@ -13,6 +13,7 @@ mod documents;
 mod graph;
 mod http;
 mod registry;
+mod resources;
 mod results;
 mod schema_agent;
 mod skill;
@@ -21,8 +22,9 @@ mod workflows;
 use std::sync::LazyLock;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig as McpServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig as McpServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -81,9 +83,14 @@ impl QuarryMcp {
 
 impl ServerHandler for QuarryMcp {
     fn get_info(&self) -> McpServerConfig {
-        McpServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("quarry", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        McpServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("quarry", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -119,6 +126,36 @@ impl ServerHandler for QuarryMcp {
         Ok(tool
             .call(ctx, request.arguments.unwrap_or_default())
             .await
+            .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            resources::list(&self.ctx(&context)).await?,
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Ok(resources::read(&self.ctx(&context), &request.uri)
+            .await?
             .into())
     }
 
