@@ -260,6 +260,16 @@ pub fn build_client(
 ) -> Result<Arc<dyn LlmClient>, LlmError> {
     let provider = spec.provider;
     let endpoint = resolve_endpoint(spec, &settings, Api::Chat)?;
+    let deployment_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if provider == Provider::Azure && !spec.model.chars().all(deployment_name) {
+        return Err(LlmError::Misconfigured {
+            provider: provider.name().to_string(),
+            reason: format!(
+                "'{}' is not an Azure deployment name (letters, digits, '-', '_' and '.')",
+                spec.model
+            ),
+        });
+    }
     let (transport, concurrency) = (settings.transport, settings.concurrency);
     let headers = &settings.headers;
     let client: Arc<dyn LlmClient> = match provider {
@@ -482,7 +492,13 @@ mod tests {
             headers: vec![("Authorization".into(), "Bearer token".into())],
             ..resource.clone()
         };
-        assert!(build_client(&spec, entra).is_ok());
+        assert!(build_client(&spec, entra.clone()).is_ok());
+        let odd = ModelSpec::parse("azure:my deployment/../x").unwrap();
+        let err = build_client(&odd, entra).err().unwrap();
+        assert!(
+            err.to_string().contains("not an Azure deployment name"),
+            "{err}"
+        );
     }
 
     #[test]

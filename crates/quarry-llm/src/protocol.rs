@@ -8,6 +8,7 @@
 //! back to a whole JSON body when a server ignores `stream: true`, the SSE or JSON-lines read
 //! loop and the truncation check.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -260,17 +261,35 @@ impl<P: WireProtocol> ProtocolClient<P> {
         parsed
     }
 
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let mut format = self.wire_format(request);
-        let body = self.body(request, format.as_ref(), false);
-        let delivered = match self.transport.post(&self.url, &self.headers, &body).await {
+    /// Posts `request` with `post` (whole or streaming reply); when the server refuses its
+    /// structured output, posts it once more without. Returns the exchange and the format the
+    /// accepted request carried.
+    async fn post_with_fallback<T, Post, Sent>(
+        &self,
+        request: &ChatRequest,
+        stream: bool,
+        post: Post,
+    ) -> Result<(Delivered<T>, Option<WireFormat>), LlmError>
+    where
+        Post: Fn(Value) -> Sent,
+        Sent: Future<Output = Result<Delivered<T>, LlmError>>,
+    {
+        let format = self.wire_format(request);
+        match post(self.body(request, format.as_ref(), stream)).await {
             Err(error) if self.refused(&error, format.as_ref()) => {
-                format = None;
-                let body = self.body(request, None, false);
-                self.transport.post(&self.url, &self.headers, &body).await?
+                let delivered = post(self.body(request, None, stream)).await?;
+                Ok((delivered, None))
             }
-            other => other?,
-        };
+            other => Ok((other?, format)),
+        }
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let (delivered, format) = self
+            .post_with_fallback(request, false, |body| async move {
+                self.transport.post(&self.url, &self.headers, &body).await
+            })
+            .await?;
         let parsed = self.parse_body(&delivered.body)?;
         Ok(self
             .finish(parsed, format.as_ref())
@@ -282,22 +301,13 @@ impl<P: WireProtocol> ProtocolClient<P> {
         request: &ChatRequest,
         on_token: TokenSink<'_>,
     ) -> Result<ChatResponse, LlmError> {
-        let mut format = self.wire_format(request);
-        let body = self.body(request, format.as_ref(), true);
-        let mut delivered = match self
-            .transport
-            .post_streaming(&self.url, &self.headers, &body)
-            .await
-        {
-            Err(error) if self.refused(&error, format.as_ref()) => {
-                format = None;
-                let body = self.body(request, None, true);
+        let (mut delivered, format) = self
+            .post_with_fallback(request, true, |body| async move {
                 self.transport
                     .post_streaming(&self.url, &self.headers, &body)
-                    .await?
-            }
-            other => other?,
-        };
+                    .await
+            })
+            .await?;
         let stream = &mut delivered.body;
         let mut frames = match stream.framing() {
             Some(Framing::Sse) => Frames::Sse(SseParser::new()),
