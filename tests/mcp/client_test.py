@@ -313,8 +313,9 @@ async def test_http_needs_a_key():
     async with httpx2.AsyncClient(timeout=30) as http:
         response = await http.post(FIXTURE["url"] + "/mcp", json=initialize,
                                    headers={**headers, **admin})
-    assert response.status_code == 403 and "Host" in response.text, (response.status_code,
-                                                                      response.text)
+    assert response.status_code == 403, (response.status_code, response.text)
+    body = response.json()
+    assert body["error"] == "Forbidden" and "Host" in body["message"], body
 
 
 async def test_http_scopes():

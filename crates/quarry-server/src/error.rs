@@ -35,6 +35,8 @@ pub fn body_rejected(status: StatusCode, detail: String) -> ApiError {
 /// The code for an error status the framework chose (a rejection, not a handler's `ApiError`).
 pub fn code_for_status(status: StatusCode) -> ErrorCode {
     match status {
+        StatusCode::UNAUTHORIZED => ErrorCode::Unauthorized,
+        StatusCode::FORBIDDEN => ErrorCode::Forbidden,
         StatusCode::NOT_FOUND => ErrorCode::NotFound,
         StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
         StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::InputTooLarge,
