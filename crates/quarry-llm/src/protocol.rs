@@ -231,9 +231,19 @@ impl<P: WireProtocol> ProtocolClient<P> {
             &request.model
         };
         let mut body = self.protocol.request_body(model, request, format, stream);
-        // Vendor fields last, so a caller can override anything the protocol set.
+        // Vendor fields last, so a caller can override anything the protocol set; an object
+        // (Ollama's `options`) is merged key by key into the protocol's own.
         for (key, value) in &request.extra {
-            body.insert(key.clone(), value.clone());
+            match (body.get_mut(key), value) {
+                (Some(Value::Object(set)), Value::Object(extra)) => {
+                    for (name, field) in extra {
+                        set.insert(name.clone(), field.clone());
+                    }
+                }
+                _ => {
+                    body.insert(key.clone(), value.clone());
+                }
+            }
         }
         Value::Object(body)
     }

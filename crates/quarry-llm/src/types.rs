@@ -108,7 +108,8 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
     /// Vendor fields merged into the request body as they are (e.g. Ollama `options`, vLLM
-    /// `guided_json`).
+    /// `guided_json`); an object the protocol also sets (Ollama's `options`) is merged key by
+    /// key, the vendor's value winning.
     pub extra: Map<String, Value>,
 }
 

@@ -33,6 +33,12 @@ async fn schema_goes_in_format_and_settings_in_options() {
     request.tools.clear();
     request.temperature = Some(0.2);
     request.max_tokens = Some(512);
+    // Vendor options join the ones the client sets (and win on a shared key).
+    request.extra.insert(
+        "options".into(),
+        json!({"num_ctx": 8192, "temperature": 0.1}),
+    );
+    request.extra.insert("keep_alive".into(), json!("5m"));
     request.response_format = Some(ResponseFormat::JsonSchema {
         name: "person".into(),
         schema: person_schema(),
@@ -62,7 +68,8 @@ async fn schema_goes_in_format_and_settings_in_options() {
                 {"role": "user", "content": "Ada Lovelace, born 1815-12-10, mathematician."}
             ],
             "format": person_schema(),
-            "options": {"temperature": 0.2, "num_predict": 512},
+            "options": {"temperature": 0.1, "num_predict": 512, "num_ctx": 8192},
+            "keep_alive": "5m",
             "stream": false
         })
     );
