@@ -378,8 +378,9 @@ pub struct CheckArgs {
 /// Which model answers, and how the schema agent may use it.
 #[derive(Debug, Args)]
 pub struct ModelArgs {
-    /// provider:model, e.g. openai:gpt-4o-mini, ollama:qwen2.5:3b, anthropic:claude-sonnet-4-5,
-    /// or openai-compatible with --base-url (default: $QUARRY_MODEL).
+    /// provider:model, e.g. openai:gpt-4o-mini, ollama:qwen2.5:3b (native API),
+    /// anthropic:claude-sonnet-4-5, gemini:gemini-2.5-flash, azure:DEPLOYMENT, vllm:M,
+    /// llamacpp:, lmstudio:M, or openai-compatible:M with --base-url (default: $QUARRY_MODEL).
     #[arg(long)]
     pub model: Option<String>,
     /// Base URL of the model's server: an OpenAI-compatible one with /v1

@@ -236,8 +236,12 @@ fn parse_completion(json: &Value) -> Result<Parsed, String> {
                 .collect()
         })
         .unwrap_or_default();
+    // Under strict structured outputs a model that declines answers `refusal` instead of
+    // content; its words are the only reply there is.
+    let content = content_text(&message["content"])
+        .or_else(|| message["refusal"].as_str().map(str::to_string));
     Ok(Parsed {
-        content: content_text(&message["content"]),
+        content,
         tool_calls,
         finish_reason: choice["finish_reason"].as_str().map(str::to_string),
         usage: read_usage(json).unwrap_or_default(),
@@ -381,6 +385,16 @@ mod tests {
         assert_eq!(parsed.tool_calls[1].arguments, r#"{"x":1}"#);
         assert_eq!(parsed.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(parsed.usage.total(), 7);
+    }
+
+    #[test]
+    fn a_refusal_is_the_reply() {
+        let parsed = parse_completion(&json!({
+            "choices":[{"message":{"content":null,"refusal":"I can't help with that."},
+                        "finish_reason":"stop"}]
+        }))
+        .unwrap();
+        assert_eq!(parsed.content.as_deref(), Some("I can't help with that."));
     }
 
     #[test]
