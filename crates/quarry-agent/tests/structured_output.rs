@@ -180,3 +180,52 @@ async fn a_first_turn_overflow_is_an_error_reporting_the_tokens_spent() {
     );
     assert_eq!(server.request_count(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn anthropic_and_ollama_get_the_schema_their_native_way() {
+    let server = ScriptedServer::with_script([
+        // Anthropic answers with the forced tool; its input is the extraction.
+        Reply::tool_call(
+            "extraction",
+            r#"{"vendor": "Acme Supplies Ltd", "total": 1200}"#,
+        ),
+        Reply::content(r#"{"vendor": "Acme Supplies Ltd", "total": 1200}"#),
+    ]);
+    let schema = Schema::parse(SCHEMA).unwrap();
+    let user_schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    for model in ["anthropic:claude-test", "ollama:llama3.1"] {
+        let spec = ModelSpec::parse(model).unwrap();
+        let settings = ProviderSettings {
+            base_url: Some(server.anthropic_base_url()),
+            api_key: Some("key".into()),
+            ..ProviderSettings::default()
+        };
+        let client = build_client(&spec, settings).unwrap();
+        let extraction = Extractor::new(client, spec.model, ExtractorConfig::default())
+            .extract(&schema, DOCUMENT, &[])
+            .await
+            .unwrap();
+        assert!(
+            extraction.is_complete(),
+            "{model}: {:?}",
+            extraction.outcome
+        );
+        assert_eq!(extraction.value["total"], json!(1200));
+    }
+
+    let recorded = server.recorded();
+    assert_eq!(recorded[0].path, "/v1/messages");
+    assert_eq!(
+        recorded[0].body["tools"],
+        json!([{"name": "extraction",
+                "description": quarry_llm::anthropic::FORCED_TOOL_DESCRIPTION,
+                "input_schema": user_schema}])
+    );
+    assert_eq!(
+        recorded[0].body["tool_choice"],
+        json!({"type": "tool", "name": "extraction"})
+    );
+    assert_eq!(recorded[1].path, "/api/chat");
+    assert_eq!(recorded[1].body["format"], user_schema);
+    assert!(recorded[1].body.get("tools").is_none());
+}
