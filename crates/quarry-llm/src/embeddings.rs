@@ -1,6 +1,6 @@
 //! The OpenAI-compatible embeddings API: `POST {base}/embeddings`.
 //!
-//! One client serves OpenAI, Ollama (`/v1`), vLLM, the llama.cpp server and LM Studio. The
+//! One client serves OpenAI, Azure OpenAI deployments, Gemini, Ollama (`/v1`), vLLM, the llama.cpp server and LM Studio. The
 //! request is `{"model": ..., "input": [texts]}`; the reply's `data[i].embedding` vectors are put
 //! back in input order by their `index`. Inputs are sent in batches (64 texts per request by
 //! default), one batch after another, through the same [`transport`](crate::transport) as chat:
@@ -9,11 +9,14 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName};
 use serde_json::{Value, json};
 
 use crate::LlmError;
-use crate::model_spec::{Api, ModelSpec, Provider, ProviderSettings, resolve_endpoint};
+use crate::model_spec::{
+    Api, ModelSpec, Provider, ProviderSettings, azure_deployment, resolve_endpoint,
+};
+use crate::openai::AzureDeployment;
 use crate::protocol::{add_custom_headers, api_key_header};
 use crate::transport::{Endpoint, Transport, TransportConfig};
 use crate::types::Usage;
@@ -67,11 +70,46 @@ impl EmbeddingsClient {
         transport: TransportConfig,
         concurrency: usize,
     ) -> Result<EmbeddingsClient, LlmError> {
-        let url = format!("{}/embeddings", endpoint.base_url.trim_end_matches('/'));
+        EmbeddingsClient::build(endpoint, None, transport, concurrency)
+    }
+
+    /// A client for an Azure OpenAI embeddings deployment:
+    /// `{endpoint.base_url}/openai/deployments/{deployment}/embeddings?api-version=…`, the key in
+    /// `api-key`.
+    pub fn azure(
+        endpoint: Endpoint,
+        deployment: &AzureDeployment,
+        transport: TransportConfig,
+        concurrency: usize,
+    ) -> Result<EmbeddingsClient, LlmError> {
+        EmbeddingsClient::build(endpoint, Some(deployment), transport, concurrency)
+    }
+
+    fn build(
+        endpoint: Endpoint,
+        azure: Option<&AzureDeployment>,
+        transport: TransportConfig,
+        concurrency: usize,
+    ) -> Result<EmbeddingsClient, LlmError> {
+        let base_url = endpoint.base_url.trim_end_matches('/');
         let mut headers = HeaderMap::new();
-        if let Some(value) = api_key_header(&endpoint, "Bearer ")? {
-            headers.insert(AUTHORIZATION, value);
-        }
+        let url = match azure {
+            Some(azure) => {
+                if let Some(value) = api_key_header(&endpoint, "")? {
+                    headers.insert(HeaderName::from_static("api-key"), value);
+                }
+                format!(
+                    "{base_url}/openai/deployments/{}/embeddings?api-version={}",
+                    azure.deployment, azure.api_version
+                )
+            }
+            None => {
+                if let Some(value) = api_key_header(&endpoint, "Bearer ")? {
+                    headers.insert(AUTHORIZATION, value);
+                }
+                format!("{base_url}/embeddings")
+            }
+        };
         let transport = Transport::new(&endpoint.provider, transport, concurrency, read_usage)?;
         Ok(EmbeddingsClient {
             provider: endpoint.provider,
@@ -174,8 +212,9 @@ impl EmbeddingsClient {
 }
 
 /// The embeddings client for `spec`, with the base URL, key and transport resolved as
-/// [`build_client`](crate::build_client) resolves them for chat (`--base-url`, then
-/// `OLLAMA_HOST` for Ollama, then the provider's default).
+/// [`build_client`](crate::build_client) resolves them for chat (`--base-url`, then the host
+/// variable: `OLLAMA_HOST`, `AZURE_OPENAI_ENDPOINT`, then the provider's default; Ollama's
+/// embeddings are under `/v1`, an `azure:DEPLOYMENT` embeds at its deployment).
 ///
 /// Fails with [`LlmError::Misconfigured`] for `anthropic` (it has no embeddings API) and for
 /// `openai-compatible` without a base URL, and with [`LlmError::MissingKey`] for `openai` at its
@@ -193,18 +232,17 @@ pub fn build_embedder(
                 .into(),
         });
     }
-    if provider == Provider::Azure {
-        return Err(LlmError::Misconfigured {
-            provider: provider.name().to_string(),
-            reason: "Azure OpenAI embeddings deployments are not supported yet; use \
-                     openai:text-embedding-3-small, ollama:… or openai-compatible:NAME with \
-                     --embedder-base-url"
-                .into(),
-        });
-    }
     let endpoint = resolve_endpoint(spec, &settings, Api::Embeddings)?;
-    EmbeddingsClient::new(endpoint, settings.transport, settings.concurrency)?
-        .with_headers(&settings.headers)
+    let client = match provider {
+        Provider::Azure => EmbeddingsClient::azure(
+            endpoint,
+            &azure_deployment(spec, &settings)?,
+            settings.transport,
+            settings.concurrency,
+        )?,
+        _ => EmbeddingsClient::new(endpoint, settings.transport, settings.concurrency)?,
+    };
+    client.with_headers(&settings.headers)
 }
 
 /// `usage.prompt_tokens` (or `total_tokens`, which some servers send alone).

@@ -260,17 +260,7 @@ pub fn build_client(
 ) -> Result<Arc<dyn LlmClient>, LlmError> {
     let provider = spec.provider;
     let endpoint = resolve_endpoint(spec, &settings, Api::Chat)?;
-    let deployment_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-    if provider == Provider::Azure && !spec.model.chars().all(deployment_name) {
-        return Err(LlmError::Misconfigured {
-            provider: provider.name().to_string(),
-            reason: format!(
-                "'{}' is not an Azure deployment name (letters, digits, '-', '_' and '.')",
-                spec.model
-            ),
-        });
-    }
-    let (transport, concurrency) = (settings.transport, settings.concurrency);
+    let (transport, concurrency) = (settings.transport.clone(), settings.concurrency);
     let headers = &settings.headers;
     let client: Arc<dyn LlmClient> = match provider {
         Provider::Anthropic => {
@@ -280,16 +270,13 @@ pub fn build_client(
             Arc::new(OllamaClient::new(endpoint, transport, concurrency)?.with_headers(headers)?)
         }
         _ => {
+            let azure = match provider {
+                Provider::Azure => Some(azure_deployment(spec, &settings)?),
+                _ => None,
+            };
             let protocol = OpenAi {
                 structured: provider.structured_output(),
-                azure: (provider == Provider::Azure).then(|| AzureDeployment {
-                    deployment: spec.model.clone(),
-                    api_version: settings
-                        .api_version
-                        .clone()
-                        .filter(|version| !version.trim().is_empty())
-                        .unwrap_or_else(|| AZURE_API_VERSION.to_owned()),
-                }),
+                azure,
             };
             Arc::new(
                 OpenAiClient::with_protocol(protocol, endpoint, transport, concurrency)?
@@ -298,6 +285,32 @@ pub fn build_client(
         }
     };
     Ok(client)
+}
+
+/// The Azure deployment `spec` names (its model) and the `api-version` to call it with; a name
+/// with characters a URL path cannot carry as they are is refused, naming it.
+pub(crate) fn azure_deployment(
+    spec: &ModelSpec,
+    settings: &ProviderSettings,
+) -> Result<AzureDeployment, LlmError> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if !spec.model.chars().all(allowed) {
+        return Err(LlmError::Misconfigured {
+            provider: spec.provider.name().to_string(),
+            reason: format!(
+                "'{}' is not an Azure deployment name (letters, digits, '-', '_' and '.')",
+                spec.model
+            ),
+        });
+    }
+    Ok(AzureDeployment {
+        deployment: spec.model.clone(),
+        api_version: settings
+            .api_version
+            .clone()
+            .filter(|version| !version.trim().is_empty())
+            .unwrap_or_else(|| AZURE_API_VERSION.to_owned()),
+    })
 }
 
 /// Which API of the provider an endpoint is for (Ollama's chat is native, its embeddings are

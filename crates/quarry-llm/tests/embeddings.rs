@@ -175,3 +175,31 @@ async fn anthropic_specs_cannot_embed() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn azure_deployments_embed_at_their_url_with_api_key() {
+    let server = ScriptedServer::start();
+    let spec = ModelSpec::parse("azure:embed-3-small").unwrap();
+    let settings = ProviderSettings {
+        host: Some(server.anthropic_base_url()),
+        api_key: Some("azure-key".into()),
+        transport: fast_transport(),
+        ..ProviderSettings::default()
+    };
+    let client = build_embedder(&spec, settings).unwrap();
+
+    let vectors = client.embed(&["alpha"]).await.unwrap();
+
+    assert_eq!(
+        vectors,
+        [fake_embedding("alpha", DEFAULT_EMBEDDING_DIMENSIONS)]
+    );
+    let recorded = &server.recorded()[0];
+    assert_eq!(
+        recorded.path,
+        "/openai/deployments/embed-3-small/embeddings"
+    );
+    assert_eq!(recorded.query, "api-version=2024-10-21");
+    assert_eq!(recorded.headers["api-key"], "azure-key");
+    assert!(!recorded.headers.contains_key("authorization"));
+}

@@ -11,7 +11,8 @@
 //! when the script is empty it answers 500 with a body saying so. Every request is recorded, so
 //! tests can assert the exact wire a client sent.
 //!
-//! `POST /v1/embeddings` (OpenAI-compatible) needs no script: it answers every input with
+//! `POST /v1/embeddings` (OpenAI-compatible; also at an Azure deployment's
+//! `/openai/deployments/{deployment}/embeddings`) needs no script: it answers every input with
 //! [`fake_embedding`] (8 dimensions unless [`ScriptedServer::set_embedding_dimensions`] says
 //! otherwise), so equal texts get equal vectors. Errors and odd replies for it are queued apart,
 //! with [`ScriptedServer::push_embeddings`], and never consume the chat script.
@@ -279,6 +280,10 @@ impl ScriptedServer {
             .route("/v1/messages", post(anthropic_messages))
             .route("/api/chat", post(ollama_chat))
             .route("/v1/embeddings", post(openai_embeddings))
+            .route(
+                "/openai/deployments/{deployment}/embeddings",
+                post(openai_embeddings),
+            )
             .with_state(Arc::clone(&shared));
         let (shutdown, stopped) = oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -475,6 +480,7 @@ async fn ollama_chat(
 
 async fn openai_embeddings(
     State(shared): State<Arc<Shared>>,
+    uri: Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -489,7 +495,13 @@ async fn openai_embeddings(
             .collect(),
         _ => None,
     };
-    record(&shared, "/v1/embeddings", "", &headers, body);
+    record(
+        &shared,
+        uri.path(),
+        uri.query().unwrap_or(""),
+        &headers,
+        body,
+    );
     let (scripted, dimensions, reversed) = {
         let mut setup = lock(&shared.embeddings);
         (setup.script.pop_front(), setup.dimensions, setup.reversed)
