@@ -181,8 +181,11 @@ impl Scan<'_, '_> {
     /// Returns where the reading ended.
     fn inside_rejected(&self, range: Range<usize>, links: &mut Vec<Link>) -> usize {
         let mut read_to = range.end;
+        let Some(anchor) = anchor_of(&self.text[range.clone()]) else {
+            return read_to;
+        };
         // The anchor is `.` or `:`, one byte.
-        let inside = range.start + anchor_of(&self.text[range.clone()]) + 1;
+        let inside = range.start + anchor + 1;
         self.each_candidate(inside, &self.shadow[inside..range.end], |link| {
             let end = self.accept(link, links);
             read_to = read_to.max(end);
@@ -208,7 +211,7 @@ impl Scan<'_, '_> {
     /// Returns where the reading ended: the candidate's end or a fragment's after it.
     fn accept(&self, range: Range<usize>, links: &mut Vec<Link>) -> usize {
         let slice = &self.text[range.clone()];
-        let anchor = range.start + anchor_of(slice);
+        let anchor = range.start + anchor_of(slice).unwrap_or(0);
         let start = if slice.is_ascii() {
             range.start
         } else {
@@ -769,11 +772,10 @@ fn edit_distance(a: &[u8], b: &[u8]) -> usize {
 
 /// Byte offset in a URL of the character linkify triggered on: the `:` of a leading
 /// `scheme://`, else the first dot.
-fn anchor_of(link: &str) -> usize {
+fn anchor_of(link: &str) -> Option<usize> {
     scheme_end(link)
         .map(|after_scheme| after_scheme - 3)
         .or_else(|| link.find('.'))
-        .unwrap_or(0)
 }
 
 /// The offset just past `scheme://` when `link` starts with a scheme.
