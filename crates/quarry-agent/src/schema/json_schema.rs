@@ -330,10 +330,18 @@ impl Loader {
             }
             "object" => Kind::Object(self.properties(object, resolver, path, grounding, depth)?),
             other => {
+                const TYPES: [&str; 7] = [
+                    "string", "integer", "number", "boolean", "array", "object", "null",
+                ];
+                let hint = TYPES
+                    .iter()
+                    .find(|known| strsim::levenshtein(other, known) <= 2)
+                    .map_or_else(String::new, |known| format!("did you mean '{known}'? "));
                 return Err(SchemaError::at(
                     path,
                     format!(
-                        "unknown type '{other}'; expected string, integer, number, boolean, array, object or null"
+                        "unknown type '{other}'; {hint}expected one of {}",
+                        TYPES.join(", ")
                     ),
                 ));
             }

@@ -69,7 +69,7 @@ fn bad_schemas_name_the_field() {
     let cases = [
         (
             r#"{"properties": {"a": {"type": "strin"}}}"#,
-            "schema field 'a': ",
+            "schema field 'a': unknown type 'strin'; did you mean 'string'? expected one of string,",
         ),
         (
             r#"{"properties": {"a": {"type": "string", "pattern": "("}}}"#,
