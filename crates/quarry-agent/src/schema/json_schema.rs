@@ -2,8 +2,8 @@
 //! compiles the authority).
 //!
 //! The IR is Quarry's summary of the schema for the prompt, coercion and grounding; the authority
-//! (compiled first, so every `$ref` is known to resolve) gives the verdict on every keyword. So the
-//! IR may be approximate where JSON Schema is richer than a field list:
+//! gives the verdict on every keyword (and refuses a `$ref` that does not resolve). So the IR may
+//! be approximate where JSON Schema is richer than a field list:
 //! - `$ref` is followed through `referencing` (jsonschema's own resolver: `$defs`, `definitions`,
 //!   `$id`, `$anchor`), with sibling keywords applied on top — a sibling `description` wins, so
 //!   the prompt keeps it; a reference back into itself (a tree) is `Kind::Any` below the cycle;
@@ -178,8 +178,8 @@ impl Loader {
         depth: usize,
         top: bool,
     ) -> Result<Built, SchemaError> {
-        // The authority resolved every reference when it compiled; one the IR cannot follow
-        // (a `$dynamicRef` to a dynamic anchor) is described as any value.
+        // A reference the IR cannot follow (a `$dynamicRef` to a dynamic anchor) is described as
+        // any value; the authority's compile refuses one that resolves nowhere.
         let Ok(resolved) = resolver.lookup(reference) else {
             return Ok(Built::untyped(grounding));
         };
