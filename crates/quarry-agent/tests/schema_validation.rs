@@ -319,6 +319,25 @@ fn claimed_formats_are_checked() {
     }
 }
 
+/// `null` for a declared property is "no value" (missing when required); under
+/// `additionalProperties` it is only a value of the wrong type.
+#[test]
+fn null_is_missing_only_for_declared_properties() {
+    let schema = Schema::from_value(&json!({"type": "object", "properties": {"prices": {
+        "type": "object", "required": ["base"],
+        "properties": {"base": {"type": "number"}},
+        "additionalProperties": {"type": "number"}}}}))
+    .unwrap();
+    let violations = validate(&schema, &json!({"prices": {"base": null, "extra": null}}));
+    assert_eq!(
+        found(&violations),
+        vec![
+            ("prices.base", ViolationKind::Missing),
+            ("prices.extra", ViolationKind::Type)
+        ]
+    );
+}
+
 #[test]
 fn top_level_dependent_required_names_the_missing_field() {
     let schema = Schema::from_value(&json!({"type": "object",

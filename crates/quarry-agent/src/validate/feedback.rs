@@ -34,8 +34,12 @@ pub(super) fn explain(schema: &Schema, instance: &Value, error: &ValidationError
                 sentence: String::new(),
             };
         }
-        // A `null` where a required property's schema does not admit it: missing, for Quarry.
-        _ if value.is_null() && ends_in_property(error.instance_path()) => {
+        // A `null` where a declared property's schema does not admit it: missing, for Quarry
+        // (a `null` under `additionalProperties` and the like is just a wrong value).
+        _ if value.is_null()
+            && ends_in_property(error.instance_path())
+            && spec_at(schema, instance, &path).is_some() =>
+        {
             return Explained {
                 path,
                 kind: ViolationKind::Missing,
