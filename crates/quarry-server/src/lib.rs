@@ -164,14 +164,17 @@ pub fn router(config: ServerConfig) -> Router {
         .route("/v1/chat/conversations", get(chat::list))
         .route("/v1/chat/conversations/{id}", get(chat::get))
         .merge(api::routes())
-        .merge(mcp::routes(&state, &config))
-        .fallback(error::not_found)
-        .method_not_allowed_fallback(error::method_not_allowed)
-        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        // The deadline bounds every route above, not /mcp: its extract_with_schema runs a model
+        // conversation inline (as /v1/chat streams one); its extract and check tools still go
+        // through the work limits.
         .layer(middleware::from_fn_with_state(
             config.request_timeout,
             deadline::within_deadline,
         ))
+        .merge(mcp::routes(&state, &config))
+        .fallback(error::not_found)
+        .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(middleware::from_fn(rejections::json_errors))
         .with_state(state)
 }
