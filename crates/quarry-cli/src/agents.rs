@@ -11,7 +11,7 @@ use quarry_llm::{ModelSpec, build_client};
 use quarry_pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
 
 use crate::args::ModelArgs;
-use crate::model::{chosen_model, model_headers, provider_settings};
+use crate::model::{chosen_base_url, chosen_model, model_headers, provider_settings};
 
 pub struct ModelRegistry {
     base_url: Option<String>,
@@ -24,7 +24,7 @@ pub struct ModelRegistry {
 impl ModelRegistry {
     pub fn new(args: &ModelArgs) -> Self {
         ModelRegistry {
-            base_url: args.base_url.clone(),
+            base_url: chosen_base_url(args),
             headers: model_headers(&args.headers),
             retries: args.retries,
             concurrency: args.concurrency,

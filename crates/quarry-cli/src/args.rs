@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// Quarry turns unstructured text into structured, validated, grounded data.
 #[derive(Debug, Parser)]
-#[command(name = "quarry", version, about)]
+#[command(name = "quarry", version = crate::version::VERSION, about)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -91,6 +91,7 @@ pub enum EpisodeCommand {
     },
     /// Show an episode and the state of its extraction.
     Show {
+        /// The episode's id (printed by `episode add`).
         id: String,
         #[command(flatten)]
         store: StoreArgs,
@@ -132,8 +133,10 @@ pub enum GraphCommand {
     Entities {
         /// Words of a name or a description (all entities when omitted).
         query: Option<String>,
+        /// Only entities of this graph type, e.g. person.
         #[arg(long = "type")]
         entity_type: Option<String>,
+        /// At most this many entities.
         #[arg(long, default_value_t = 20)]
         limit: usize,
         #[command(flatten)]
@@ -141,13 +144,16 @@ pub enum GraphCommand {
     },
     /// One entity with the episodes that mention it and its relations.
     Show {
+        /// The graph entity's id.
         id: String,
         #[command(flatten)]
         store: StoreArgs,
     },
     /// Entities within --depth hops, relations followed in both directions.
     Neighbors {
+        /// The graph entity's id.
         id: String,
+        /// Hops to follow from the entity.
         #[arg(long, default_value_t = 2)]
         depth: usize,
         #[command(flatten)]
@@ -158,23 +164,24 @@ pub enum GraphCommand {
 /// The database and project every team command acts on.
 #[derive(Debug, Args)]
 pub struct StoreArgs {
-    /// SQLite path or postgres:// URL (default: $QUARRY_DB, else quarry.db).
-    #[arg(long)]
+    /// SQLite path or postgres:// URL (default: `db` in quarry.toml, else quarry.db).
+    #[arg(long, env = "QUARRY_DB")]
     pub db: Option<String>,
-    /// Project name (default: $QUARRY_PROJECT, else "default").
-    #[arg(long)]
+    /// Project name (default: `project` in quarry.toml, else "default").
+    #[arg(long, env = "QUARRY_PROJECT")]
     pub project: Option<String>,
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
     /// How documents and entities are embedded for search by meaning: auto (MiniLM when its
     /// files are found, else hashing), hashing, minilm, or provider:model (default:
-    /// $QUARRY_EMBEDDER, else auto).
-    #[arg(long)]
+    /// `embedder` in quarry.toml, else auto).
+    #[arg(long, env = "QUARRY_EMBEDDER")]
     pub embedder: Option<String>,
     /// Base URL of the embeddings server for a provider:model embedder, e.g. with
-    /// --embedder openai-compatible:NAME (include /v1; default: $QUARRY_EMBEDDER_BASE_URL).
-    #[arg(long)]
+    /// --embedder openai-compatible:NAME (include /v1; default: `embedder-base-url` in
+    /// quarry.toml).
+    #[arg(long, env = "QUARRY_EMBEDDER_BASE_URL")]
     pub embedder_base_url: Option<String>,
 }
 
@@ -182,10 +189,12 @@ pub struct StoreArgs {
 pub enum TypeCommand {
     /// Load entity types from a YAML or JSON file (`entity_types: [...]` or one type).
     Load {
+        /// The YAML or JSON file, e.g. quarry.yaml (see examples/quarry.yaml).
         file: PathBuf,
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// List the project's entity types with their fields.
     List {
         #[command(flatten)]
         store: StoreArgs,
@@ -194,12 +203,15 @@ pub enum TypeCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum EntityCommand {
+    /// Add an entity of a type and print its id.
     Add {
         /// Entity type slug.
         #[arg(long = "type")]
         entity_type: String,
+        /// The entity's title, e.g. "Acme Corp".
         #[arg(long)]
         title: String,
+        /// The id of a parent entity.
         #[arg(long)]
         parent: Option<String>,
         /// Initial field values as a JSON object.
@@ -211,12 +223,16 @@ pub enum EntityCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Show an entity with its field values.
     Show {
+        /// The entity's id (printed by `entity add`).
         id: String,
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// List the project's entities.
     List {
+        /// Only entities of this type slug.
         #[arg(long = "type")]
         entity_type: Option<String>,
         #[command(flatten)]
@@ -226,6 +242,7 @@ pub enum EntityCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum DocCommand {
+    /// Add documents to the project (idempotent per title and text) and index them.
     Add {
         /// Text, Markdown or PDF (text layer) files.
         #[arg(required = true)]
@@ -240,6 +257,7 @@ pub enum DocCommand {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// The entity's id.
     pub entity: String,
     /// Only these fields, comma-separated.
     #[arg(long)]
@@ -255,6 +273,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct RetryArgs {
+    /// The entity's id.
     pub entity: String,
     /// Only these fields, comma-separated (default: every failed or blocked field).
     #[arg(long)]
@@ -283,6 +302,7 @@ pub struct WorkerArgs {
 
 #[derive(Debug, Args)]
 pub struct EntityArg {
+    /// The entity's id.
     pub entity: String,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -290,6 +310,7 @@ pub struct EntityArg {
 
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
+    /// The result's id (see `quarry results`).
     pub result: String,
     /// Why the value is wrong (reject only); the field is re-extracted with it.
     #[arg(long)]
@@ -308,7 +329,9 @@ pub struct ReviewArgs {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
+    /// The entity's id.
     pub entity: String,
+    /// The field's name, as in its entity type.
     pub field: String,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -321,6 +344,7 @@ pub enum KeyCommand {
         /// Comma-separated, e.g. extraction:submit,extraction:trigger,entities:read
         #[arg(long)]
         scopes: String,
+        /// Who holds the key (the reviewer recorded for its reviews).
         #[arg(long, default_value = "cli")]
         name: String,
         #[command(flatten)]
@@ -380,16 +404,18 @@ pub struct CheckArgs {
 pub struct ModelArgs {
     /// provider:model, e.g. openai:gpt-4o-mini, ollama:qwen2.5:3b (native API),
     /// anthropic:claude-sonnet-4-5, gemini:gemini-2.5-flash, azure:DEPLOYMENT, vllm:M,
-    /// llamacpp:, lmstudio:M, or openai-compatible:M with --base-url (default: $QUARRY_MODEL).
-    #[arg(long)]
+    /// llamacpp:, lmstudio:M, or openai-compatible:M with --base-url (default: `model` in
+    /// quarry.toml).
+    #[arg(long, env = "QUARRY_MODEL")]
     pub model: Option<String>,
     /// Base URL of the model's server: an OpenAI-compatible one with /v1
     /// (http://localhost:8000/v1), Anthropic's API, an Ollama host or an Azure OpenAI resource
-    /// (https://RESOURCE.openai.azure.com).
+    /// (https://RESOURCE.openai.azure.com) (default: `base-url` in quarry.toml).
     #[arg(long)]
     pub base_url: Option<String>,
     /// An extra HTTP header for every request to the model's provider, as 'Name: value'
-    /// (repeatable), e.g. for a gateway; added to those in $QUARRY_HEADERS (one per line).
+    /// (repeatable), e.g. for a gateway; added to those of `[headers]` in quarry.toml and of
+    /// $QUARRY_HEADERS (one per line).
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header_flag)]
     pub headers: Vec<String>,
     /// Model turns before unresolved fields are escalated to a person.
@@ -505,17 +531,17 @@ pub struct HostArgs {
     /// The model behind POST /v1/chat and the default pipeline agent (optional).
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Database (SQLite path or postgres:// URL; default: $QUARRY_DB; for serve, none serves
-    /// the skill endpoints only; for mcp, quarry.db).
-    #[arg(long)]
+    /// Database (SQLite path or postgres:// URL; default: `db` in quarry.toml; for serve, none
+    /// serves the skill endpoints only; for mcp, quarry.db).
+    #[arg(long, env = "QUARRY_DB")]
     pub db: Option<String>,
     /// Embedder for search by meaning: auto, hashing, minilm or provider:model (default:
-    /// $QUARRY_EMBEDDER, else auto).
-    #[arg(long)]
+    /// `embedder` in quarry.toml, else auto).
+    #[arg(long, env = "QUARRY_EMBEDDER")]
     pub embedder: Option<String>,
     /// Base URL of the embeddings server for a provider:model embedder (default:
-    /// $QUARRY_EMBEDDER_BASE_URL, else --base-url).
-    #[arg(long)]
+    /// `embedder-base-url` in quarry.toml, else --base-url).
+    #[arg(long, env = "QUARRY_EMBEDDER_BASE_URL")]
     pub embedder_base_url: Option<String>,
     #[command(flatten)]
     pub graph: GraphArgs,
@@ -528,8 +554,8 @@ pub struct HostArgs {
 pub struct McpArgs {
     #[command(flatten)]
     pub host: HostArgs,
-    /// Project name (default: $QUARRY_PROJECT, else "default").
-    #[arg(long)]
+    /// Project name (default: `project` in quarry.toml, else "default").
+    #[arg(long, env = "QUARRY_PROJECT")]
     pub project: Option<String>,
 }
 

@@ -4,12 +4,15 @@ mod agents;
 mod args;
 mod bench;
 mod check;
+mod config;
 mod corpus;
 mod document_file;
 mod extract;
 mod failure;
 mod follow;
 mod graph;
+#[cfg(test)]
+mod help_audit;
 mod jsonl;
 mod mcp;
 mod model;
@@ -21,6 +24,7 @@ mod serve;
 mod store_vectors;
 mod table;
 mod team;
+mod version;
 mod worker;
 mod workspace;
 
@@ -32,6 +36,9 @@ use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(failure) = config::load() {
+        return failure.report();
+    }
     let outcome = match cli.command {
         Command::Extract(args) => extract::run(args),
         Command::Check(args) => check::run(args),

@@ -2,8 +2,9 @@
 //! that reads QUARRY_MODEL, QUARRY_API_KEY, the providers' key variables (OPENAI_API_KEY,
 //! AZURE_OPENAI_API_KEY, GEMINI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_API_KEY, VLLM_API_KEY,
 //! LLAMA_API_KEY, LM_API_TOKEN: see `Provider::key_variable`), their host variables (OLLAMA_HOST,
-//! AZURE_OPENAI_ENDPOINT), AZURE_OPENAI_API_VERSION and QUARRY_HEADERS (`workspace.rs` reads
-//! QUARRY_DB and QUARRY_PROJECT, `retrieval.rs` QUARRY_EMBEDDER and QUARRY_EMBEDDER_BASE_URL).
+//! AZURE_OPENAI_ENDPOINT), AZURE_OPENAI_API_VERSION and QUARRY_HEADERS (clap reads QUARRY_MODEL
+//! into `--model`, QUARRY_DB, QUARRY_PROJECT, QUARRY_EMBEDDER and QUARRY_EMBEDDER_BASE_URL into
+//! theirs). Below flags and variables come the settings of `quarry.toml` (see `config.rs`).
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use quarry_llm::{
 };
 
 use crate::args::ModelArgs;
+use crate::config::{self, pick};
 use crate::failure::Failure;
 
 /// The client and model string for `args`, with keys and hosts from the environment.
@@ -28,24 +30,33 @@ pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), 
         ModelSpec::parse(&raw).map_err(|error| Failure::coded(ErrorCode::InvalidModel, error))?;
     let settings = ProviderSettings {
         headers: model_headers(&args.headers),
-        ..provider_settings(&spec, args.base_url.clone(), args.retries, args.concurrency)
+        ..provider_settings(&spec, chosen_base_url(args), args.retries, args.concurrency)
     };
     let client = build_client(&spec, settings)
         .map_err(|error| Failure::coded(ErrorCode::ModelError, error))?;
     Ok((client, spec))
 }
 
-/// The model string: `--model`, else a non-empty `QUARRY_MODEL`.
+/// The model string: `--model` (or `QUARRY_MODEL`), else quarry.toml's `model`.
 pub fn chosen_model(args: &ModelArgs) -> Option<String> {
-    args.model.clone().or_else(|| env("QUARRY_MODEL"))
+    pick(args.model.as_deref(), config::file().model.as_deref())
 }
 
-/// The custom headers for the model's provider: each line of `QUARRY_HEADERS` (`Name: value`),
-/// then every `--header` (clap has checked their form). A malformed line of the variable is
-/// reported on stderr and left out.
+/// The model server's base URL: `--base-url`, else quarry.toml's `base-url`.
+pub fn chosen_base_url(args: &ModelArgs) -> Option<String> {
+    pick(args.base_url.as_deref(), config::file().base_url.as_deref())
+}
+
+/// The custom headers for the model's provider: quarry.toml's `[headers]`, each line of
+/// `QUARRY_HEADERS` (`Name: value`), then every `--header` (clap has checked their form). A
+/// malformed line of the variable is reported on stderr and left out.
 pub fn model_headers(flags: &[String]) -> Vec<(String, String)> {
     let from_env = env("QUARRY_HEADERS").unwrap_or_default();
-    let mut headers = Vec::new();
+    let mut headers: Vec<(String, String)> = config::file()
+        .headers
+        .iter()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
     for line in from_env.lines().filter(|line| !line.trim().is_empty()) {
         match parse_header(line) {
             Some(header) => headers.push(header),

@@ -1,5 +1,5 @@
 //! The retrieval index the team commands and the server share, and the choice of embedder:
-//! `--embedder` / `QUARRY_EMBEDDER` is `auto` (the default: all-MiniLM-L6-v2 in-process when its
+//! `--embedder` / `QUARRY_EMBEDDER` / quarry.toml's `embedder` is `auto` (the default: all-MiniLM-L6-v2 in-process when its
 //! files are found, else the model-free hashing embedder), `hashing`, `minilm`, or a provider's
 //! embeddings endpoint as `provider:model` (`openai:text-embedding-3-small`,
 //! `ollama:nomic-embed-text`, `openai-compatible:NAME` with `--embedder-base-url` /
@@ -17,6 +17,7 @@ use quarry_core::store::Store;
 use quarry_index::{Embedder, HashingEmbedder, IndexError, Library};
 use quarry_llm::{EmbeddingsClient, ModelSpec, build_embedder};
 
+use crate::config::{self, pick};
 use crate::failure::Failure;
 use crate::model::{env, provider_settings};
 
@@ -30,9 +31,7 @@ enum Choice {
 }
 
 fn choice(flag: Option<&str>) -> Choice {
-    match flag
-        .map(str::to_owned)
-        .or_else(|| env("QUARRY_EMBEDDER"))
+    match pick(flag, config::file().embedder.as_deref())
         .as_deref()
         .map(str::trim)
     {
@@ -43,10 +42,10 @@ fn choice(flag: Option<&str>) -> Choice {
     }
 }
 
-/// The embeddings server's base URL: `--embedder-base-url`, else `QUARRY_EMBEDDER_BASE_URL`.
+/// The embeddings server's base URL: `--embedder-base-url` (or `QUARRY_EMBEDDER_BASE_URL`),
+/// else quarry.toml's `embedder-base-url`.
 pub fn embedder_base_url(flag: Option<&str>) -> Option<String> {
-    flag.map(str::to_owned)
-        .or_else(|| env("QUARRY_EMBEDDER_BASE_URL"))
+    pick(flag, config::file().embedder_base_url.as_deref())
 }
 
 /// An embedder and the name stored with its vectors.

@@ -17,7 +17,7 @@ use crate::owner::worker_owner;
 
 use crate::agents::pipeline;
 use crate::graph::graph_extractor;
-use crate::model::{chosen_model, client_from, extractor_config};
+use crate::model::{chosen_base_url, chosen_model, client_from, extractor_config};
 use crate::retrieval::{embedder_base_url, open_followed_retriever};
 use crate::workspace::{configured_database, open_store};
 
@@ -166,7 +166,7 @@ impl Host {
                 store.clone(),
                 args.embedder.as_deref(),
                 embedder_base_url(args.embedder_base_url.as_deref())
-                    .or(args.model.base_url.clone()),
+                    .or(chosen_base_url(&args.model)),
             )?;
             let pipeline = Arc::new(pipeline(store.clone(), retriever.clone(), &args.model));
             if !args.no_worker {

@@ -8,8 +8,8 @@ use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 
 use crate::args::StoreArgs;
+use crate::config::{self, pick};
 use crate::failure::Failure;
-use crate::model::env;
 use crate::retrieval::{embedder_base_url, open_retriever};
 
 /// An open store, the project's id, and the tokio runtime its futures run on.
@@ -67,16 +67,14 @@ impl Workspace {
     }
 }
 
-/// `--project`, else a non-empty `QUARRY_PROJECT`, else `default`.
+/// `--project` (or `QUARRY_PROJECT`), else quarry.toml's `project`, else `default`.
 pub fn configured_project(flag: Option<&str>) -> String {
-    flag.map(str::to_owned)
-        .or_else(|| env("QUARRY_PROJECT"))
-        .unwrap_or_else(|| "default".to_owned())
+    pick(flag, config::file().project.as_deref()).unwrap_or_else(|| "default".to_owned())
 }
 
-/// `--db`, else a non-empty `QUARRY_DB`; `None` when neither names a database.
+/// `--db` (or `QUARRY_DB`), else quarry.toml's `db`; `None` when none names a database.
 pub fn configured_database(flag: Option<&str>) -> Option<String> {
-    flag.map(str::to_owned).or_else(|| env("QUARRY_DB"))
+    pick(flag, config::file().db.as_deref())
 }
 
 /// Opens the store at `url` (migrations applied). Nothing else is written: work a crashed

@@ -103,6 +103,8 @@ error_codes! {
     /// A command-line usage error (clap's own errors also exit 2).
     Usage => 400, 2, "see --help for the command's arguments";
     InvalidArguments => 400, 2, "see --help for which arguments go together";
+    /// The settings file `quarry.toml` cannot be read or holds an unknown key or a wrong type.
+    InvalidConfig => 400, 2, "fix the key the message names in the quarry.toml it names";
     InvalidSchema => 400, 1, "fix the JSON Schema named in the message";
     InvalidEntityType => 400, 1, "fix the entity type definition named in the message";
     UnknownEntityType => 400, 1, "load the entity type first (quarry type load)";

@@ -17,6 +17,11 @@ pub const NOW: &str = "2024-01-10T12:00:00Z";
 pub fn quarry() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_quarry"));
     command.env("QUARRY_EMBEDDER", "hashing");
+    // The user's own ~/.config/quarry/quarry.toml must not change what the tests see.
+    command.env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("quarry-tests-no-config"),
+    );
     command
 }
 

@@ -1,0 +1,145 @@
+//! `quarry.toml`, the CLI's settings file: defaults for the model, the database, the project and
+//! the embedder, below flags and environment variables (flag > environment variable > file >
+//! built-in default).
+//!
+//! The file is `quarry.toml` in the working directory, else `$XDG_CONFIG_HOME/quarry/quarry.toml`
+//! (`~/.config/quarry/quarry.toml` when `XDG_CONFIG_HOME` is unset); the first found is the only
+//! one read. A key the file does not know is an error naming the key and the file, never ignored.
+//! `main` loads it once, before any command runs; see `examples/quarry.toml`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use quarry_core::ErrorCode;
+use serde::Deserialize;
+
+use crate::failure::Failure;
+
+/// The settings `quarry.toml` may hold; each key is the flag of the same name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// `--db`: a SQLite path (relative to the working directory) or a `postgres://` URL.
+    pub db: Option<String>,
+    /// `--project`.
+    pub project: Option<String>,
+    /// `--model`, as `provider:model`.
+    pub model: Option<String>,
+    /// `--base-url` of the model's server.
+    pub base_url: Option<String>,
+    /// Extra HTTP headers for every request to the model's provider, `Name = "value"`; those of
+    /// `QUARRY_HEADERS` and `--header` are added after them.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// `--embedder`.
+    pub embedder: Option<String>,
+    /// `--embedder-base-url`.
+    pub embedder_base_url: Option<String>,
+}
+
+static LOADED: OnceLock<Config> = OnceLock::new();
+
+/// Finds and reads the settings file (none is fine); a file that cannot be read or parsed, or
+/// holds an unknown key, is an `InvalidConfig` failure naming the file.
+pub fn load() -> Result<(), Failure> {
+    let config = match locate() {
+        Some(path) => read(&path)?,
+        None => Config::default(),
+    };
+    let _ = LOADED.set(config);
+    Ok(())
+}
+
+/// The loaded settings (empty before [`load`], e.g. in unit tests).
+pub fn file() -> &'static Config {
+    LOADED.get_or_init(Config::default)
+}
+
+/// A setting by precedence: the flag's value (clap has already put the environment variable's
+/// there when the flag is absent), else the file's; blank values count as unset.
+pub fn pick(flag_or_env: Option<&str>, from_file: Option<&str>) -> Option<String> {
+    [flag_or_env, from_file]
+        .into_iter()
+        .flatten()
+        .find(|value| !value.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// `./quarry.toml`, else the user's one, if it exists.
+fn locate() -> Option<PathBuf> {
+    let local = std::env::current_dir()
+        .unwrap_or_default()
+        .join("quarry.toml");
+    if local.is_file() {
+        return Some(local);
+    }
+    let non_empty = |name| std::env::var_os(name).filter(|value| !value.is_empty());
+    let config_dir = non_empty("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| non_empty("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    let user = config_dir.join("quarry").join("quarry.toml");
+    user.is_file().then_some(user)
+}
+
+fn read(path: &Path) -> Result<Config, Failure> {
+    let invalid = |message: String| {
+        Failure::coded(
+            ErrorCode::InvalidConfig,
+            format!("{}: {message}", path.display()),
+        )
+    };
+    let text = std::fs::read_to_string(path).map_err(|error| invalid(error.to_string()))?;
+    parse(&text).map_err(invalid)
+}
+
+/// Parses the file's text; the error names the offending key and its line.
+fn parse(text: &str) -> Result<Config, String> {
+    toml::from_str(text).map_err(|error| {
+        let line = error.span().map(|span| {
+            1 + text.as_bytes()[..span.start.min(text.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+        });
+        let message = error
+            .message()
+            .trim()
+            .replace("unknown field", "unknown key");
+        match line {
+            Some(line) => format!("line {line}: {message}"),
+            None => message,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_key() {
+        let config = parse(
+            "db = \"q.db\"\nproject = \"p\"\nmodel = \"ollama:m\"\nbase-url = \"http://h\"\n\
+             embedder = \"hashing\"\nembedder-base-url = \"http://e\"\n[headers]\nX-A = \"1\"\n",
+        )
+        .expect("parses");
+        assert_eq!(config.db.as_deref(), Some("q.db"));
+        assert_eq!(config.embedder_base_url.as_deref(), Some("http://e"));
+        assert_eq!(config.headers.get("X-A").map(String::as_str), Some("1"));
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_its_line() {
+        let error = parse("project = \"p\"\nmodle = \"x\"\n").expect_err("refused");
+        assert!(error.contains("unknown key `modle`"), "{error}");
+        assert!(error.starts_with("line 2:"), "{error}");
+    }
+
+    #[test]
+    fn the_flag_wins_and_blanks_are_unset() {
+        assert_eq!(pick(Some("a"), Some("b")).as_deref(), Some("a"));
+        assert_eq!(pick(Some(" "), Some("b")).as_deref(), Some("b"));
+        assert_eq!(pick(None, None), None);
+    }
+}
