@@ -63,6 +63,7 @@ pub struct WebSession {
 
 /// One message of a chat conversation, as the chat shows it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ChatMessage {
     /// `user` or `assistant`.
     pub role: String,

@@ -12,6 +12,7 @@ pub const MAX_DEPTH: usize = 3;
 
 /// An entity reached from the root.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Neighbor {
     pub entity: Entity,
     /// Hops from the root (1 = directly related).
@@ -19,6 +20,7 @@ pub struct Neighbor {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Neighborhood {
     pub root: Entity,
     /// Reached entities, nearest first; within a hop, those linked by the most-mentioned

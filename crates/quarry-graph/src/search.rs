@@ -9,6 +9,7 @@ use serde::Serialize;
 
 /// How an entity was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum EntityMatch {
     Name,
@@ -16,6 +17,7 @@ pub enum EntityMatch {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct FoundEntity {
     #[serde(flatten)]
     pub entity: Entity,

@@ -113,6 +113,7 @@ impl PipelineError {
 
 /// What a run did, field by field, in layer order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct RunReport {
     pub run: ExtractionRun,
     pub fields: Vec<FieldReport>,
@@ -130,12 +131,14 @@ impl RunReport {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct FieldReport {
     pub field: String,
     pub outcome: FieldOutcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum FieldOutcome {
     /// A pending result was recorded.
@@ -166,6 +169,7 @@ pub enum FieldOutcome {
 
 /// A review and what it triggered.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ReviewOutcome {
     pub result: ExtractionResult,
     /// For an approval: the entity with the value promoted.

@@ -40,7 +40,7 @@ use crate::conversations::{COMPLETE, FAILED, NEEDS_CLARIFICATION, RUNNING};
 use crate::error::ApiError;
 use crate::skill::json_body;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(crate) struct ChatRequest {
     #[serde(default)]
     pub conversation_id: Option<String>,
@@ -54,7 +54,7 @@ pub(crate) struct ChatRequest {
 /// database.
 pub(crate) const CHAT_SCOPES: &[&str] = &["extraction:trigger"];
 /// Reading past conversations: a key that may chat, or one that may read the project.
-const READ_SCOPES: &[&str] = &["extraction:trigger", "entities:read"];
+pub(crate) const READ_SCOPES: &[&str] = &["extraction:trigger", "entities:read"];
 
 /// Longest conversation title taken from the document, in characters.
 const TITLE_CHARS: usize = 60;
@@ -251,7 +251,7 @@ pub(crate) async fn finish_turn(
 
 /// `GET /v1/chat/conversations`: the caller's project's conversations, most recent first.
 pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
-    caller.require_any(READ_SCOPES)?;
+    caller.require_scopes(READ_SCOPES)?;
     let listed = store(&state)?
         .list_conversations(&caller.project_id, 200)
         .await?;
@@ -272,7 +272,7 @@ pub async fn get(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    caller.require_any(READ_SCOPES)?;
+    caller.require_scopes(READ_SCOPES)?;
     let conversation = state
         .conversations
         .get(&caller.project_id, &id)

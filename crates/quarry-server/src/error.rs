@@ -3,7 +3,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use quarry_core::{ErrorCode, SkillError};
-use serde_json::json;
+use serde::Serialize;
 
 /// An error answer: `{"error": code, "message": message}` with the code's HTTP status.
 #[derive(Debug, Clone)]
@@ -61,13 +61,27 @@ impl From<quarry_core::store::StoreError> for ApiError {
     }
 }
 
+/// The one error shape on the wire (and in the OpenAPI document).
+#[derive(Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Error")]
+pub(crate) struct ErrorBody<'a> {
+    /// The error code, e.g. `NotFound`, `Forbidden`, `MalformedRequest`.
+    pub error: &'a str,
+    /// What was wrong and what to do about it.
+    pub message: &'a str,
+}
+
 /// Seconds an `Overloaded` answer asks the client to wait before retrying (`Retry-After`).
 pub const RETRY_AFTER_SECONDS: u32 = 1;
 
 impl ApiError {
     /// The JSON body of the answer.
     fn body(&self) -> String {
-        json!({"error": self.code.as_str(), "message": self.message}).to_string()
+        serde_json::to_string(&ErrorBody {
+            error: self.code.as_str(),
+            message: &self.message,
+        })
+        .unwrap_or_default()
     }
 
     /// The whole answer as HTTP/1.1 bytes with `Connection: close`, for the connection layer

@@ -15,7 +15,9 @@ mod json;
 pub mod keys;
 mod listener;
 pub mod mcp;
+mod openapi;
 mod rejections;
+mod routes;
 mod session;
 mod skill;
 mod web;
@@ -29,7 +31,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::{get, post};
 use tokio::net::TcpListener;
 
 pub use error::ApiError;
@@ -148,22 +149,11 @@ impl AppState {
 /// Every route of the server.
 pub fn router(config: ServerConfig) -> Router {
     let state = AppState::new(&config);
-    Router::new()
-        .route("/healthz", get(health::healthz))
-        .route("/skill/extract", post(skill::extract))
-        .route("/skill/check", post(skill::check))
-        .route("/", get(web::index))
-        .route("/assets/{file}", get(web::asset))
-        .route(
-            "/v1/session",
-            post(session::sign_in)
-                .get(session::current)
-                .delete(session::sign_out),
-        )
-        .route("/v1/chat", post(chat::chat))
-        .route("/v1/chat/conversations", get(chat::list))
-        .route("/v1/chat/conversations/{id}", get(chat::get))
-        .merge(api::routes())
+    routes::operations()
+        .into_iter()
+        .fold(Router::new(), |router, operation| {
+            router.route(operation.path, operation.handler)
+        })
         // The deadline bounds every route above, not /mcp: its extract_with_schema runs a model
         // conversation inline (as /v1/chat streams one); its extract and check tools still go
         // through the work limits.

@@ -24,8 +24,8 @@ use crate::error::ApiError;
 use crate::keys;
 use crate::skill::json_body;
 
-#[derive(Debug, Deserialize)]
-struct SignIn {
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub(crate) struct SignIn {
     key: String,
 }
 

@@ -82,6 +82,23 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
+/// `POST /skill/extract` body (and the MCP `extract` tool's arguments) as documented: the
+/// request itself is read by the skill's own parser (`SkillInput::from_json`).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+pub(crate) struct ExtractArguments {
+    /// The text to read.
+    text: String,
+    /// What to extract: email, url, date, phone, ip, name or entity.
+    target: String,
+    /// Reference time for relative dates ("next Friday"), RFC 3339 (default: now).
+    now: Option<String>,
+    /// Default phone region, ISO 3166 alpha-2 (e.g. US, DE).
+    region: Option<String>,
+    /// Also list every match with code-point offsets and its normalised value.
+    detail: Option<bool>,
+}
+
 /// `POST /skill/check` body (and the MCP `check` tool's arguments): the source text, the target,
 /// and the output to check.
 #[derive(Debug, Deserialize, JsonSchema)]

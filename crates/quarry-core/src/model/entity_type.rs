@@ -7,6 +7,7 @@ use thiserror::Error;
 
 /// A typed record's schema, as loaded from `quarry.yaml` or `PUT /v1/entity-types/{slug}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EntityType {
     pub slug: String,
@@ -21,6 +22,7 @@ pub struct EntityType {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FieldSpec {
     pub name: String,
@@ -61,6 +63,7 @@ fn default_max_steps() -> u32 {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FieldType {
     #[default]
@@ -75,6 +78,7 @@ pub enum FieldType {
 
 /// Where a field's agent may look; each enables tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Source {
     LinkedDocuments,
@@ -84,6 +88,7 @@ pub enum Source {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Consensus {
     /// Agents (model strings) run in parallel on the field, in tie-break order.
@@ -92,6 +97,7 @@ pub struct Consensus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ConsensusStrategy {
     Majority,
@@ -101,6 +107,7 @@ pub enum ConsensusStrategy {
 
 /// A field whose values are other entities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Connection {
     /// Slug of the target entity type.
@@ -110,6 +117,7 @@ pub struct Connection {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Cascade {
     pub enabled: bool,

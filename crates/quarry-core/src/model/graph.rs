@@ -33,6 +33,7 @@ pub const DEFAULT_STOPLIST: &[&str] = &[
 /// heartbeat renews; once the lease expires (the worker died or stalled) another worker may take
 /// it over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum EpisodeStatus {
     Pending,
@@ -65,6 +66,7 @@ impl EpisodeStatus {
 /// One conversation turn. Its id is the id of the document holding
 /// `"User: …\nAssistant: …"`, so document search and source refs reach episodes too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Episode {
     pub id: String,
     pub project_id: String,
@@ -101,6 +103,7 @@ pub struct Episode {
 /// release or a renewal is accepted only while the episode is still `running` under exactly
 /// this owner and attempt. The analogue of [`TaskLease`](super::work::TaskLease).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct EpisodeLease {
     pub episode_id: String,
     pub owner: String,
@@ -152,6 +155,7 @@ impl Episode {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct NewEpisode {
     pub user_message: String,
     pub assistant_response: String,
@@ -161,6 +165,7 @@ pub struct NewEpisode {
 
 /// How an extraction ended, written with the status.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct EpisodeOutcome {
     /// `None` for success.
     pub error: Option<String>,
@@ -172,6 +177,7 @@ pub struct EpisodeOutcome {
 
 /// The reference's JSON shape: what a model answers and what the no-model path accepts.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct GraphExtraction {
     #[serde(default)]
     pub entities: Vec<ExtractedEntity>,
@@ -180,6 +186,7 @@ pub struct GraphExtraction {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ExtractedEntity {
     pub name: String,
     #[serde(rename = "type")]
@@ -189,6 +196,7 @@ pub struct ExtractedEntity {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ExtractedRelationship {
     pub from: String,
     #[serde(rename = "fromType", alias = "from_type")]

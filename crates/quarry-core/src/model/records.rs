@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Entity {
     pub id: String,
     pub project_id: String,
@@ -45,6 +46,7 @@ impl Entity {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct NewEntity {
     pub entity_type: String,
     pub title: String,
@@ -57,6 +59,7 @@ pub struct NewEntity {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Relation {
     pub id: String,
     pub project_id: String,
@@ -70,6 +73,7 @@ pub struct Relation {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Document {
     pub id: String,
     pub project_id: String,
@@ -83,6 +87,7 @@ pub struct Document {
 
 /// A document as lists show it: without its text, with the text's length in code points.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct DocumentSummary {
     pub id: String,
     pub title: String,
@@ -93,6 +98,7 @@ pub struct DocumentSummary {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DocumentKind {
     #[default]
@@ -118,6 +124,7 @@ impl DocumentKind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunScope {
     Full,
@@ -126,6 +133,7 @@ pub enum RunScope {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
@@ -137,6 +145,7 @@ pub enum RunStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ExtractionRun {
     pub id: String,
     pub project_id: String,
@@ -153,6 +162,7 @@ pub struct ExtractionRun {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
     Low,
@@ -161,6 +171,7 @@ pub enum Confidence {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ResultStatus {
     Pending,
@@ -172,6 +183,7 @@ pub enum ResultStatus {
 /// Where a value came from: a document span (code points), an entity or one of its fields, or a
 /// URL given by an external agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SourceRef {
     Document {
@@ -197,6 +209,7 @@ pub enum SourceRef {
 
 /// Every column of the reference's `ExtractionResult`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ExtractionResult {
     pub id: String,
     pub run_id: Option<String>,
@@ -221,6 +234,7 @@ pub struct ExtractionResult {
 
 /// A result about to be stored; the store assigns id, project, status and time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct NewResult {
     pub run_id: Option<String>,
     pub entity_id: String,
@@ -238,6 +252,7 @@ pub struct NewResult {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum ReviewDecision {
     Approve,
@@ -245,6 +260,7 @@ pub enum ReviewDecision {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ReviewEvent {
     pub id: String,
     pub result_id: String,
@@ -255,6 +271,7 @@ pub struct ReviewEvent {
 
 /// Per entity type and field, across entities.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct FeedbackSummary {
     pub entity_type: String,
     pub field_name: String,
@@ -272,6 +289,7 @@ pub struct FeedbackSummary {
 
 /// A stored API key: only a hash of the secret is kept.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct ApiKey {
     pub id: String,
     pub project_id: String,

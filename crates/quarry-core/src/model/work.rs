@@ -13,6 +13,7 @@ use super::records::RunStatus;
 
 /// A field task's state (the workflow node state of the field-extraction reference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NodeState {
     /// Waits for fields of the same run it depends on.
@@ -72,6 +73,7 @@ impl NodeState {
 
 /// One field of one run on the durable queue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct FieldTask {
     pub id: String,
     pub project_id: String,
@@ -111,6 +113,7 @@ pub struct FieldTask {
 
 /// One attempt at a task, as it ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct AttemptRecord {
     pub attempt: i64,
     /// The lease holder of the attempt (`None` for an abandoned one: its claim was taken over).
@@ -214,6 +217,7 @@ impl FieldTask {
 /// Who holds a claimed task and which claim it is: a completion is accepted only while the task
 /// is still running under exactly this owner and attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct TaskLease {
     pub task_id: String,
     pub owner: String,

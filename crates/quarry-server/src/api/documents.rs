@@ -36,11 +36,13 @@ pub struct NewDocument {
 /// Adding a document needs this scope.
 pub(crate) const ADD_SCOPES: &[&str] = &["documents:write"];
 /// Searching passages needs this scope.
+/// Listing and reading documents needs this scope.
+pub(crate) const READ_SCOPES: &[&str] = &["entities:read"];
 pub(crate) const SEARCH_SCOPES: &[&str] = &["entities:read"];
 
 /// What `POST /v1/documents` answers: the stored document, and what failed after it was
 /// stored (links, indexing, storing its chunks) when something did.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct AddedDocument {
     #[serde(flatten)]
     document: Document,
@@ -134,7 +136,7 @@ fn documents_error(error: DocumentsError) -> ApiError {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct UploadQuery {
     #[serde(default)]
     title: Option<String>,
@@ -153,7 +155,7 @@ pub async fn upload(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<AddedDocument>), ApiError> {
-    caller.require("documents:write")?;
+    caller.require_scopes(ADD_SCOPES)?;
     let media_type = headers
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
@@ -190,7 +192,7 @@ pub async fn upload(
     Ok((status, Json(added)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
     #[serde(default)]
     q: Option<String>,
@@ -202,7 +204,7 @@ pub struct ListQuery {
     offset: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DocumentList {
     total: i64,
     limit: usize,
@@ -218,7 +220,7 @@ pub async fn list(
     caller: Caller,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<DocumentList>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(READ_SCOPES)?;
     let (limit, offset) = paging(query.limit.as_deref(), query.offset.as_deref())?;
     let kind = match query
         .kind
@@ -245,7 +247,7 @@ pub async fn list(
     }))
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DocumentWithLinks {
     document: Document,
     entity_ids: Vec<String>,
@@ -257,7 +259,7 @@ pub async fn get(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<DocumentWithLinks>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(READ_SCOPES)?;
     let store = store(&state)?;
     let document = store
         .get_document(&caller.project_id, &id)
@@ -270,13 +272,13 @@ pub async fn get(
     }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinksBody {
     entity_ids: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Links {
     document_id: String,
     /// Every entity the document is linked to now.
@@ -291,7 +293,7 @@ pub async fn link(
     Path(id): Path<String>,
     JsonBody(body): JsonBody<LinksBody>,
 ) -> Result<Json<Links>, ApiError> {
-    caller.require("documents:write")?;
+    caller.require_scopes(ADD_SCOPES)?;
     let store = store(&state)?;
     let project = caller.project_id.as_str();
     if store.get_document(project, &id).await?.is_none() {
@@ -332,7 +334,7 @@ pub struct SearchQuery {
 }
 
 /// One passage found: the document and code-point offsets into its text, end exclusive.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Passage {
     document_id: String,
     start: usize,

@@ -21,7 +21,7 @@ pub async fn put_type(
     Path(slug): Path<String>,
     JsonBody(mut body): JsonBody<Value>,
 ) -> Result<Json<EntityType>, ApiError> {
-    caller.require("entities:write")?;
+    caller.require_scopes(WRITE_SCOPES)?;
     let invalid = |message: String| ApiError::new(ErrorCode::InvalidEntityType, message);
     let Some(object) = body.as_object_mut() else {
         return Err(invalid(
@@ -37,6 +37,9 @@ pub async fn put_type(
         .await?;
     Ok(Json(entity_type))
 }
+
+/// Defining entity types and creating entities needs this scope.
+pub(crate) const WRITE_SCOPES: &[&str] = &["entities:write"];
 
 /// Reading entity types and entities needs this scope.
 pub(crate) const READ_SCOPES: &[&str] = &["entities:read"];
@@ -84,7 +87,7 @@ pub async fn create(
     caller: Caller,
     JsonBody(entity): JsonBody<NewEntity>,
 ) -> Result<(StatusCode, Json<Entity>), ApiError> {
-    caller.require("entities:write")?;
+    caller.require_scopes(WRITE_SCOPES)?;
     let store = store(&state)?;
     if store
         .get_entity_type(&caller.project_id, &entity.entity_type)
@@ -115,7 +118,7 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
     #[serde(rename = "type")]
     entity_type: Option<String>,
@@ -127,7 +130,7 @@ pub async fn list(
     caller: Caller,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<Entity>>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(READ_SCOPES)?;
     let limit = query.limit.unwrap_or(100).min(1000);
     Ok(Json(
         store(&state)?

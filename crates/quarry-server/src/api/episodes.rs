@@ -45,6 +45,8 @@ pub struct EpisodeBody {
 
 /// Adding an episode needs this scope.
 pub(crate) const ADD_SCOPES: &[&str] = &["documents:write"];
+/// Reading episodes needs this scope.
+pub(crate) const READ_SCOPES: &[&str] = &["entities:read"];
 
 /// `POST /v1/episodes`: `{"user_message", "assistant_response", "project_id"?, "entities"?,
 /// "relationships"?}` → 202 with the stored episode (`status: pending`).
@@ -101,7 +103,7 @@ pub async fn get(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Episode>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(READ_SCOPES)?;
     store(&state)?
         .get_episode(&caller.project_id, &id)
         .await?
@@ -117,7 +119,7 @@ pub async fn retry(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Episode>), ApiError> {
-    caller.require("documents:write")?;
+    caller.require_scopes(ADD_SCOPES)?;
     let mut retried = store(&state)?
         .retry_episodes(&caller.project_id, Some(std::slice::from_ref(&id)))
         .await?;
@@ -128,7 +130,7 @@ pub async fn retry(
     Ok((StatusCode::ACCEPTED, Json(episode)))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
     #[serde(default)]
     state: Option<String>,
@@ -138,7 +140,7 @@ pub struct ListQuery {
     offset: Option<String>,
 }
 
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct EpisodeList {
     total: i64,
     limit: usize,
@@ -153,7 +155,7 @@ pub async fn list(
     caller: Caller,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<EpisodeList>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(READ_SCOPES)?;
     let (limit, offset) = paging(query.limit.as_deref(), query.offset.as_deref())?;
     let status = match query
         .state

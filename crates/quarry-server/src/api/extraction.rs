@@ -26,7 +26,7 @@ pub async fn latest(
     caller: Caller,
     Path(entity_id): Path<String>,
 ) -> Result<Json<Vec<ExtractionResult>>, ApiError> {
-    caller.require_any(&["entities:read", "extraction:trigger"])?;
+    caller.require_scopes(READ_SCOPES)?;
     let store = store(&state)?;
     if store
         .get_entity(&caller.project_id, &entity_id)
@@ -46,7 +46,7 @@ pub async fn history(
     caller: Caller,
     Path((entity_id, field)): Path<(String, String)>,
 ) -> Result<Json<Vec<ExtractionResult>>, ApiError> {
-    caller.require_any(&["entities:read", "extraction:trigger"])?;
+    caller.require_scopes(READ_SCOPES)?;
     Ok(Json(
         store(&state)?
             .field_history(&caller.project_id, &entity_id, &field)
@@ -60,7 +60,7 @@ pub async fn feedback(
     caller: Caller,
     Path((entity_type, field)): Path<(String, String)>,
 ) -> Result<Json<FeedbackSummary>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(FEEDBACK_SCOPES)?;
     Ok(Json(
         store(&state)?
             .feedback_summary(&caller.project_id, &entity_type, &field)
@@ -68,7 +68,7 @@ pub async fn feedback(
     ))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "action")]
 pub enum ReviewRequest {
     Approve,
@@ -91,6 +91,10 @@ pub async fn review(
 }
 
 /// Reviewing a result needs this scope.
+/// Reading results needs one of these scopes.
+pub(crate) const READ_SCOPES: &[&str] = &["entities:read", "extraction:trigger"];
+/// Reading the feedback summary needs this scope.
+pub(crate) const FEEDBACK_SCOPES: &[&str] = &["entities:read"];
 pub(crate) const REVIEW_SCOPES: &[&str] = &["extraction:review"];
 /// Submitting an external value needs this scope.
 pub(crate) const SUBMIT_SCOPES: &[&str] = &["extraction:submit"];

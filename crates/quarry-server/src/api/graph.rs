@@ -76,7 +76,7 @@ pub(crate) async fn search_entities(
     .map_err(ApiError::from)
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EntityWithEpisodes {
     #[serde(flatten)]
     entity: Entity,
@@ -120,7 +120,7 @@ pub(crate) async fn entity_with_episodes(
     })
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct NeighborsQuery {
     #[serde(default)]
     depth: Option<usize>,
@@ -136,7 +136,7 @@ pub async fn neighborhood(
     Path(id): Path<String>,
     Query(query): Query<NeighborsQuery>,
 ) -> Result<Json<Neighborhood>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(READ_SCOPES)?;
     let depth = query.depth.unwrap_or(2);
     if depth == 0 || depth > MAX_DEPTH {
         return Err(ApiError::new(

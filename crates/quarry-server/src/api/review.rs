@@ -66,7 +66,7 @@ pub fn paging(limit: Option<&str>, offset: Option<&str>) -> Result<(usize, usize
     Ok((limit, offset))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct EntityListQuery {
     #[serde(default)]
     q: Option<String>,
@@ -77,7 +77,7 @@ pub struct EntityListQuery {
 }
 
 /// One field of one entity at a glance.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FieldGlance {
     state: &'static str,
     value: Value,
@@ -85,7 +85,7 @@ pub struct FieldGlance {
     confidence: Option<quarry_core::model::Confidence>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EntityRow {
     id: String,
     title: String,
@@ -93,7 +93,7 @@ pub struct EntityRow {
     fields: Map<String, Value>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EntityList {
     total: i64,
     limit: usize,
@@ -201,7 +201,7 @@ pub async fn entities(
     Path(slug): Path<String>,
     Query(query): Query<EntityListQuery>,
 ) -> Result<Json<EntityList>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(QUEUE_SCOPES)?;
     let (limit, offset) = paging(query.limit.as_deref(), query.offset.as_deref())?;
     let store = store(&state)?;
     let project = caller.project_id.as_str();
@@ -250,7 +250,7 @@ pub async fn entities(
     }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct QueueQuery {
     #[serde(rename = "type", default)]
     pub entity_type: Option<String>,
@@ -260,17 +260,17 @@ pub struct QueueQuery {
     pub offset: Option<String>,
 }
 
-/// Reading the review queue needs this scope.
+/// Reading the review workspace (entity list, queue, overview) needs this scope.
 pub(crate) const QUEUE_SCOPES: &[&str] = &["entities:read"];
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct QueueItem {
     result: ExtractionResult,
     entity_title: String,
     entity_type: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Queue {
     total: i64,
     limit: usize,
@@ -321,7 +321,7 @@ pub(crate) async fn review_queue(
     })
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct TaskGlance {
     state: NodeState,
     attempts: i64,
@@ -329,7 +329,7 @@ pub struct TaskGlance {
     run_id: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FieldOverview {
     name: String,
     spec: FieldSpec,
@@ -338,7 +338,7 @@ pub struct FieldOverview {
     task: Option<TaskGlance>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Overview {
     entity: Entity,
     entity_type: EntityType,
@@ -352,7 +352,7 @@ pub async fn overview(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Overview>, ApiError> {
-    caller.require("entities:read")?;
+    caller.require_scopes(QUEUE_SCOPES)?;
     let store = store(&state)?;
     let project = caller.project_id.as_str();
     let entity = store
@@ -413,7 +413,7 @@ async fn set_lock(
     field: String,
     locked: bool,
 ) -> Result<Json<Entity>, ApiError> {
-    caller.require("extraction:review")?;
+    caller.require_scopes(crate::api::extraction::REVIEW_SCOPES)?;
     let store = store(&state)?;
     let project = caller.project_id.as_str();
     let entity = store
@@ -442,7 +442,7 @@ async fn set_lock(
     ))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PersonValue {
     value: Value,
@@ -458,7 +458,7 @@ pub async fn set_value(
     Path((entity_id, field)): Path<(String, String)>,
     JsonBody(body): JsonBody<PersonValue>,
 ) -> Result<(StatusCode, Json<ExtractionResult>), ApiError> {
-    caller.require("extraction:review")?;
+    caller.require_scopes(crate::api::extraction::REVIEW_SCOPES)?;
     let outcome = pipeline(&state)?
         .set_by_person(
             &caller.project_id,

@@ -90,7 +90,7 @@ fn read_optional_body<T: Default + serde::de::DeserializeOwned>(
     })
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct WorkflowStatus {
     /// The latest run, if the entity was ever extracted.
     run: Option<ExtractionRun>,
@@ -101,7 +101,7 @@ pub struct WorkflowStatus {
 }
 
 /// One workflow node: a field task's state and what it cost.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Node {
     field: String,
     /// queued, running, waiting_human, done, failed, blocked, skipped; `pending` while it
@@ -196,7 +196,7 @@ pub struct RetryRequest {
     pub fields: Option<Vec<String>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Retried {
     /// The field tasks queued again.
     retried: Vec<Node>,
@@ -239,7 +239,7 @@ pub async fn history(
     caller: Caller,
     Path(entity_id): Path<String>,
 ) -> Result<Json<Vec<ExtractionRun>>, ApiError> {
-    caller.require_any(&["entities:read", "extraction:trigger"])?;
+    caller.require_scopes(READ_SCOPES)?;
     Ok(Json(
         store(&state)?
             .list_runs(&caller.project_id, &entity_id, 100)

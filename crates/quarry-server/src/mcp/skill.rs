@@ -9,29 +9,13 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::registry::{Access, Effect, ToolDef, tool};
-use crate::skill::{CheckRequest, run_check, run_extract};
+use crate::skill::{CheckRequest, ExtractArguments, run_check, run_extract};
 
 /// The `extract` tool's arguments as they came: read by the skill's own request parser
 /// (`SkillInput::from_json`), so the tool and `POST /skill/extract` accept and refuse alike.
 #[derive(Deserialize)]
 #[serde(transparent)]
 struct SkillRequest(JsonObject);
-
-/// The shape `SkillRequest` documents in its input schema.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct ExtractArguments {
-    /// The text to read.
-    text: String,
-    /// What to extract: email, url, date, phone, ip, name or entity.
-    target: String,
-    /// Reference time for relative dates ("next Friday"), RFC 3339 (default: now).
-    now: Option<String>,
-    /// Default phone region, ISO 3166 alpha-2 (e.g. US, DE).
-    region: Option<String>,
-    /// Also list every match with code-point offsets and its normalised value.
-    detail: Option<bool>,
-}
 
 impl JsonSchema for SkillRequest {
     fn schema_name() -> Cow<'static, str> {
