@@ -62,6 +62,27 @@ pub enum Command {
     /// The conversation graph: find entities, show one with its episodes, its neighbours.
     #[command(subcommand)]
     Graph(GraphCommand),
+    /// Print a completion script for a shell, e.g. `quarry completions bash >
+    /// ~/.local/share/bash-completion/completions/quarry`.
+    Completions(CompletionsArgs),
+    /// Print quarry's man page (roff) on stdout, e.g. `quarry man | man -l -`, or write one page
+    /// per command into --dir.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write quarry.1 and a page per subcommand (quarry-entity-add.1, …) into this directory
+    /// instead of printing quarry.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -4,6 +4,7 @@ mod agents;
 mod args;
 mod bench;
 mod check;
+mod completions;
 mod config;
 mod corpus;
 mod document_file;
@@ -14,6 +15,7 @@ mod graph;
 #[cfg(test)]
 mod help_audit;
 mod jsonl;
+mod man;
 mod mcp;
 mod model;
 mod open_files;
@@ -58,6 +60,8 @@ fn main() -> ExitCode {
         Command::Key(command) => team::keys(command),
         Command::Episode(command) => graph::episodes(command),
         Command::Graph(command) => graph::graph(command),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     };
     match outcome {
         Ok(code) => code,
