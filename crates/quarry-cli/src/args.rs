@@ -387,14 +387,16 @@ pub struct ExtractArgs {
     #[arg(long, conflicts_with = "schema")]
     pub target: Option<String>,
     /// Extract the fields of this schema (JSON Schema or Quarry YAML) with a model instead.
-    #[arg(long, conflicts_with = "jsonl")]
+    #[arg(long)]
     pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
     pub input: InputArgs,
-    /// Batch mode (no --text or --file): read one JSON object per line on stdin ({"text", "now"?, "target"?, "region"?})
-    /// and write one result per line on stdout, in order.
+    /// Batch mode (no --text or --file): read one JSON object per line on stdin ({"text", "now"?,
+    /// "target"?, "region"?}; with --schema just {"text"}) and write one result per line on
+    /// stdout, in order; a failed line gets {"error", "message", "line"} in its place. With
+    /// --schema, --concurrency documents are extracted at once.
     #[arg(long, conflicts_with_all = ["text", "file"])]
     pub jsonl: bool,
     /// Reference time for relative dates, RFC 3339 (default: now).

@@ -93,7 +93,7 @@ fn error_line(error: &SkillError, line: usize) -> String {
 
 /// The next line without its line ending: `None` at end of input, `Some(Err)` for a line over
 /// `limit` bytes (which is skipped to its end, so the next line is still read).
-fn next_line(
+pub fn next_line(
     reader: &mut impl BufRead,
     buffer: &mut Vec<u8>,
     limit: usize,
@@ -132,7 +132,8 @@ fn next_line(
     Ok(Some(Ok(std::mem::take(buffer))))
 }
 
-fn progress_bar() -> ProgressBar {
+/// A spinner counting lines on stderr when it is a terminal; hidden in pipes and tests.
+pub fn progress_bar() -> ProgressBar {
     if !io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }

@@ -22,6 +22,7 @@ mod open_files;
 mod owner;
 mod retrieval;
 mod schema_extract;
+mod schema_jsonl;
 mod serve;
 mod store_vectors;
 mod table;

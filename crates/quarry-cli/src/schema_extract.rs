@@ -21,17 +21,10 @@ use crate::model::{client_from, extractor_config};
 use crate::table::label;
 
 pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
-    let schema_path = args
-        .schema
-        .as_deref()
-        .expect("dispatched only with --schema");
-    let schema_text = read_file(schema_path, args.input.max_bytes)?;
-    let schema = Schema::parse(&schema_text).map_err(|error| {
-        Failure::coded(
-            ErrorCode::InvalidSchema,
-            format!("{}: {error}", schema_path.display()),
-        )
-    })?;
+    let schema = load_schema(&args)?;
+    if args.jsonl {
+        return crate::schema_jsonl::run(&args, schema);
+    }
     if args.model.interactive && args.input.text.is_none() && args.input.file.is_none() {
         return Err(Failure::coded(
             ErrorCode::InvalidArguments,
@@ -80,6 +73,21 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     }
 }
 
+/// The schema of `--schema`, parsed (JSON Schema or Quarry YAML).
+fn load_schema(args: &ExtractArgs) -> Result<Schema, Failure> {
+    let schema_path = args
+        .schema
+        .as_deref()
+        .expect("dispatched only with --schema");
+    let schema_text = read_file(schema_path, args.input.max_bytes)?;
+    Schema::parse(&schema_text).map_err(|error| {
+        Failure::coded(
+            ErrorCode::InvalidSchema,
+            format!("{}: {error}", schema_path.display()),
+        )
+    })
+}
+
 /// Asks `question` on stderr and reads one line of answer from stdin; `None` for no answer.
 fn ask(question: &str) -> Result<Option<String>, Failure> {
     eprintln!("{question}");
@@ -94,13 +102,17 @@ fn ask(question: &str) -> Result<Option<String>, Failure> {
 }
 
 fn engine_failure(error: EngineError) -> Failure {
-    let code = match &error {
+    Failure::coded(engine_code(&error), error)
+}
+
+/// The code an extraction's failure is reported with.
+pub fn engine_code(error: &EngineError) -> ErrorCode {
+    match error {
         EngineError::Llm(_) | EngineError::ContextOverflow { .. } => ErrorCode::ModelError,
         EngineError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
         EngineError::EmptyDocument => ErrorCode::EmptyInput,
         EngineError::Schema(_) => ErrorCode::InvalidSchema,
-    };
-    Failure::coded(code, error)
+    }
 }
 
 /// A table of every field: value, spans, grounding, confidence, attempts; then the run's tokens.

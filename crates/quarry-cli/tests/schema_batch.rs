@@ -1,0 +1,156 @@
+//! `quarry extract --schema S --jsonl`: one document per line in, one object (or error object)
+//! per line out, in input order, with several documents in flight, against the scripted
+//! OpenAI-compatible model server.
+
+mod common;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use common::{quarry, stderr, stdout};
+use quarry_testkit::{Reply, Scripted, ScriptedServer};
+use serde_json::{Value, json};
+
+const SCHEMA: &str = r#"{"type": "object", "properties": {"vendor": {"type": "string"}}}"#;
+
+/// Answers each document from its own text (requests arrive in any order): the vendor named
+/// after "from", slower for the first document so that later ones finish first.
+fn respond(request: &Value) -> Scripted {
+    let conversation = request["messages"].to_string();
+    let (vendor, delay) = if conversation.contains("Acme Ltd") {
+        ("Acme Ltd", 400)
+    } else if conversation.contains("Beta GmbH") {
+        ("Beta GmbH", 0)
+    } else {
+        ("Nobody Inc", 0)
+    };
+    Scripted::from(Reply::tool_call(
+        "submit",
+        json!({"vendor": vendor}).to_string(),
+    ))
+    .after(Duration::from_millis(delay))
+}
+
+struct Batch {
+    dir: PathBuf,
+    server: ScriptedServer,
+}
+
+impl Batch {
+    fn new(name: &str) -> Batch {
+        let dir = std::env::temp_dir().join(format!("quarry-batch-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("schema.json"), SCHEMA).unwrap();
+        let server = ScriptedServer::start();
+        server.respond_with(respond);
+        Batch { dir, server }
+    }
+
+    fn run(&self, stdin: &str, extra: &[&str]) -> Output {
+        let schema = self.dir.join("schema.json");
+        let mut child = quarry()
+            .args(["extract", "--jsonl", "--schema", schema.to_str().unwrap()])
+            .args([
+                "--model",
+                "openai-compatible:m",
+                "--base-url",
+                &self.server.base_url(),
+            ])
+            .args(["--retries", "0"])
+            .args(extra)
+            .env_remove("QUARRY_MODEL")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn lines(output: &Output) -> Vec<Value> {
+    stdout(output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+#[test]
+fn results_and_errors_come_back_per_line_in_input_order() {
+    let batch = Batch::new("order");
+    let input = [
+        r#"{"text": "Invoice from Acme Ltd, due in March."}"#,
+        "not json",
+        r#"{"text": "Invoice from Beta GmbH."}"#,
+        r#"{"text": ""}"#,
+        r#"{"text": "Invoice from Beta GmbH again."}"#,
+    ]
+    .join("\n");
+    let output = batch.run(&input, &["--concurrency", "4"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let answers = lines(&output);
+    assert_eq!(answers.len(), 5, "{}", stdout(&output));
+    assert_eq!(answers[0], json!({"vendor": "Acme Ltd"}));
+    assert_eq!(answers[1]["error"], "MalformedRequest");
+    assert_eq!(answers[1]["line"], 2);
+    assert_eq!(answers[2], json!({"vendor": "Beta GmbH"}));
+    assert_eq!(answers[3]["error"], "EmptyInput");
+    assert_eq!(answers[3]["line"], 4);
+    assert_eq!(answers[4], json!({"vendor": "Beta GmbH"}));
+    assert!(
+        batch.server.max_concurrent() >= 2,
+        "documents were extracted at once: {}",
+        batch.server.max_concurrent()
+    );
+    assert!(stderr(&output).contains("5 lines read, 2 answered with an error object"));
+}
+
+#[test]
+fn an_unresolved_document_is_needs_person_with_its_partial_object() {
+    let batch = Batch::new("person");
+    // The model names a vendor the text does not contain: never grounded.
+    let output = batch.run(
+        "{\"text\": \"An invoice with no sender.\"}\n{\"text\": \"Invoice from Beta GmbH.\"}\n",
+        &["--max-attempts", "1"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let answers = lines(&output);
+    assert_eq!(answers[0]["error"], "NeedsPerson", "{}", answers[0]);
+    assert!(answers[0]["value"].is_object(), "{}", answers[0]);
+    assert_eq!(answers[1], json!({"vendor": "Beta GmbH"}));
+}
+
+#[test]
+fn a_batch_where_every_line_failed_exits_non_zero() {
+    let batch = Batch::new("failed");
+    let output = batch.run("[1]\n{\"txt\": \"x\"}\n", &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(lines(&output).len(), 2);
+    assert_eq!(
+        batch.server.request_count(),
+        0,
+        "no model call for malformed lines"
+    );
+}
+
+#[test]
+fn interactive_is_refused_in_batch_mode() {
+    let batch = Batch::new("interactive");
+    let output = batch.run("{\"text\": \"x\"}\n", &["--interactive"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).starts_with("Error: InvalidArguments"));
+}
