@@ -103,13 +103,16 @@ fn work_queue(
     graph: &GraphArgs,
 ) -> Result<WorkerStats, Failure> {
     let extractor = Arc::new(graph_extractor(ws.store.clone(), model, graph, None)?);
-    Ok(ws.runtime.block_on(async {
+    let progress = crate::progress::spinner("extracting episode graphs");
+    let stats = ws.runtime.block_on(async {
         let worker = GraphWorker::start(extractor);
         worker.wait_idle().await;
         let stats = worker.stats();
         worker.shutdown().await;
         stats
-    }))
+    });
+    progress.finish_and_clear();
+    Ok(stats)
 }
 
 fn describe(episode: &Episode) -> String {

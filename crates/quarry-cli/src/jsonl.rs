@@ -2,11 +2,11 @@
 //! Lines are read one at a time with a size cap, so memory stays flat however long the stream;
 //! a bad line answers with an error object on its own line and the rest go on.
 
-use std::io::{self, BufRead, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use quarry_core::SkillError;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::{self, SkillDefaults, SkillInput};
@@ -18,7 +18,7 @@ use crate::failure::Failure;
 pub fn run(defaults: &SkillDefaults) -> Result<ExitCode, Failure> {
     let stdin = io::stdin();
     let out = BufWriter::new(io::stdout().lock());
-    let summary = stream(stdin.lock(), out, defaults, progress_bar())?;
+    let summary = stream(stdin.lock(), out, defaults, crate::progress::line_counter())?;
     if summary.failures > 0 {
         eprintln!(
             "{} lines read, {} answered with an error object",
@@ -130,19 +130,6 @@ pub fn next_line(
         buffer.pop();
     }
     Ok(Some(Ok(std::mem::take(buffer))))
-}
-
-/// A spinner counting lines on stderr when it is a terminal; hidden in pipes and tests.
-pub fn progress_bar() -> ProgressBar {
-    if !io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {pos} lines  {per_sec}  {elapsed}")
-            .expect("the progress template is valid"),
-    );
-    bar
 }
 
 #[cfg(test)]

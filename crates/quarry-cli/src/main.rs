@@ -20,6 +20,7 @@ mod mcp;
 mod model;
 mod open_files;
 mod owner;
+mod progress;
 mod retrieval;
 mod schema_extract;
 mod schema_jsonl;

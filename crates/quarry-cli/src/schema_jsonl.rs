@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use crate::args::ExtractArgs;
 use crate::extract::decode_utf8;
 use crate::failure::Failure;
-use crate::jsonl::{StreamSummary, next_line, progress_bar};
+use crate::jsonl::{StreamSummary, next_line};
 use crate::model::{client_from, extractor_config};
 use crate::schema_extract::engine_code;
 
@@ -89,7 +89,7 @@ pub fn run(args: &ExtractArgs, schema: Schema) -> Result<ExitCode, Failure> {
     let concurrency = args.model.concurrency.max(1);
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let lines = read_lines(max_bytes, concurrency);
-    let progress = progress_bar();
+    let progress = crate::progress::line_counter();
     let summary = runtime.block_on(async {
         let answers = lines
             .map(|line| {

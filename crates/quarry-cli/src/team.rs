@@ -4,7 +4,6 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use quarry_core::ErrorCode;
 use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision, RunStatus};
 use quarry_pipeline::documents::Documents;
@@ -213,6 +212,7 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
     // runs here, so the index is not rebuilt first.
     let documents = Documents::new(ws.store.clone(), ws.retriever(false)?);
     let mut added = Vec::new();
+    let progress = crate::progress::bar(texts.len(), "adding documents");
     // Idempotent: a title and text already stored gives back that document (noted on stderr);
     // a step failing after the document was stored is a warning, not an error.
     for (title, text) in &texts {
@@ -220,17 +220,21 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
             .runtime
             .block_on(documents.add(&ws.project, title, text, entity.as_slice()))
             .map_err(storage)?;
-        if !outcome.created {
-            eprintln!(
-                "note: '{title}' was already stored as {}",
-                outcome.document.id
-            );
-        }
-        for warning in &outcome.warnings {
-            eprintln!("warning: {warning}");
-        }
+        progress.suspend(|| {
+            if !outcome.created {
+                eprintln!(
+                    "note: '{title}' was already stored as {}",
+                    outcome.document.id
+                );
+            }
+            for warning in &outcome.warnings {
+                eprintln!("warning: {warning}");
+            }
+        });
         added.push(outcome.document);
+        progress.inc(1);
     }
+    progress.finish_and_clear();
     if ws.json {
         return print_json(&added);
     }
@@ -304,19 +308,6 @@ fn revoke_key(key: &str, store: &crate::args::StoreArgs) -> Result<ExitCode, Fai
     Ok(ExitCode::SUCCESS)
 }
 
-fn spinner(message: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("the template is valid"),
-    );
-    bar.set_message(message.to_owned());
-    bar.enable_steady_tick(Duration::from_millis(100));
-    bar
-}
-
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let ws = Workspace::open(&args.store)?;
     let retriever = ws.retriever(true)?;
@@ -350,7 +341,7 @@ fn wait_for(
     run_id: &str,
     message: &str,
 ) -> Result<RunReport, Failure> {
-    let progress = spinner(message);
+    let progress = crate::progress::spinner(message);
     let worker = WorkerConfig {
         owner: worker_owner(),
         ..WorkerConfig::default()
