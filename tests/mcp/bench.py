@@ -2,11 +2,11 @@
 
     PYTHONPATH=$(scripts/mcp.sh) python3 tests/mcp/bench.py --binary target/release/quarry
 
-Makes a throwaway database and API key, starts `quarry serve` on a free loopback port and
-`quarry mcp` as a child process, then calls `extract` sequentially (--calls, default 1,000, after
---warmup calls) over stdio and over streamable HTTP (`/mcp`, with the key), and for comparison
-posts the same request to `POST /skill/extract` on the same server over one kept-alive
-connection. Prints p50/p99/mean per transport (and --json for the figures as JSON). Each figure is
+Makes a throwaway database and API key, starts `quarry serve` on a free loopback port (and a
+second one without a database) and `quarry mcp` as a child process, then calls `extract`
+sequentially (--calls, default 1,000, after --warmup calls) over stdio, over streamable HTTP
+(`/mcp` with the key; and on the server without a database, where no key is checked), and for
+comparison posts the same request to `POST /skill/extract` over one kept-alive connection. Prints p50/p99/mean per transport (and --json for the figures as JSON). Each figure is
 the client's wall time per call: the SDK's JSON-RPC framing and output-schema validation, the
 transport, the key check (HTTP) and the extraction.
 """
@@ -65,7 +65,7 @@ async def stdio(binary, db, env, calls, warmup):
 
 
 async def http(url, key, calls, warmup):
-    headers = {"Authorization": f"Bearer {key}"}
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as client:
         async with streamable_http_client(url + "/mcp", http_client=client) as streams:
             async with ClientSession(streams[0], streams[1]) as session:
@@ -87,6 +87,17 @@ async def rest(url, calls, warmup):
         return samples
 
 
+def start_server(binary, env, extra):
+    """`quarry serve` on a free loopback port with `extra` flags: (process, URL)."""
+    server = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0", *extra], env=env,
+                              stderr=subprocess.PIPE, text=True)
+    for line in server.stderr:
+        found = re.search(r"listening on (http://\S+)", line)
+        if found:
+            return server, found.group(1)
+    raise SystemExit("quarry serve did not start")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", default="target/release/quarry")
@@ -101,31 +112,26 @@ def main():
         key = subprocess.run([binary, "key", "create", "--db", db, "--name", "bench",
                               "--scopes", "entities:read"], env=env, check=True,
                              capture_output=True, text=True).stdout.strip()
-        server = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0", "--db", db,
-                                   "--no-worker"], env=env, stderr=subprocess.PIPE, text=True)
+        server, url = start_server(binary, env, ["--db", db, "--no-worker"])
+        bare, bare_url = start_server(binary, env, [])
         try:
-            url = None
-            for line in server.stderr:
-                found = re.search(r"listening on (http://\S+)", line)
-                if found:
-                    url = found.group(1)
-                    break
-            if url is None:
-                raise SystemExit("quarry serve did not start")
             figures = {
                 "stdio": summary(asyncio.run(stdio(binary, db, env, args.calls, args.warmup))),
                 "http": summary(asyncio.run(http(url, key, args.calls, args.warmup))),
+                "http_without_database": summary(
+                    asyncio.run(http(bare_url, None, args.calls, args.warmup))),
                 "rest_skill_extract": summary(asyncio.run(rest(url, args.calls, args.warmup))),
             }
         finally:
-            server.terminate()
-            server.wait(timeout=10)
+            for process in (server, bare):
+                process.terminate()
+                process.wait(timeout=10)
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
         print(f"extract, {args.calls} sequential calls after {args.warmup} warm-up calls")
         for name, figure in figures.items():
-            print(f"  {name:<20} p50 {figure['p50_ms']:7.3f} ms   p99 {figure['p99_ms']:7.3f} ms"
+            print(f"  {name:<22} p50 {figure['p50_ms']:7.3f} ms   p99 {figure['p99_ms']:7.3f} ms"
                   f"   mean {figure['mean_ms']:7.3f} ms")
 
 
