@@ -348,7 +348,7 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
                     ]
                 })
                 .collect();
-            print_table(&["ID", "TYPE", "NAME", "MENTIONS", "MATCH"], rows);
+            print_table(&["id", "type", "name", "mentions", "match"], rows);
             Ok(ExitCode::SUCCESS)
         }
         GraphCommand::Show { id, store } => {
@@ -399,7 +399,7 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
                     ]
                 })
                 .collect();
-            print_table(&["EPISODE", "AT", "USER"], rows);
+            print_table(&["episode", "at", "user"], rows);
             Ok(ExitCode::SUCCESS)
         }
         GraphCommand::Neighbors { id, depth, store } => {
@@ -453,7 +453,7 @@ fn print_neighborhood(neighborhood: &quarry_graph::Neighborhood) {
             ]
         })
         .collect();
-    print_table(&["HOPS", "ID", "TYPE", "NAME"], rows);
+    print_table(&["hops", "id", "type", "name"], rows);
     println!();
     let rows = neighborhood
         .relations
@@ -467,5 +467,5 @@ fn print_neighborhood(neighborhood: &quarry_graph::Neighborhood) {
             ]
         })
         .collect();
-    print_table(&["FROM", "RELATION", "TO", "MENTIONS"], rows);
+    print_table(&["from", "relation", "to", "mentions"], rows);
 }

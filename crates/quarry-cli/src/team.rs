@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use quarry_core::ErrorCode;
-use quarry_core::model::{ApiKey, ExtractionResult, NewEntity, ReviewDecision, RunStatus};
+use quarry_core::model::{ApiKey, Entity, ExtractionResult, NewEntity, ReviewDecision, RunStatus};
 use quarry_pipeline::documents::Documents;
 use quarry_pipeline::{PipelineError, RunReport, WorkerConfig, load_entity_types};
 use serde_json::{Map, Value, json};
@@ -139,20 +139,22 @@ pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
         }
         EntityCommand::Show { id, store } => {
             let ws = Workspace::open(&store)?;
-            let entity = ws
-                .runtime
-                .block_on(ws.store.get_entity(&ws.project, &id))
-                .map_err(storage)?
-                .ok_or_else(|| {
-                    Failure::coded(
-                        ErrorCode::NotFound,
-                        format!("no entity '{id}' in this project"),
-                    )
-                })?;
-            print_json(&entity)
+            print_json(&ws.entity(&id)?)
         }
         EntityCommand::List { entity_type, store } => {
             let ws = Workspace::open(&store)?;
+            if let Some(slug) = &entity_type {
+                let known = ws
+                    .runtime
+                    .block_on(ws.store.get_entity_type(&ws.project, slug))
+                    .map_err(storage)?;
+                if known.is_none() {
+                    return Err(Failure::coded(
+                        ErrorCode::NotFound,
+                        format!("no entity type '{slug}' in this project"),
+                    ));
+                }
+            }
             let listed = ws
                 .runtime
                 .block_on(
@@ -197,16 +199,7 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
     }
     let ws = Workspace::open(&store)?;
     if let Some(entity) = &entity {
-        let found = ws
-            .runtime
-            .block_on(ws.store.get_entity(&ws.project, entity))
-            .map_err(storage)?;
-        if found.is_none() {
-            return Err(Failure::coded(
-                ErrorCode::NotFound,
-                format!("no entity '{entity}' in this project"),
-            ));
-        }
+        ws.entity(entity)?;
     }
     // Indexing only computes the new documents' chunks and embeddings for the store: no search
     // runs here, so the index is not rebuilt first.
@@ -272,7 +265,19 @@ pub fn keys(command: KeyCommand) -> Result<ExitCode, Failure> {
     ws.runtime
         .block_on(ws.store.create_api_key(&key))
         .map_err(storage)?;
-    println!("{}", made.secret);
+    if ws.json {
+        // The secret beside what the key is (never its hash).
+        print_json(&json!({
+            "key": made.secret,
+            "prefix": key.prefix,
+            "name": key.name,
+            "scopes": key.scopes,
+            "project": key.project_id,
+            "created_at": key.created_at,
+        }))?;
+    } else {
+        println!("{}", made.secret);
+    }
     if std::io::stderr().is_terminal() {
         eprintln!("Store this key now: it is shown once and only its hash is kept.");
     }
@@ -482,6 +487,7 @@ pub fn retry(args: RetryArgs) -> Result<ExitCode, Failure> {
 
 pub fn results(args: EntityArg) -> Result<ExitCode, Failure> {
     let ws = Workspace::open(&args.store)?;
+    ws.entity(&args.entity)?;
     let results: Vec<ExtractionResult> = ws
         .runtime
         .block_on(ws.store.latest_results(&ws.project, &args.entity))
@@ -495,6 +501,8 @@ pub fn results(args: EntityArg) -> Result<ExitCode, Failure> {
 
 pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
     let ws = Workspace::open(&args.store)?;
+    let entity = ws.entity(&args.entity)?;
+    known_field(&ws, &entity, &args.field)?;
     let results = ws
         .runtime
         .block_on(
@@ -507,6 +515,26 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
     }
     print_results(&results);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `UnknownField` unless the entity's type defines `field`.
+fn known_field(ws: &Workspace, entity: &Entity, field: &str) -> Result<(), Failure> {
+    let entity_type = ws
+        .runtime
+        .block_on(ws.store.get_entity_type(&ws.project, &entity.entity_type))
+        .map_err(storage)?;
+    let defined = entity_type.is_none_or(|t| t.fields.iter().any(|f| f.name == field));
+    if defined {
+        Ok(())
+    } else {
+        Err(Failure::coded(
+            ErrorCode::UnknownField,
+            format!(
+                "entity type '{}' has no field '{field}'",
+                entity.entity_type
+            ),
+        ))
+    }
 }
 
 pub fn review(args: ReviewArgs, approve: bool) -> Result<ExitCode, Failure> {

@@ -43,6 +43,20 @@ impl Workspace {
         })
     }
 
+    /// The project's entity `id`; `NotFound` when there is none (every command that takes an
+    /// entity id answers a missing one this way, listing commands included).
+    pub fn entity(&self, id: &str) -> Result<quarry_core::model::Entity, Failure> {
+        self.runtime
+            .block_on(self.store.get_entity(&self.project, id))
+            .map_err(crate::failure::storage)?
+            .ok_or_else(|| {
+                Failure::coded(
+                    ErrorCode::NotFound,
+                    format!("no entity '{id}' in this project"),
+                )
+            })
+    }
+
     /// The retrieval index with the chosen embedder; with `rebuild`, loaded from the store (what
     /// searches need), else empty (enough to index new documents).
     pub fn retriever(&self, rebuild: bool) -> Result<Arc<dyn Retriever>, Failure> {
