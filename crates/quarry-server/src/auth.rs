@@ -129,6 +129,12 @@ fn unauthorized(message: &str) -> ApiError {
     ApiError::new(ErrorCode::Unauthorized, message)
 }
 
+/// 401 for a request that names no API key where one is needed (`/mcp`, and a tool or chat
+/// without a caller on a server with a database).
+pub(crate) fn missing_key() -> ApiError {
+    unauthorized("missing API key: send Authorization: Bearer qk_… (quarry key create)")
+}
+
 fn csrf_rejected(message: &str) -> ApiError {
     ApiError::new(ErrorCode::CsrfRejected, message)
 }

@@ -121,10 +121,7 @@ pub(crate) fn chat_project(state: &AppState, caller: Option<&Caller>) -> Result<
             caller.require_scopes(CHAT_SCOPES)?;
             Ok(caller.project_id.clone())
         }
-        (Some(_), None) => Err(ApiError::new(
-            ErrorCode::Unauthorized,
-            "missing API key: send Authorization: Bearer qk_… (quarry key create)",
-        )),
+        (Some(_), None) => Err(crate::auth::missing_key()),
     }
 }
 

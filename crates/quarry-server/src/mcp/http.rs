@@ -15,12 +15,11 @@ use axum::extract::{Request, State};
 use axum::http::HeaderMap;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use quarry_core::ErrorCode;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::QuarryMcp;
-use crate::auth::{Caller, authenticate_key, bearer, store};
+use crate::auth::{Caller, authenticate_key, bearer, missing_key, store};
 use crate::error::ApiError;
 use crate::{AppState, ServerConfig};
 
@@ -71,11 +70,6 @@ async fn authenticate(State(state): State<AppState>, mut request: Request, next:
 /// tools with a signed-in person's session).
 async fn caller_of(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
     let store = store(state)?;
-    let presented = bearer(headers).ok_or_else(|| {
-        ApiError::new(
-            ErrorCode::Unauthorized,
-            "missing API key: send Authorization: Bearer qk_… (quarry key create)",
-        )
-    })??;
+    let presented = bearer(headers).ok_or_else(missing_key)??;
     Ok(authenticate_key(store.as_ref(), presented).await?.0)
 }

@@ -31,12 +31,9 @@ impl Ctx {
     pub fn caller(&self) -> Result<&Caller, ApiError> {
         match &self.caller {
             Some(caller) => Ok(caller),
-            None => Err(crate::auth::store(&self.state).err().unwrap_or_else(|| {
-                ApiError::new(
-                    ErrorCode::Unauthorized,
-                    "missing API key: send Authorization: Bearer qk_… (quarry key create)",
-                )
-            })),
+            None => Err(crate::auth::store(&self.state)
+                .err()
+                .unwrap_or_else(crate::auth::missing_key)),
         }
     }
 }
