@@ -35,13 +35,22 @@ echo "wasm.sh: building quarry-wasm for wasm32-unknown-unknown" >&2
 # The build's messages name quarry-detect's build-script output folder, where entity_data.bin is.
 messages=$(cargo build --release --locked --target wasm32-unknown-unknown -p quarry-wasm \
     --message-format=json-render-diagnostics)
-out_dir=$(printf '%s\n' "$messages" | node -e '
-    const lines = require("fs").readFileSync(0, "utf8").split("\n").filter(Boolean);
-    const run = lines.map((line) => JSON.parse(line)).find((m) =>
+# The same messages name the module itself, wherever CARGO_TARGET_DIR puts it.
+read -r out_dir module < <(printf '%s\n' "$messages" | node -e '
+    const messages = require("fs").readFileSync(0, "utf8").split("\n").filter(Boolean)
+        .map((line) => JSON.parse(line));
+    const run = messages.find((m) =>
         m.reason === "build-script-executed" && /[/#]quarry-detect#/.test(m.package_id));
-    if (run) console.log(run.out_dir);')
-if [ -z "$out_dir" ] || [ ! -f "$out_dir/entity_data.bin" ]; then
+    const artifact = messages.find((m) =>
+        m.reason === "compiler-artifact" && m.target.name === "quarry_wasm");
+    const wasm = artifact && artifact.filenames.find((f) => f.endsWith(".wasm"));
+    console.log(run ? run.out_dir : "-", wasm || "-");')
+if [ ! -f "$out_dir/entity_data.bin" ]; then
     echo "wasm.sh: the build did not report quarry-detect's entity_data.bin" >&2
+    exit 1
+fi
+if [ ! -f "$module" ]; then
+    echo "wasm.sh: the build did not report quarry_wasm.wasm" >&2
     exit 1
 fi
 
@@ -49,7 +58,7 @@ rm -rf "$dist"
 mkdir -p "$dist"
 "$bindgen" --target web --out-dir "$dist" --out-name quarry_wasm \
     --remove-name-section --remove-producers-section \
-    target/wasm32-unknown-unknown/release/quarry_wasm.wasm
+    "$module"
 cp "$out_dir/entity_data.bin" "$dist/entity_data.bin"
 
 for file in quarry_wasm_bg.wasm entity_data.bin; do
