@@ -68,8 +68,7 @@ fn service_operations() -> Vec<Operation> {
             .answers::<Object>(200, "The session, with its CSRF token"),
         Operation::new(Delete, "/v1/session", session::sign_out)
             .named("signOut", "session", "Sign out")
-            .describe("Needs the X-CSRF-Token header: the session ends and its cookie is cleared.")
-            .session()
+            .describe("Ends the session of the request's cookie, if any (its X-CSRF-Token header needed then), and clears the cookie: 204 either way.")
             .answers_empty(204, "Signed out"),
         Operation::new(Post, "/v1/chat", chat::chat)
             .named("chat", "chat", "Schema extraction as a conversation (Server-Sent Events)")
@@ -113,7 +112,8 @@ fn entity_operations() -> Vec<Operation> {
             .named("createEntity", "entities", "Create an entity")
             .scopes(entities::WRITE_SCOPES)
             .json_body::<NewEntity>(json!({"entity_type": "company", "title": "ACME"}))
-            .answers::<Entity>(201, "The created entity"),
+            .answers::<Entity>(201, "The created entity")
+            .errors(&[404]),
         Operation::new(Get, "/v1/entities", entities::list)
             .named("listEntities", "entities", "List entities")
             .scopes(entities::READ_SCOPES)

@@ -82,18 +82,25 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
+/// The skill's targets, as requests name them.
+const TARGETS: [&str; 7] = ["email", "url", "date", "phone", "ip", "name", "entity"];
+
 /// `POST /skill/extract` body (and the MCP `extract` tool's arguments) as documented: the
 /// request itself is read by the skill's own parser (`SkillInput::from_json`).
 #[derive(JsonSchema)]
 #[allow(dead_code)]
 pub(crate) struct ExtractArguments {
     /// The text to read.
+    #[schemars(length(min = 1))]
     text: String,
     /// What to extract: email, url, date, phone, ip, name or entity.
+    #[schemars(extend("enum" = TARGETS))]
     target: String,
     /// Reference time for relative dates ("next Friday"), RFC 3339 (default: now).
+    #[schemars(extend("format" = "date-time"))]
     now: Option<String>,
     /// Default phone region, ISO 3166 alpha-2 (e.g. US, DE).
+    #[schemars(pattern(r"^[A-Za-z]{2}$"))]
     region: Option<String>,
     /// Also list every match with code-point offsets and its normalised value.
     detail: Option<bool>,
@@ -104,8 +111,10 @@ pub(crate) struct ExtractArguments {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CheckRequest {
     /// The source text the output was extracted from.
+    #[schemars(length(min = 1))]
     text: String,
     /// The skill target the output is for: email, url, date, phone, ip, name or entity.
+    #[schemars(extend("enum" = TARGETS))]
     target: String,
     /// The extractor's raw output (JSON text) to check.
     output: String,

@@ -49,6 +49,8 @@ impl Entity {
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct NewEntity {
     pub entity_type: String,
+    /// Not blank.
+    #[cfg_attr(feature = "json-schema", schemars(pattern(r"\S")))]
     pub title: String,
     #[serde(default)]
     pub parent_id: Option<String>,

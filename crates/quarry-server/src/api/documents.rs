@@ -25,8 +25,10 @@ use crate::json::JsonBody;
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct NewDocument {
     /// The document's title.
+    #[schemars(pattern(r"\S"))]
     title: String,
     /// The document's text (plain text or Markdown).
+    #[schemars(pattern(r"\S"))]
     text: String,
     /// Entities to link the document to.
     #[serde(default)]
@@ -35,9 +37,9 @@ pub struct NewDocument {
 
 /// Adding a document needs this scope.
 pub(crate) const ADD_SCOPES: &[&str] = &["documents:write"];
-/// Searching passages needs this scope.
 /// Listing and reading documents needs this scope.
 pub(crate) const READ_SCOPES: &[&str] = &["entities:read"];
+/// Searching passages needs this scope.
 pub(crate) const SEARCH_SCOPES: &[&str] = &["entities:read"];
 
 /// What `POST /v1/documents` answers: the stored document, and what failed after it was
@@ -138,7 +140,9 @@ fn documents_error(error: DocumentsError) -> ApiError {
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct UploadQuery {
-    #[serde(default)]
+    /// The document's title (required; serde reads a missing one as `None`, answered with
+    /// a 400 naming it).
+    #[schemars(with = "String", pattern(r"\S"))]
     title: Option<String>,
     #[serde(default)]
     entity_id: Option<String>,
@@ -196,11 +200,17 @@ pub async fn upload(
 pub struct ListQuery {
     #[serde(default)]
     q: Option<String>,
+    /// Only documents of this kind.
     #[serde(default)]
+    #[schemars(extend("enum" = ["file", "episode"]))]
     kind: Option<String>,
+    /// Documents per page (1 to 200, default 50).
     #[serde(default)]
+    #[schemars(with = "Option<u32>", range(min = 1, max = 200))]
     limit: Option<String>,
+    /// Documents to skip.
     #[serde(default)]
+    #[schemars(with = "Option<u32>")]
     offset: Option<String>,
 }
 
@@ -330,6 +340,7 @@ pub struct SearchQuery {
     q: String,
     /// How many passages at most (1 to 100, default 10).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     limit: Option<usize>,
 }
 

@@ -120,8 +120,11 @@ pub async fn create(
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
+    /// Only entities of this type.
     #[serde(rename = "type")]
     entity_type: Option<String>,
+    /// How many at most (default 100; more than 1000 counts as 1000).
+    #[schemars(range(max = 1000))]
     limit: Option<usize>,
 }
 

@@ -23,6 +23,10 @@ use crate::json::JsonBody;
 /// `POST /v1/episodes` body and the MCP `add_episode` tool's arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    {"properties": {"user_message": {"pattern": "\\S"}}},
+    {"properties": {"assistant_response": {"pattern": "\\S"}}}
+]))]
 pub struct EpisodeBody {
     /// What the user said in the turn.
     user_message: String,
@@ -34,12 +38,10 @@ pub struct EpisodeBody {
     /// Pre-structured graph (the reference's JSON shape: `{"name", "type", "notes"?}`): applied
     /// without a model.
     #[serde(default)]
-    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
     entities: Option<Vec<ExtractedEntity>>,
     /// Relationships between those entities by name: `{"from", "fromType", "to", "toType",
     /// "label"}`.
     #[serde(default)]
-    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
     relationships: Option<Vec<ExtractedRelationship>>,
 }
 
@@ -132,11 +134,17 @@ pub async fn retry(
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
+    /// Only episodes whose extraction is in this state.
     #[serde(default)]
+    #[schemars(extend("enum" = ["pending", "running", "done", "failed"]))]
     state: Option<String>,
+    /// Episodes per page (1 to 200, default 50).
     #[serde(default)]
+    #[schemars(with = "Option<u32>", range(min = 1, max = 200))]
     limit: Option<String>,
+    /// Episodes to skip.
     #[serde(default)]
+    #[schemars(with = "Option<u32>")]
     offset: Option<String>,
 }
 

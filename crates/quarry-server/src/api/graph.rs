@@ -32,6 +32,7 @@ pub struct SearchQuery {
     project_id: Option<String>,
     /// How many entities at most (1 to 500, default 20).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
     limit: Option<usize>,
 }
 
@@ -122,9 +123,13 @@ pub(crate) async fn entity_with_episodes(
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct NeighborsQuery {
+    /// Hops to follow (1 to 3, default 2).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 3))]
     depth: Option<usize>,
+    /// Reached entities at most (default and at most 500).
     #[serde(default)]
+    #[schemars(range(max = 500))]
     limit: Option<usize>,
 }
 

@@ -70,9 +70,12 @@ pub fn paging(limit: Option<&str>, offset: Option<&str>) -> Result<(usize, usize
 pub struct EntityListQuery {
     #[serde(default)]
     q: Option<String>,
+    /// Rows per page (1 to 200, default 50).
     #[serde(default)]
+    #[schemars(with = "Option<u32>", range(min = 1, max = 200))]
     limit: Option<String>,
     #[serde(default)]
+    #[schemars(with = "Option<u32>")]
     offset: Option<String>,
 }
 
@@ -252,11 +255,15 @@ pub async fn entities(
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct QueueQuery {
-    #[serde(rename = "type", default)]
+    /// The entity type whose results to review (required).
+    #[serde(rename = "type")]
+    #[schemars(with = "String", pattern(r"\S"))]
     pub entity_type: Option<String>,
     #[serde(default)]
+    #[schemars(with = "Option<u32>", range(min = 1, max = 200))]
     pub limit: Option<String>,
     #[serde(default)]
+    #[schemars(with = "Option<u32>")]
     pub offset: Option<String>,
 }
 

@@ -99,7 +99,7 @@ pub(crate) fn document(operations: &[Operation]) -> Value {
         paths[path][verb][key] = value;
     }
 
-    json!({
+    let mut document = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "Quarry",
@@ -117,7 +117,9 @@ pub(crate) fn document(operations: &[Operation]) -> Value {
             "responses": error_answers,
             "schemas": schemas,
         },
-    })
+    });
+    prefix_items([&mut document]);
+    document
 }
 
 /// The summary's longer form: the description given, then who may call.
@@ -193,7 +195,8 @@ fn media(generator: &mut SchemaGenerator, content: &Content) -> Value {
     if let Some(schema) = content.schema {
         media["schema"] = schema_value(schema(generator));
     } else if content.content_type != "application/json" {
-        media["schema"] = json!({"type": "string"});
+        // Raw text or a PDF's bytes; an empty body has no text to store.
+        media["schema"] = json!({"type": "string", "minLength": 1});
     }
     if let Some(example) = &content.example {
         media["example"] = example.clone();
@@ -261,6 +264,11 @@ fn query_parameters(
 /// `schema` without its `null` alternative (`["integer", "null"]`, `anyOf: [X, {"type":
 /// "null"}]`).
 fn without_null(mut schema: Value) -> Value {
+    if let Some(object) = schema.as_object_mut()
+        && object.get("default") == Some(&Value::Null)
+    {
+        object.remove("default");
+    }
     if let Some(types) = schema.get_mut("type").and_then(Value::as_array_mut) {
         types.retain(|kind| kind != "null");
         if types.len() == 1 {
@@ -308,6 +316,25 @@ fn merge_request_schemas(
         schemas.insert(name, schema);
     }
     renamed
+}
+
+/// A tuple's `items: [A, B]` (the draft-07 form schemars writes) as 2020-12's `prefixItems`.
+fn prefix_items<'a>(values: impl IntoIterator<Item = &'a mut Value>) {
+    for value in values {
+        match value {
+            Value::Object(object) => {
+                if object.get("items").is_some_and(Value::is_array)
+                    && let Some(items) = object.remove("items")
+                {
+                    object.insert("prefixItems".to_owned(), items);
+                    object.insert("items".to_owned(), Value::Bool(false));
+                }
+                prefix_items(object.values_mut());
+            }
+            Value::Array(items) => prefix_items(items.iter_mut()),
+            _ => {}
+        }
+    }
 }
 
 /// Points every `$ref` to a renamed schema at its new name.
