@@ -33,6 +33,10 @@ fn service_operations() -> Vec<Operation> {
         Operation::new(Get, "/healthz", health::healthz)
             .named("healthz", "service", "Health check")
             .answers::<Object>(200, "The server is serving: {\"status\": \"ok\"}"),
+        Operation::new(Get, "/readyz", health::readyz)
+            .named("readyz", "service", "Readiness: the database answers")
+            .describe("200 once the database answers a query (its migrations ran when the server opened it), or when the server has none; 500 StorageError while it does not.")
+            .answers::<health::Readiness>(200, "Ready"),
         Operation::new(Get, "/openapi.json", openapi::serve)
             .named("openapi", "service", "This document (OpenAPI 3.1)")
             .answers::<Object>(200, "The OpenAPI document"),
