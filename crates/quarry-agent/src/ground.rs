@@ -11,6 +11,8 @@
 //! Values not in the document may be grounded by the person's clarifications; they then carry
 //! [`GroundingStatus::Clarified`] and no document spans.
 
+use std::sync::OnceLock;
+
 use quarry_core::grounding::{AlignError, AlignOptions, AlignOrder, AlignmentStatus, align_all};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,23 +22,29 @@ use crate::schema::{FieldSpec, Format, GroundingPolicy, Kind, ValueSpec};
 use crate::span::Span;
 use crate::validate::is_iso_date;
 
-/// One text values may be grounded in, with its quantities scanned once.
+/// One text values may be grounded in, with its quantities scanned once, when a number or a
+/// date is first looked up: a schema of text fields never compiles the quantity patterns (a
+/// few milliseconds of a CLI call's start-up).
 #[derive(Debug, Clone)]
 pub struct Evidence<'t> {
     text: &'t str,
-    quantities: Quantities,
+    quantities: OnceLock<Quantities>,
 }
 
 impl<'t> Evidence<'t> {
     pub fn new(text: &'t str) -> Self {
         Evidence {
             text,
-            quantities: Quantities::scan(text),
+            quantities: OnceLock::new(),
         }
     }
 
     pub fn text(&self) -> &'t str {
         self.text
+    }
+
+    fn quantities(&self) -> &Quantities {
+        self.quantities.get_or_init(|| Quantities::scan(self.text))
     }
 }
 
@@ -328,13 +336,13 @@ fn find_in<L: std::borrow::Borrow<PendingLeaf>>(
         let hit = match &leaf.borrow().leaf {
             Leaf::Text { .. } => continue,
             Leaf::Number(value) => evidence
-                .quantities
+                .quantities()
                 .find_number(*value)
                 .map(|span| (span, 1.0)),
             Leaf::Date { iso, has_time } => {
                 let strength = if *has_time { 0.8 } else { 1.0 };
                 evidence
-                    .quantities
+                    .quantities()
                     .find_date(iso)
                     .map(|span| (span, strength))
             }
@@ -364,7 +372,7 @@ fn text_as_quantity(text: &str, evidence: &Evidence<'_>) -> Option<Found> {
         .filter(|c| *c != ',')
         .collect();
     let value: f64 = cleaned.parse().ok()?;
-    evidence.quantities.find_number(value).map(|span| Found {
+    evidence.quantities().find_number(value).map(|span| Found {
         span: Some(span),
         status: GroundingStatus::Normalized,
         strength: 1.0,

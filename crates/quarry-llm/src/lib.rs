@@ -17,6 +17,7 @@ pub mod anthropic;
 pub mod client;
 pub mod embeddings;
 pub mod error;
+mod http_clients;
 mod json_lines;
 pub mod model_spec;
 pub mod ollama;

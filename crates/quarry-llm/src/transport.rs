@@ -20,6 +20,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::LlmError;
 use crate::error::{is_context_overflow, is_transient_status};
+use crate::http_clients::{ClientSettings, LazyClients};
 use crate::types::Usage;
 
 /// Timeouts and retry policy of one provider's transport.
@@ -63,7 +64,8 @@ pub(crate) type UsageReader = fn(&Value) -> Option<Usage>;
 
 pub(crate) struct Transport {
     provider: String,
-    http: reqwest::Client,
+    /// Built on first use (see `http_clients.rs`: no certificate store for `http://`).
+    http: LazyClients,
     config: TransportConfig,
     permits: Arc<Semaphore>,
     read_usage: UsageReader,
@@ -173,16 +175,13 @@ impl Transport {
         read_usage: UsageReader,
     ) -> Result<Transport, LlmError> {
         let provider = provider.into();
-        install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout)
-            .user_agent(concat!("quarry/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|err| LlmError::Misconfigured {
-                provider: provider.clone(),
-                reason: format!("cannot build the HTTP client: {}", error_chain(&err)),
-            })?;
+        let http = LazyClients::new(
+            provider.clone(),
+            ClientSettings {
+                connect_timeout: config.connect_timeout,
+                read_timeout: config.read_timeout,
+            },
+        );
         let permits = if concurrency == 0 {
             Semaphore::MAX_PERMITS
         } else {
@@ -246,6 +245,7 @@ impl Transport {
                 .expect("the semaphore is never closed");
             let mut request = self
                 .http
+                .for_url(url)?
                 .post(url)
                 .headers(headers.clone())
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
@@ -420,7 +420,7 @@ fn jitter() -> f64 {
 }
 
 /// The error and its causes, e.g. `client error (Connect): tcp connect error: Connection refused`.
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut causes = Vec::new();
     let mut source = err.source();
     while let Some(cause) = source {
@@ -438,15 +438,6 @@ pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),
-    }
-}
-
-/// reqwest is built without a default TLS crypto provider (to avoid building aws-lc); install
-/// rustls' `ring` provider unless the program already chose one.
-fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race to another thread installing a provider is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }
 
