@@ -7,6 +7,9 @@
 //
 // Needs cargo (it builds `quarry` and an example in release mode), and for Chromium what
 // scripts/browser.sh installs. Writes target/wasm-bench/figures.json and prints a table.
+// With binaries already built (e.g. while other builds hold the target folder's lock):
+// `--quarry target/release/quarry --native-throughput target/release/examples/native_throughput
+// --reuse-embedded` (the single-module variant from an earlier run's target/wasm-bench/embedded/).
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,6 +28,9 @@ const { values: options } = parseArgs({
     'size-mib': { type: 'string', default: '4' },
     passes: { type: 'string', default: '3' },
     loads: { type: 'string', default: '5' },
+    quarry: { type: 'string' },
+    'native-throughput': { type: 'string' },
+    'reuse-embedded': { type: 'boolean', default: false },
   },
 });
 const sizeMib = Number(options['size-mib']);
@@ -40,8 +46,12 @@ if (!existsSync(join(dist, 'quarry_wasm_bg.wasm'))) {
 }
 
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
-const cargo = (...args) =>
-  execFileSync('cargo', args, { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 });
+const run = (command, args) =>
+  execFileSync(command, args, { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 });
+const cargo = (...args) => run('cargo', args);
+/** `quarry <args>`: the given binary, or built and run by cargo. */
+const quarryCli = (...args) =>
+  options.quarry ? run(options.quarry, args) : cargo('run', '--release', '--locked', '-q', '-p', 'quarry-cli', '--', ...args);
 
 function size(path) {
   const bytes = readFileSync(path);
@@ -55,28 +65,30 @@ const sizes = {
   glue_js: size(join(dist, 'quarry_wasm.js')),
   index_js: size(fileURLToPath(new URL('../index.js', import.meta.url))),
 };
-log('building the single-module variant with the entity data compiled in');
-cargo('build', '--release', '--locked', '--target', 'wasm32-unknown-unknown', '-p', 'quarry-wasm', '--features', 'embedded-entity-data');
-const bindgen = wasmBindgen();
-execFileSync(bindgen, ['--target', 'web', '--out-dir', join(work, 'embedded'), '--out-name', 'quarry_wasm',
-  '--remove-name-section', '--remove-producers-section',
-  join(repo, 'target/wasm32-unknown-unknown/release/quarry_wasm.wasm')], { stdio: 'inherit' });
+if (!options['reuse-embedded']) {
+  log('building the single-module variant with the entity data compiled in');
+  cargo('build', '--release', '--locked', '--target', 'wasm32-unknown-unknown', '-p', 'quarry-wasm', '--features', 'embedded-entity-data');
+  const bindgen = wasmBindgen();
+  execFileSync(bindgen, ['--target', 'web', '--out-dir', join(work, 'embedded'), '--out-name', 'quarry_wasm',
+    '--remove-name-section', '--remove-producers-section',
+    join(repo, 'target/wasm32-unknown-unknown/release/quarry_wasm.wasm')], { stdio: 'inherit' });
+}
 sizes.module_with_entity_data_compiled_in = size(join(work, 'embedded', 'quarry_wasm_bg.wasm'));
 
 log(`generating the ${sizeMib} MiB corpus with quarry bench --write-corpus`);
 const corpusPath = join(work, `corpus-${sizeMib}mib.txt`);
-cargo('run', '--release', '--locked', '-q', '-p', 'quarry-cli', '--', 'bench', '--size-mib', String(sizeMib), '--write-corpus', corpusPath);
+quarryCli('bench', '--size-mib', String(sizeMib), '--write-corpus', corpusPath);
 const text = readFileSync(corpusPath, 'utf8');
 
 log('native: quarry bench');
-const native = JSON.parse(cargo('run', '--release', '--locked', '-q', '-p', 'quarry-cli', '--', 'bench',
-  '--size-mib', String(sizeMib), '--passes', String(passes), '--json'));
+const native = JSON.parse(quarryCli('bench', '--size-mib', String(sizeMib), '--passes', String(passes), '--json'));
 const nativeRow = (name) => native.throughput_mb_per_s.find((row) => row.target === name).mb_per_s;
 const nativeDetect = { 'email+url': nativeRow('email+url'), date: nativeRow('date') };
 
 log("native: the package's code path (quarry-wasm compiled natively)");
-const nativeSkill = JSON.parse(cargo('run', '--release', '--locked', '-q', '-p', 'quarry-wasm', '--example',
-  'native_throughput', '--', corpusPath, String(passes)));
+const nativeSkill = JSON.parse(options['native-throughput']
+  ? run(options['native-throughput'], [corpusPath, String(passes)])
+  : cargo('run', '--release', '--locked', '-q', '-p', 'quarry-wasm', '--example', 'native_throughput', '--', corpusPath, String(passes)));
 
 log('Node: the package');
 const node = await measureThroughput(quarry, text, passes);
