@@ -14,6 +14,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
+import { CHROMIUM_ARGS } from './chromium-args.mjs';
+
 /**
  * The seeded server:
  * {url, type, keys: {admin, reader, other}, key_names: {admin, reader, other},
@@ -25,20 +27,6 @@ export const env = JSON.parse(readFileSync(requiredEnv('QUARRY_FIXTURE'), 'utf8'
 
 const artifacts = process.env.QUARRY_ARTIFACTS || join(process.cwd(), 'browser-artifacts');
 mkdirSync(artifacts, { recursive: true });
-
-// The flags this machine needs (../shared/DESIGN.md): no sandbox as root, no GPU, and no
-// background connections, which the closed network would refuse. Playwright gives every launch
-// a fresh, empty profile (user data dir) of its own.
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** Desktop and phone widths the app must work at. */
 export const DESKTOP = { width: 1280, height: 900 };

@@ -5,18 +5,9 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-const harness = new URL('../../../../tests/browser/package.json', import.meta.url);
+import { CHROMIUM_ARGS } from '../../../../tests/browser/chromium-args.mjs';
 
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const harness = new URL('../../../../tests/browser/package.json', import.meta.url);
 
 /**
  * Starts Chromium and opens a page. Resolves to `{page, errors, close}`; `errors` collects
