@@ -13,7 +13,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use common::{Sandbox, Server, stderr, stdout};
+use common::{
+    ModelRequest, Sandbox, SeededKeys, Server, between, seed_keys, serve_with_model, stderr,
+    stdout, submit_value,
+};
 use quarry_testkit::{Reply, Scripted};
 use serde_json::{Value, json};
 
@@ -66,16 +69,7 @@ fn the_web_app_works_in_headless_chromium() {
         .respond_with(move |request| respond(request, &responder_failed_once));
 
     let mut fixture = seed(&sandbox);
-    let server = Server::start(&[
-        "--db",
-        &sandbox.db(),
-        "--model",
-        "openai-compatible:m-chat",
-        "--base-url",
-        &sandbox.model.base_url(),
-        "--retries",
-        "0",
-    ]);
+    let server = serve_with_model(&sandbox);
     fixture["url"] = json!(format!("http://{}", server.addr));
     seed_failing_episode(&server, &mut fixture);
 
@@ -156,10 +150,11 @@ impl BrowserTools {
 /// chat fills the vendor and, once a person answered its question, the total; the graph
 /// extraction refuses `FAILING_EPISODE` once, then answers.
 fn respond(request: &Value, failed_once: &AtomicBool) -> Scripted {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let text_of = |message: &Value| message["content"].as_str().unwrap_or("").to_owned();
-    let system = messages.first().map(text_of).unwrap_or_default();
-    let all_text: String = messages.iter().map(text_of).collect::<Vec<_>>().join("\n");
+    let ModelRequest {
+        messages,
+        system,
+        all_text,
+    } = ModelRequest::of(request);
     if system.starts_with("You extract one field of one entity.") {
         return field_agent(&system, &messages);
     }
@@ -213,22 +208,11 @@ fn field_agent(system: &str, messages: &[Value]) -> Scripted {
         .iter()
         .find(|(title, name, _, _)| *title == entity && *name == field)
         .map(|(_, _, first, again)| if rerun { *again } else { *first });
-    Reply::tool_call(
-        "submit_value",
-        json!({"value": value, "confidence": if value.is_some() { "high" } else { "low" }})
-            .to_string(),
-    )
-    .into()
+    submit_value(value)
 }
 
 fn graph_reply(entities: Value, relationships: Value) -> Scripted {
     Reply::content(json!({"entities": entities, "relationships": relationships}).to_string()).into()
-}
-
-fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let start = text.find(open)? + open.len();
-    let len = text[start..].find(close)?;
-    Some(&text[start..start + len])
 }
 
 /// Types, entities, documents, runs, keys and graph episodes, all through the real binary.
@@ -258,39 +242,12 @@ fn seed(sandbox: &Sandbox) -> Value {
         run_workflow(sandbox, entity);
     }
 
-    let key = |project: &str, name: &str, scopes: &str| {
-        sandbox
-            .quarry_ok(&[
-                "key",
-                "create",
-                "--project",
-                project,
-                "--name",
-                name,
-                "--scopes",
-                scopes,
-            ])
-            .trim()
-            .to_owned()
-    };
-    let all_scopes = quarry_server::keys::SCOPES.join(",");
-    let admin = key("default", "Ada Reviewer", &all_scopes);
-    let reader = key("default", "Rita Reader", "entities:read");
-    let other = key("other", "Otto Outsider", &all_scopes);
-    sandbox.quarry_ok(&["type", "load", &types, "--project", "other"]);
-    let other_entity = sandbox
-        .quarry_ok(&[
-            "entity",
-            "add",
-            "--type",
-            "company",
-            "--title",
-            "Umbrella Holdings",
-            "--project",
-            "other",
-        ])
-        .trim()
-        .to_owned();
+    let SeededKeys {
+        admin,
+        reader,
+        other,
+        other_entity,
+    } = seed_keys(sandbox, &types, "Ada Reviewer");
 
     let graph = seed_graph(sandbox);
     json!({

@@ -15,7 +15,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Sandbox, Server, stderr, stdout};
+use common::{
+    ModelRequest, Sandbox, SeededKeys, Server, between, model_args, seed_keys, serve_with_model,
+    stderr, stdout, submit_value,
+};
 use quarry_testkit::{Reply, Scripted};
 use serde_json::{Value, json};
 
@@ -46,18 +49,8 @@ fn a_real_mcp_client_uses_every_tool_over_stdio_and_http() {
     let sandbox = Sandbox::new("mcp");
     sandbox.model.respond_with(respond);
     let mut fixture = seed(&sandbox);
-    let model_args = [
-        "--model".to_owned(),
-        "openai-compatible:m-chat".to_owned(),
-        "--base-url".to_owned(),
-        sandbox.model.base_url(),
-        "--retries".to_owned(),
-        "0".to_owned(),
-    ];
-    let mut serve_args = vec!["--db".to_owned(), sandbox.db()];
-    serve_args.extend(model_args.iter().cloned());
-    let serve_args: Vec<&str> = serve_args.iter().map(String::as_str).collect();
-    let server = Server::start(&serve_args);
+    let model_args = model_args(&sandbox);
+    let server = serve_with_model(&sandbox);
     fixture["url"] = json!(format!("http://{}", server.addr));
     // A server without a database: only the tools that need none, and no key.
     let model_only: Vec<&str> = model_args.iter().map(String::as_str).collect();
@@ -123,10 +116,11 @@ fn mcp_client() -> Option<PathBuf> {
 /// The scripted model: field agents search, then submit `FIELD_VALUES`; the schema agent fills
 /// the vendor and, once a person answered its question, the total.
 fn respond(request: &Value) -> Scripted {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let text_of = |message: &Value| message["content"].as_str().unwrap_or("").to_owned();
-    let system = messages.first().map(text_of).unwrap_or_default();
-    let all_text: String = messages.iter().map(text_of).collect::<Vec<_>>().join("\n");
+    let ModelRequest {
+        messages,
+        system,
+        all_text,
+    } = ModelRequest::of(request);
     if system.starts_with("You extract one field of one entity.") {
         let field = between(&system, "\nField: ", " ").unwrap_or_default();
         if !messages.iter().any(|m| m["role"] == "tool") {
@@ -140,12 +134,7 @@ fn respond(request: &Value) -> Scripted {
             .iter()
             .find(|(name, _)| *name == field)
             .map(|(_, value)| *value);
-        return Reply::tool_call(
-            "submit_value",
-            json!({"value": value, "confidence": if value.is_some() { "high" } else { "low" }})
-                .to_string(),
-        )
-        .into();
+        return submit_value(value);
     }
     if all_text.contains("A person answered your clarification question") {
         Reply::tool_call(
@@ -156,12 +145,6 @@ fn respond(request: &Value) -> Scripted {
     } else {
         Reply::tool_call("submit", json!({"vendor": VENDOR}).to_string()).into()
     }
-}
-
-fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let start = text.find(open)? + open.len();
-    let len = text[start..].find(close)?;
-    Some(&text[start..start + len])
 }
 
 /// Types, one entity with its report per transport (so the two runs do not meet), keys of three
@@ -191,39 +174,12 @@ fn seed(sandbox: &Sandbox) -> Value {
         assert!(output.status.success(), "doc add: {}", stderr(&output));
         entities.insert(transport.to_owned(), json!(entity));
     }
-    let key = |project: &str, name: &str, scopes: &str| {
-        sandbox
-            .quarry_ok(&[
-                "key",
-                "create",
-                "--project",
-                project,
-                "--name",
-                name,
-                "--scopes",
-                scopes,
-            ])
-            .trim()
-            .to_owned()
-    };
-    let all_scopes = quarry_server::keys::SCOPES.join(",");
-    let admin = key("default", "Ada Agent", &all_scopes);
-    let reader = key("default", "Rita Reader", "entities:read");
-    let other = key("other", "Otto Outsider", &all_scopes);
-    sandbox.quarry_ok(&["type", "load", &types, "--project", "other"]);
-    let other_entity = sandbox
-        .quarry_ok(&[
-            "entity",
-            "add",
-            "--type",
-            "company",
-            "--title",
-            "Umbrella Holdings",
-            "--project",
-            "other",
-        ])
-        .trim()
-        .to_owned();
+    let SeededKeys {
+        admin,
+        reader,
+        other,
+        other_entity,
+    } = seed_keys(sandbox, &types, "Ada Agent");
     json!({
         "entities": entities,
         "other_entity": other_entity,

@@ -289,3 +289,117 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// The flags that point a command at the sandbox's scripted model, with no retries.
+pub fn model_args(sandbox: &Sandbox) -> Vec<String> {
+    vec![
+        "--model".to_owned(),
+        "openai-compatible:m-chat".to_owned(),
+        "--base-url".to_owned(),
+        sandbox.model.base_url(),
+        "--retries".to_owned(),
+        "0".to_owned(),
+    ]
+}
+
+/// `quarry serve` on the sandbox's database with its scripted model (`model_args`).
+pub fn serve_with_model(sandbox: &Sandbox) -> Server {
+    let mut args = vec!["--db".to_owned(), sandbox.db()];
+    args.extend(model_args(sandbox));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Server::start(&args)
+}
+
+/// What `seed_keys` made: keys of three kinds and an entity in another project.
+pub struct SeededKeys {
+    pub admin: String,
+    pub reader: String,
+    pub other: String,
+    pub other_entity: String,
+}
+
+/// Through the real binary: a key with every scope named `admin_name` and a reader key
+/// ("Rita Reader", `entities:read`) in the default project, and in project "other" a key with
+/// every scope ("Otto Outsider"), the types of `types` (a file) and a company "Umbrella
+/// Holdings".
+pub fn seed_keys(sandbox: &Sandbox, types: &str, admin_name: &str) -> SeededKeys {
+    let key = |project: &str, name: &str, scopes: &str| {
+        sandbox
+            .quarry_ok(&[
+                "key",
+                "create",
+                "--project",
+                project,
+                "--name",
+                name,
+                "--scopes",
+                scopes,
+            ])
+            .trim()
+            .to_owned()
+    };
+    let all_scopes = quarry_server::keys::SCOPES.join(",");
+    let admin = key("default", admin_name, &all_scopes);
+    let reader = key("default", "Rita Reader", "entities:read");
+    let other = key("other", "Otto Outsider", &all_scopes);
+    sandbox.quarry_ok(&["type", "load", types, "--project", "other"]);
+    let other_entity = sandbox
+        .quarry_ok(&[
+            "entity",
+            "add",
+            "--type",
+            "company",
+            "--title",
+            "Umbrella Holdings",
+            "--project",
+            "other",
+        ])
+        .trim()
+        .to_owned();
+    SeededKeys {
+        admin,
+        reader,
+        other,
+        other_entity,
+    }
+}
+
+/// What a scripted model reads of a chat request: its messages, the system prompt (the first
+/// message's text) and all the messages' text joined by newlines.
+pub struct ModelRequest {
+    pub messages: Vec<serde_json::Value>,
+    pub system: String,
+    pub all_text: String,
+}
+
+impl ModelRequest {
+    pub fn of(request: &serde_json::Value) -> ModelRequest {
+        let messages = request["messages"].as_array().cloned().unwrap_or_default();
+        let text_of =
+            |message: &serde_json::Value| message["content"].as_str().unwrap_or("").to_owned();
+        let system = messages.first().map(text_of).unwrap_or_default();
+        let all_text = messages.iter().map(text_of).collect::<Vec<_>>().join("\n");
+        ModelRequest {
+            messages,
+            system,
+            all_text,
+        }
+    }
+}
+
+/// A field agent's `submit_value` call: the value with high confidence, or none with low.
+pub fn submit_value(value: Option<&str>) -> quarry_testkit::Scripted {
+    quarry_testkit::Reply::tool_call(
+        "submit_value",
+        serde_json::json!({"value": value, "confidence": if value.is_some() { "high" } else { "low" }})
+            .to_string(),
+    )
+    .into()
+}
+
+/// The text between the first `open` and the next `close` after it.
+pub fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let len = text[start..].find(close)?;
+    Some(&text[start..start + len])
+}
