@@ -15,7 +15,10 @@ use serde_json::{Map, Value, json};
 
 use crate::LlmError;
 use crate::client::TokenSink;
-use crate::protocol::{Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header};
+use crate::protocol::{
+    Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header, arguments_object,
+    body_with_model,
+};
 use crate::sse::SseEvent;
 use crate::structured::{StructuredOutput, WireFormat};
 use crate::transport::Endpoint;
@@ -67,8 +70,7 @@ impl WireProtocol for Anthropic {
         format: Option<&WireFormat>,
         stream: bool,
     ) -> Map<String, Value> {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
+        let mut body = body_with_model(model);
         body.insert(
             "max_tokens".into(),
             json!(request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
@@ -173,7 +175,7 @@ fn wire_messages(messages: &[Message]) -> Value {
                         "type": "tool_use",
                         "id": call.id,
                         "name": call.name,
-                        "input": tool_input(&call.arguments),
+                        "input": arguments_object(&call.arguments),
                     }));
                 }
                 ("assistant", blocks)
@@ -205,15 +207,6 @@ fn text_block(message: &Message) -> Vec<Value> {
     match message.content.as_deref() {
         Some(text) if !text.is_empty() => vec![json!({"type": "text", "text": text})],
         _ => Vec::new(),
-    }
-}
-
-/// `tool_use.input` must be an object; arguments the model once sent malformed are replayed as
-/// an empty object (the tool result that followed already told the model what was wrong).
-fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => json!({}),
     }
 }
 

@@ -5,20 +5,24 @@
 //! ([`StructuredOutput::OllamaFormat`]), which the `/v1` route only does in recent versions.
 //! Mapping from the neutral types: `temperature` and `max_tokens` go into `options`
 //! (`num_predict`); tools are OpenAI-shaped; tool-call arguments are JSON objects both ways; a
-//! [`Role::Tool`] message carries the `tool_name` of the call it answers. `stream` is always
-//! sent, since Ollama streams unless told not to; a streamed reply is newline-delimited JSON, the
-//! last line `done: true` with the token counts (`prompt_eval_count`, `eval_count`).
+//! [`Role::Tool`](crate::Role::Tool) message carries the `tool_name` of the call it answers.
+//! `stream` is always sent, since Ollama streams unless told not to; a streamed reply is
+//! newline-delimited JSON, the last line `done: true` with the token counts (`prompt_eval_count`,
+//! `eval_count`).
 
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::HeaderMap;
 use serde_json::{Map, Value, json};
 
 use crate::LlmError;
 use crate::client::TokenSink;
-use crate::protocol::{Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header};
+use crate::protocol::{
+    Assembler, Parsed, ProtocolClient, WireProtocol, arguments_object, bearer_headers,
+    body_with_model, openai_role, openai_tools,
+};
 use crate::sse::SseEvent;
 use crate::structured::{StructuredOutput, WireFormat};
 use crate::transport::Endpoint;
-use crate::types::{ChatRequest, Message, Role, ToolCall, Usage};
+use crate::types::{ChatRequest, Message, ToolCall, Usage};
 
 /// Ollama's native chat wire protocol.
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,11 +43,7 @@ impl WireProtocol for Ollama {
     }
 
     fn headers(&self, endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
-        let mut headers = HeaderMap::new();
-        if let Some(value) = api_key_header(endpoint, "Bearer ")? {
-            headers.insert(AUTHORIZATION, value);
-        }
-        Ok(headers)
+        bearer_headers(endpoint)
     }
 
     fn request_body(
@@ -53,25 +53,10 @@ impl WireProtocol for Ollama {
         format: Option<&WireFormat>,
         stream: bool,
     ) -> Map<String, Value> {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
+        let mut body = body_with_model(model);
         body.insert("messages".into(), wire_messages(&request.messages));
         if !request.tools.is_empty() {
-            let tools = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": tool.name,
-                            "description": tool.description,
-                            "parameters": tool.parameters,
-                        }
-                    })
-                })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
+            body.insert("tools".into(), openai_tools(&request.tools));
         }
         match format {
             Some(WireFormat::Json) => {
@@ -122,12 +107,7 @@ fn wire_messages(messages: &[Message]) -> Value {
     messages
         .iter()
         .map(|message| {
-            let role = match message.role {
-                Role::System => "system",
-                Role::User => "user",
-                Role::Assistant => "assistant",
-                Role::Tool => "tool",
-            };
+            let role = openai_role(message.role);
             let mut wire = Map::new();
             wire.insert("role".into(), json!(role));
             wire.insert(
@@ -163,15 +143,6 @@ fn called_tool<'m>(messages: &'m [Message], id: &str) -> Option<&'m str> {
         .flat_map(|message| &message.tool_calls)
         .find(|call| call.id == id)
         .map(|call| call.name.as_str())
-}
-
-/// Ollama takes arguments as an object; arguments the model once sent malformed are replayed as
-/// an empty one (the tool result that followed already said what was wrong).
-fn arguments_object(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => json!({}),
-    }
 }
 
 /// The calls in `message`, numbered from `first` where the server gave no id.

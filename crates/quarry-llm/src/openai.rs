@@ -9,16 +9,19 @@
 
 use std::collections::BTreeMap;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName};
+use reqwest::header::{HeaderMap, HeaderName};
 use serde_json::{Map, Value, json};
 
 use crate::LlmError;
 use crate::client::TokenSink;
-use crate::protocol::{Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header};
+use crate::protocol::{
+    Assembler, Parsed, ProtocolClient, WireProtocol, api_key_header, bearer_headers,
+    body_with_model, openai_role, openai_tools,
+};
 use crate::sse::SseEvent;
 use crate::structured::{StructuredOutput, WireFormat};
 use crate::transport::Endpoint;
-use crate::types::{ChatRequest, Message, Role, ToolCall, ToolChoice, Usage};
+use crate::types::{ChatRequest, Message, ToolCall, ToolChoice, Usage};
 
 /// The OpenAI-compatible chat wire protocol. The default sends `response_format` as given and
 /// promises nothing about it ([`StructuredOutput::None`]), for a server Quarry knows nothing of.
@@ -73,13 +76,12 @@ impl WireProtocol for OpenAi {
     }
 
     fn headers(&self, endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
+        if self.azure.is_none() {
+            return bearer_headers(endpoint);
+        }
         let mut headers = HeaderMap::new();
-        if self.azure.is_some() {
-            if let Some(value) = api_key_header(endpoint, "")? {
-                headers.insert(HeaderName::from_static("api-key"), value);
-            }
-        } else if let Some(value) = api_key_header(endpoint, "Bearer ")? {
-            headers.insert(AUTHORIZATION, value);
+        if let Some(value) = api_key_header(endpoint, "")? {
+            headers.insert(HeaderName::from_static("api-key"), value);
         }
         Ok(headers)
     }
@@ -91,28 +93,13 @@ impl WireProtocol for OpenAi {
         format: Option<&WireFormat>,
         stream: bool,
     ) -> Map<String, Value> {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
+        let mut body = body_with_model(model);
         body.insert(
             "messages".into(),
             request.messages.iter().map(wire_message).collect(),
         );
         if !request.tools.is_empty() {
-            let tools = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": tool.name,
-                            "description": tool.description,
-                            "parameters": tool.parameters,
-                        }
-                    })
-                })
-                .collect();
-            body.insert("tools".into(), Value::Array(tools));
+            body.insert("tools".into(), openai_tools(&request.tools));
             if let Some(choice) = &request.tool_choice {
                 body.insert("tool_choice".into(), wire_tool_choice(choice));
             }
@@ -160,12 +147,7 @@ impl WireProtocol for OpenAi {
 
 fn wire_message(message: &Message) -> Value {
     let mut wire = Map::new();
-    let role = match message.role {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
-    };
+    let role = openai_role(message.role);
     wire.insert("role".into(), json!(role));
     wire.insert(
         "content".into(),

@@ -11,8 +11,8 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use serde_json::{Map, Value};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value, json};
 
 use crate::LlmError;
 use crate::client::{BoxFuture, LlmClient, TokenSink};
@@ -20,7 +20,7 @@ use crate::json_lines::JsonLinesParser;
 use crate::sse::{SseEvent, SseParser};
 use crate::structured::{StructuredOutput, WireFormat, refuses_structured_output};
 use crate::transport::{Delivered, Endpoint, Framing, Transport, TransportConfig};
-use crate::types::{ChatRequest, ChatResponse, ToolCall, Usage};
+use crate::types::{ChatRequest, ChatResponse, Role, ToolCall, ToolSpec, Usage};
 
 /// One provider's wire format: a value (e.g. the OpenAI protocol carries its structured-output
 /// mode and Azure's deployment); every method is a pure function of its arguments.
@@ -118,6 +118,61 @@ pub(crate) fn api_key_header(
             provider: endpoint.provider.clone(),
             reason: "the API key contains characters not allowed in an HTTP header".into(),
         })
+}
+
+/// Headers carrying the endpoint's key, when there is one, as a bearer token in `Authorization`
+/// (the OpenAI-compatible API and Ollama's).
+pub(crate) fn bearer_headers(endpoint: &Endpoint) -> Result<HeaderMap, LlmError> {
+    let mut headers = HeaderMap::new();
+    if let Some(value) = api_key_header(endpoint, "Bearer ")? {
+        headers.insert(AUTHORIZATION, value);
+    }
+    Ok(headers)
+}
+
+/// The body's first field, the resolved `model`.
+pub(crate) fn body_with_model(model: &str) -> Map<String, Value> {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(model.to_owned()));
+    body
+}
+
+/// Tools in the OpenAI shape (`{type: function, function: {name, description, parameters}}`),
+/// which Ollama's native API takes too.
+pub(crate) fn openai_tools(tools: &[ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                }
+            })
+        })
+        .collect()
+}
+
+/// A message's `role` in the OpenAI shape (Ollama's native API uses the same names).
+pub(crate) fn openai_role(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+/// Tool-call arguments as the JSON object Ollama and Anthropic take; arguments the model once
+/// sent malformed are replayed as an empty object (the tool result that followed already told
+/// the model what was wrong).
+pub(crate) fn arguments_object(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => json!({}),
+    }
 }
 
 /// Custom headers (`Name: value` pairs the user configured, e.g. for a gateway), checked and
