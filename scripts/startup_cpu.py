@@ -11,7 +11,7 @@ Two figures over --runs calls (after one warm-up call):
 
 Usage (stdlib only):
     cargo build --release -p quarry-cli
-    python3 scripts/startup_cpu.py --quarry target/release/quarry [--runs 100]
+    python3 scripts/startup_cpu.py --quarry target/release/quarry [--runs 100] [--fields text]
 """
 
 import argparse
@@ -34,6 +34,9 @@ SCHEMA = {
 }
 DOCUMENT = "Invoice from Acme Supplies Ltd, 15 January 2024. Total due: $1,200."
 ANSWER = {"vendor": "Acme Supplies Ltd", "total": 1200, "issued": "2024-01-15"}
+# A schema of text fields only: grounding needs no number or date patterns.
+TEXT_SCHEMA = {"type": "object", "properties": {"vendor": {"type": "string"}}}
+TEXT_ANSWER = {"vendor": "Acme Supplies Ltd"}
 
 
 class ScriptedModel(http.server.BaseHTTPRequestHandler):
@@ -55,7 +58,7 @@ class ScriptedModel(http.server.BaseHTTPRequestHandler):
                     "tool_calls": [{
                         "id": "call_1",
                         "type": "function",
-                        "function": {"name": "submit", "arguments": json.dumps(ANSWER)},
+                        "function": {"name": "submit", "arguments": json.dumps(self.server.answer)},
                     }],
                 },
             }],
@@ -75,16 +78,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quarry", default="target/release/quarry")
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--fields", choices=["mixed", "text"], default="mixed",
+                        help="mixed: a string, a number and a date (default); text: one string")
     args = parser.parse_args()
+    schema_doc, answer = (SCHEMA, ANSWER) if args.fields == "mixed" else (TEXT_SCHEMA, TEXT_ANSWER)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
+    server.answer = answer
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
 
     with tempfile.TemporaryDirectory() as work:
         schema = os.path.join(work, "schema.json")
         with open(schema, "w") as f:
-            json.dump(SCHEMA, f)
+            json.dump(schema_doc, f)
         command = [
             os.path.abspath(args.quarry), "extract", "--schema", schema, "--text", DOCUMENT,
             "--model", "openai-compatible:scripted", "--base-url", base_url,
@@ -94,7 +101,7 @@ def main():
 
         def call():
             out = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
-            if out.returncode != 0 or json.loads(out.stdout) != ANSWER:
+            if out.returncode != 0 or json.loads(out.stdout) != answer:
                 raise SystemExit(f"quarry failed ({out.returncode}): {out.stderr}{out.stdout}")
 
         call()  # warm-up: page cache, first-run effects
@@ -103,7 +110,7 @@ def main():
             call()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        figures = {"runs": args.runs, "cpu_ms": round(cpu * 1000 / args.runs, 2)}
+        figures = {"runs": args.runs, "fields": args.fields, "cpu_ms": round(cpu * 1000 / args.runs, 2)}
 
         if shutil.which("perf"):
             stat = subprocess.run(
