@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use common::{
-    ModelRequest, Sandbox, SeededKeys, Server, between, seed_keys, serve_with_model, stderr,
-    stdout, submit_value,
+    ModelRequest, Sandbox, SeededKeys, Server, between, search_documents, seed_keys,
+    serve_with_model, stderr, stdout, submit_value,
 };
 use quarry_testkit::{Reply, Scripted};
 use serde_json::{Value, json};
@@ -189,11 +189,7 @@ fn field_agent(system: &str, messages: &[Value]) -> Scripted {
     let entity = between(system, "Entity: \"", "\"").unwrap_or_default();
     let field = between(system, "\nField: ", " ").unwrap_or_default();
     if !searched {
-        return Reply::tool_call(
-            "search_documents",
-            json!({"query": format!("{entity} {field}")}).to_string(),
-        )
-        .into();
+        return search_documents(&format!("{entity} {field}"));
     }
     // The task message carries a reviewer's feedback after its first sentence on a rerun.
     let task = messages

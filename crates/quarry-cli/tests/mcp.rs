@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{
-    ModelRequest, Sandbox, SeededKeys, Server, between, model_args, seed_keys, serve_with_model,
-    stderr, stdout, submit_value,
+    ModelRequest, Sandbox, SeededKeys, Server, between, model_args, search_documents, seed_keys,
+    serve_with_model, stderr, stdout, submit_value,
 };
 use quarry_testkit::{Reply, Scripted};
 use serde_json::{Value, json};
@@ -124,11 +124,7 @@ fn respond(request: &Value) -> Scripted {
     if system.starts_with("You extract one field of one entity.") {
         let field = between(&system, "\nField: ", " ").unwrap_or_default();
         if !messages.iter().any(|m| m["role"] == "tool") {
-            return Reply::tool_call(
-                "search_documents",
-                json!({"query": format!("company {field}")}).to_string(),
-            )
-            .into();
+            return search_documents(&format!("company {field}"));
         }
         let value = FIELD_VALUES
             .iter()

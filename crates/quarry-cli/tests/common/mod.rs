@@ -387,6 +387,15 @@ impl ModelRequest {
     }
 }
 
+/// A field agent's `search_documents` call with `query`.
+pub fn search_documents(query: &str) -> quarry_testkit::Scripted {
+    quarry_testkit::Reply::tool_call(
+        "search_documents",
+        serde_json::json!({"query": query}).to_string(),
+    )
+    .into()
+}
+
 /// A field agent's `submit_value` call: the value with high confidence, or none with low.
 pub fn submit_value(value: Option<&str>) -> quarry_testkit::Scripted {
     quarry_testkit::Reply::tool_call(
