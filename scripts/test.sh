@@ -122,5 +122,11 @@ QUARRY_MCP_PYTHONPATH=$(scripts/mcp.sh)
 export QUARRY_MCP_PYTHONPATH
 echo "$QUARRY_MCP_PYTHONPATH"
 
+step "schemathesis (PyPI) for the OpenAPI conformance test"
+# Required: crates/quarry-cli/tests/schemathesis.rs fails in CI without it and skips elsewhere.
+QUARRY_SCHEMATHESIS_PYTHONPATH=$(scripts/schemathesis.sh)
+export QUARRY_SCHEMATHESIS_PYTHONPATH
+echo "$QUARRY_SCHEMATHESIS_PYTHONPATH"
+
 step "tests"
 cargo test --workspace --locked

@@ -35,6 +35,7 @@ use tokio::net::TcpListener;
 
 pub use error::ApiError;
 pub use listener::{ConnectionLimits, DEFAULT_MAX_CONNECTIONS};
+pub use openapi::openapi_document;
 pub use work::{DEFAULT_BUDGET_BYTES, WorkLimits};
 
 /// Request bodies over this many bytes are refused with 413 unless configured otherwise.

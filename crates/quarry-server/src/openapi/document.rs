@@ -118,7 +118,7 @@ pub(crate) fn document(operations: &[Operation]) -> Value {
             "schemas": schemas,
         },
     });
-    prefix_items([&mut document]);
+    tuples([&mut document]);
     document
 }
 
@@ -318,20 +318,24 @@ fn merge_request_schemas(
     renamed
 }
 
-/// A tuple's `items: [A, B]` (the draft-07 form schemars writes) as 2020-12's `prefixItems`.
-fn prefix_items<'a>(values: impl IntoIterator<Item = &'a mut Value>) {
+/// A tuple (`prefixItems: [A, B]`, or the draft-07 `items: [A, B]`) as an array of `A` or `B`
+/// of that length: schemathesis 4.32 turns `prefixItems` into draft-07 `items` arrays and then
+/// refuses the document it made. Looser by position only.
+fn tuples<'a>(values: impl IntoIterator<Item = &'a mut Value>) {
     for value in values {
         match value {
             Value::Object(object) => {
-                if object.get("items").is_some_and(Value::is_array)
-                    && let Some(items) = object.remove("items")
-                {
-                    object.insert("prefixItems".to_owned(), items);
-                    object.insert("items".to_owned(), Value::Bool(false));
+                let members = match (object.remove("prefixItems"), object.get("items")) {
+                    (Some(Value::Array(members)), _) => Some(members),
+                    (_, Some(Value::Array(members))) => Some(members.clone()),
+                    _ => None,
+                };
+                if let Some(members) = members {
+                    object.insert("items".to_owned(), json!({"anyOf": members}));
                 }
-                prefix_items(object.values_mut());
+                tuples(object.values_mut());
             }
-            Value::Array(items) => prefix_items(items.iter_mut()),
+            Value::Array(items) => tuples(items.iter_mut()),
             _ => {}
         }
     }

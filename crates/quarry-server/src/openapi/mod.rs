@@ -11,8 +11,8 @@ use axum::response::IntoResponse;
 
 use crate::routes;
 
-/// The document of every route, `/mcp` included.
-pub(crate) fn openapi_document() -> serde_json::Value {
+/// The OpenAPI 3.1 document of every route, `/mcp` included (what `GET /openapi.json` serves).
+pub fn openapi_document() -> serde_json::Value {
     let mut operations = routes::operations();
     operations.push(routes::mcp_operation());
     document::document(&operations)
