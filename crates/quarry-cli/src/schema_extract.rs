@@ -35,7 +35,11 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     check_text(&text, args.input.max_bytes)?;
     let (client, spec) = client_from(&args.model)?;
     let extractor = Extractor::new(client, spec.model.clone(), extractor_config(&args.model));
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    // One conversation at a time: a current-thread runtime spares the worker threads' start-up.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
 
     let mut clarifications = Vec::new();
     let extraction = loop {
