@@ -130,3 +130,7 @@ echo "$QUARRY_SCHEMATHESIS_PYTHONPATH"
 
 step "tests"
 cargo test --workspace --locked
+
+step "linear time at full size: each detector's hostile inputs at 1 MiB and 8 MiB (release build)"
+# The debug run above uses 8 KiB and 64 KiB; this one measures the sizes issue 14 names.
+cargo test --release --locked -p quarry-detect --test linear_time
