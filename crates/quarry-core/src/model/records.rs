@@ -188,6 +188,7 @@ pub enum ResultStatus {
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SourceRef {
+    /// A span of a document, in code points, end exclusive.
     Document {
         document_id: String,
         start: usize,
@@ -195,18 +196,16 @@ pub enum SourceRef {
         #[serde(default)]
         snippet: Option<String>,
     },
+    /// An entity, or one of its fields.
     Entity {
         entity_id: String,
         #[serde(default)]
         field: Option<String>,
     },
-    Url {
-        url: String,
-    },
+    /// A web page.
+    Url { url: String },
     /// A person's answer (human_input fields).
-    Person {
-        reviewer: String,
-    },
+    Person { reviewer: String },
 }
 
 /// Every column of the reference's `ExtractionResult`.

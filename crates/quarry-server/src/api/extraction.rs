@@ -135,46 +135,11 @@ pub struct Submission {
     /// Where the value was found, e.g. `{"type": "document", "document_id", "start", "end"}`
     /// (code points) or `{"type": "url", "url"}`.
     #[serde(default)]
-    #[schemars(with = "Vec<SourceRefSchema>")]
     sources: Vec<SourceRef>,
     /// low, medium or high.
-    #[schemars(with = "ConfidenceSchema")]
     confidence: Confidence,
     /// Who found it (recorded as the result's agent).
     agent_id: String,
-}
-
-/// The JSON shape of a [`SourceRef`] (the core model carries no schema derive).
-#[derive(JsonSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[allow(dead_code)]
-enum SourceRefSchema {
-    /// A span of a document, in code points, end exclusive.
-    Document {
-        document_id: String,
-        start: usize,
-        end: usize,
-        #[serde(default)]
-        snippet: Option<String>,
-    },
-    /// An entity, or one of its fields.
-    Entity {
-        entity_id: String,
-        #[serde(default)]
-        field: Option<String>,
-    },
-    /// A web page.
-    Url { url: String },
-}
-
-/// The JSON values of a [`Confidence`].
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)]
-enum ConfidenceSchema {
-    High,
-    Medium,
-    Low,
 }
 
 /// `POST /v1/extraction/{entity_id}/submit`: an external agent's value, recorded as pending for
