@@ -16,15 +16,16 @@ use serde_json::{Value, json};
 const SCHEMA: &str = r#"{"type": "object", "properties": {"vendor": {"type": "string"}}}"#;
 
 /// Answers each document from its own text (requests arrive in any order): the vendor named
-/// after "from", slower for the first document so that later ones finish first.
+/// after "from", slower for the first document so that later ones finish first. Every reply
+/// takes a while, so documents sent together are in flight together whichever starts first.
 fn respond(request: &Value) -> Scripted {
     let conversation = request["messages"].to_string();
     let (vendor, delay) = if conversation.contains("Acme Ltd") {
-        ("Acme Ltd", 400)
+        ("Acme Ltd", 600)
     } else if conversation.contains("Beta GmbH") {
-        ("Beta GmbH", 0)
+        ("Beta GmbH", 250)
     } else {
-        ("Nobody Inc", 0)
+        ("Nobody Inc", 250)
     };
     Scripted::from(Reply::tool_call(
         "submit",
