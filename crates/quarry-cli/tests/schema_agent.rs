@@ -3,11 +3,10 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use common::{quarry, stderr, stdout};
+use common::{quarry, run_with_stdin, stderr, stdout};
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::{Value, json};
 
@@ -42,7 +41,8 @@ impl Drop for Workspace {
 }
 
 fn run_agent(server_url: &str, schema: &str, extra: &[&str], stdin: &str) -> Output {
-    let mut child = quarry()
+    let mut command = quarry();
+    command
         .args(["extract", "--schema", schema, "--text", DOCUMENT])
         .args([
             "--model",
@@ -53,19 +53,8 @@ fn run_agent(server_url: &str, schema: &str, extra: &[&str], stdin: &str) -> Out
         .args(["--retries", "1"])
         .args(extra)
         .env_remove("QUARRY_MODEL")
-        .env_remove("QUARRY_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+        .env_remove("QUARRY_API_KEY");
+    run_with_stdin(command, stdin)
 }
 
 fn json_stdout(output: &Output) -> Value {

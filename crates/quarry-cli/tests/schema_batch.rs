@@ -4,12 +4,11 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-use common::{quarry, stderr, stdout};
+use common::{quarry, run_with_stdin, stderr, stdout};
 use quarry_testkit::{Reply, Scripted, ScriptedServer};
 use serde_json::{Value, json};
 
@@ -51,7 +50,8 @@ impl Batch {
 
     fn run(&self, stdin: &str, extra: &[&str]) -> Output {
         let schema = self.dir.join("schema.json");
-        let mut child = quarry()
+        let mut command = quarry();
+        command
             .args(["extract", "--jsonl", "--schema", schema.to_str().unwrap()])
             .args([
                 "--model",
@@ -61,19 +61,8 @@ impl Batch {
             ])
             .args(["--retries", "0"])
             .args(extra)
-            .env_remove("QUARRY_MODEL")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+            .env_remove("QUARRY_MODEL");
+        run_with_stdin(command, stdin)
     }
 }
 

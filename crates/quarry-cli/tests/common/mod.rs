@@ -80,8 +80,14 @@ impl Drop for Sandbox {
 
 /// Runs `quarry` with `args` and `stdin`, returning its output.
 pub fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = quarry()
-        .args(args)
+    let mut command = quarry();
+    command.args(args);
+    run_with_stdin(command, stdin)
+}
+
+/// Runs a prepared `quarry` command with `stdin` written to it, returning its output.
+pub fn run_with_stdin(mut command: Command, stdin: &str) -> Output {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
