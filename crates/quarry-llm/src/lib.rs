@@ -10,6 +10,7 @@
 //! - [`structured`]: which native structured output each provider uses, and the fallback;
 //!   [`strict_schema`] rewrites a schema to OpenAI's strict subset and maps replies back.
 //! - [`transport`]: timeouts, retries, `Retry-After`, concurrency limit, usage across attempts.
+//! - [`metrics`]: process-wide counts of calls, failures, retries and tokens per provider/model.
 //! - [`model_spec`]: `provider:model` strings and [`build_client`]. This crate reads no
 //!   environment variables; `model_spec` documents which ones a binary should pass in.
 
@@ -19,6 +20,7 @@ pub mod embeddings;
 pub mod error;
 mod http_clients;
 mod json_lines;
+pub mod metrics;
 pub mod model_spec;
 pub mod ollama;
 pub mod openai;

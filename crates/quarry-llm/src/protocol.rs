@@ -418,6 +418,17 @@ impl<P: WireProtocol> ProtocolClient<P> {
             .into_response(&delivered))
     }
 
+    /// Counts an ended call in the process-wide [`metrics`](crate::metrics), under the model
+    /// the request was sent to.
+    fn count(&self, request: &ChatRequest, outcome: &Result<ChatResponse, LlmError>) {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            &request.model
+        };
+        crate::metrics::record(&self.provider, model, outcome);
+    }
+
     fn parse_body(&self, bytes: &[u8]) -> Result<Parsed, LlmError> {
         let json: Value = serde_json::from_slice(bytes)
             .map_err(|err| self.bad_reply(format!("the body is not JSON ({err})")))?;
@@ -460,7 +471,11 @@ impl<P: WireProtocol> LlmClient for ProtocolClient<P> {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.complete(request))
+        Box::pin(async move {
+            let outcome = self.complete(request).await;
+            self.count(request, &outcome);
+            outcome
+        })
     }
 
     fn chat_stream<'a>(
@@ -468,7 +483,11 @@ impl<P: WireProtocol> LlmClient for ProtocolClient<P> {
         request: &'a ChatRequest,
         on_token: TokenSink<'a>,
     ) -> BoxFuture<'a, Result<ChatResponse, LlmError>> {
-        Box::pin(self.complete_streaming(request, on_token))
+        Box::pin(async move {
+            let outcome = self.complete_streaming(request, on_token).await;
+            self.count(request, &outcome);
+            outcome
+        })
     }
 
     fn describe(&self) -> String {
