@@ -14,7 +14,7 @@ use thiserror::Error;
 use crate::model::{
     ApiKey, Document, DocumentKind, DocumentSummary, Entity, EntityType, Episode, EpisodeLease,
     EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun, FeedbackSummary, FieldTask,
-    GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult, NewWorkflow, Relation,
+    GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult, NewWorkflow, NodeState, Relation,
     ReviewDecision, RunScope, RunStatus, StoredChunk, TaskCompletion, TaskLease,
 };
 
@@ -109,6 +109,50 @@ pub struct ChatConversationSummary {
     pub title: String,
     pub status: String,
     pub updated_at: String,
+}
+
+/// How many units the durable queues hold per state, across all projects (what a host's
+/// metrics show: the queues are shared by every process on the database).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueueDepths {
+    /// Workflow field tasks per state of [`QueueDepths::TASK_STATES`], zeros included.
+    pub tasks: Vec<(NodeState, u64)>,
+    /// Episodes per state of [`QueueDepths::EPISODE_STATES`], zeros included.
+    pub episodes: Vec<(EpisodeStatus, u64)>,
+}
+
+impl QueueDepths {
+    /// The task states counted: every one but `done` and `skipped`, which only grow.
+    pub const TASK_STATES: [NodeState; 6] = [
+        NodeState::Pending,
+        NodeState::Queued,
+        NodeState::Running,
+        NodeState::WaitingHuman,
+        NodeState::Blocked,
+        NodeState::Failed,
+    ];
+    /// The episode states counted: every one but `done`.
+    pub const EPISODE_STATES: [EpisodeStatus; 3] = [
+        EpisodeStatus::Pending,
+        EpisodeStatus::Running,
+        EpisodeStatus::Failed,
+    ];
+}
+
+/// The database's schema against this build's: the newest migration applied (`None` when none
+/// is) and the newest one the build carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchemaVersion {
+    pub applied: Option<i64>,
+    pub latest: i64,
+}
+
+impl SchemaVersion {
+    /// Every migration this build knows is applied. A database migrated further by a newer
+    /// build counts too: during a rolling upgrade the older servers keep serving.
+    pub fn is_current(&self) -> bool {
+        self.applied.is_some_and(|applied| applied >= self.latest)
+    }
 }
 
 /// A boxed, sendable future, so `Store` is object-safe (`Arc<dyn Store>`).
@@ -727,4 +771,11 @@ pub trait Store: Send + Sync {
         limit: usize,
         offset: usize,
     ) -> StoreFuture<'a, Page<Episode>>;
+
+    // --- operations ----------------------------------------------------------------------
+    /// Tasks and episodes per state across all projects ([`QueueDepths`]): counted off the
+    /// queue indexes, cheap enough for every metrics scrape.
+    fn queue_depths(&self) -> StoreFuture<'_, QueueDepths>;
+    /// The newest migration applied to the database against the newest this build carries.
+    fn schema_version(&self) -> StoreFuture<'_, SchemaVersion>;
 }

@@ -16,6 +16,13 @@ pub struct PostgresStore {
 }
 
 impl PostgresStore {
+    /// This backend's migrations, embedded in the binary (`schema_version` compares against
+    /// the newest).
+    fn migrator() -> &'static sqlx::migrate::Migrator {
+        static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+        &MIGRATOR
+    }
+
     /// Connects and applies the migrations (sqlx holds an advisory lock while it migrates, so
     /// several processes may start at once).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
@@ -24,10 +31,7 @@ impl PostgresStore {
             .connect(url)
             .await
             .map_err(backend)?;
-        sqlx::migrate!("./migrations/postgres")
-            .run(&pool)
-            .await
-            .map_err(migration)?;
+        Self::migrator().run(&pool).await.map_err(migration)?;
         let pgvector = crate::pgvector::setup(&pool).await?;
         Ok(PostgresStore { pool, pgvector })
     }

@@ -700,3 +700,15 @@ pub(crate) const EPISODE_PAGE: &str = concat!(
 );
 pub(crate) const COUNT_EPISODE_PAGE: &str = "SELECT COUNT(*) FROM episodes WHERE project_id = $1 \
      AND (CAST($2 AS TEXT) IS NULL OR status = CAST($2 AS TEXT))";
+
+// --- operations: metrics and readiness ---------------------------------------------------------
+/// Field tasks per state, across projects, off the `field_tasks_queue` index (`done` and
+/// `skipped` are not counted: they only grow).
+pub(crate) const TASK_QUEUE_DEPTHS: &str = "SELECT state, COUNT(*) FROM field_tasks \
+     WHERE state IN ('pending', 'queued', 'running', 'waiting_human', 'blocked', 'failed') \
+     GROUP BY state";
+/// Episodes per status, across projects, off the `episodes_queue` index (`done` not counted).
+pub(crate) const EPISODE_QUEUE_DEPTHS: &str = "SELECT status, COUNT(*) FROM episodes \
+     WHERE status IN ('pending', 'running', 'failed') GROUP BY status";
+/// The newest migration applied (sqlx's own table).
+pub(crate) const SCHEMA_VERSION: &str = "SELECT MAX(version) FROM _sqlx_migrations WHERE success";

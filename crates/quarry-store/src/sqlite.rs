@@ -27,6 +27,13 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
+    /// This backend's migrations, embedded in the binary (`schema_version` compares against
+    /// the newest).
+    fn migrator() -> &'static sqlx::migrate::Migrator {
+        static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+        &MIGRATOR
+    }
+
     /// Opens (creating if missing) `sqlite://path`, a plain path, or `:memory:`, and applies the
     /// migrations.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
@@ -57,10 +64,7 @@ impl SqliteStore {
         .connect_with(options)
         .await
         .map_err(backend)?;
-        sqlx::migrate!("./migrations/sqlite")
-            .run(&pool)
-            .await
-            .map_err(migration)?;
+        Self::migrator().run(&pool).await.map_err(migration)?;
         Ok(SqliteStore {
             pool,
             writes: tokio::sync::Mutex::new(()),

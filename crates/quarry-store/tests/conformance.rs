@@ -29,6 +29,9 @@ use review::*;
 #[path = "conformance/sessions.rs"]
 mod sessions;
 use sessions::*;
+#[path = "conformance/operations.rs"]
+mod operations;
+use operations::*;
 
 // --- harness ---------------------------------------------------------------------------------
 
@@ -167,6 +170,8 @@ conformance!(
     web_sessions_live_until_they_expire_or_end,
     chat_conversations_are_versioned_and_scoped,
     revoking_a_key_ends_its_sessions,
+    queue_depths_count_each_state_across_projects,
+    schema_version_is_current_once_opened,
 );
 
 /// A crash: episodes taken by a worker, the process gone, the store opened again on the same

@@ -8,7 +8,8 @@
 //! (extraction-chat conversations), `entities.rs` (entity types, entities,
 //! relations), `documents.rs` (documents, links and chunks), `runs.rs`, `results.rs` (results,
 //! review and feedback), `graph.rs` (episodes and the graph write) and `review.rs` (the web app's
-//! pages and field locks). This file holds the imports and helpers they share and `impl_store!`, which puts them together per backend.
+//! pages and field locks) and `operations.rs` (queue depths and the schema version, for
+//! metrics and readiness). This file holds the imports and helpers they share and `impl_store!`, which puts them together per backend.
 //!
 //! SQLite note: a transaction that reads before it writes can fail with `SQLITE_BUSY` when
 //! another connection commits in between (the busy timeout cannot help an upgrade). So every
@@ -23,6 +24,7 @@ pub(crate) mod documents;
 pub(crate) mod entities;
 pub(crate) mod graph;
 pub(crate) mod keys;
+pub(crate) mod operations;
 pub(crate) mod results;
 pub(crate) mod review;
 pub(crate) mod runs;
@@ -49,8 +51,8 @@ macro_rules! impl_store {
                 TaskLease, TaskView, settle,
             };
             use quarry_core::store::{
-                DocumentLink, Page, QueuedResult, Reviewed, Store, StoreError, StoreFuture,
-                StoredDocument,
+                DocumentLink, Page, QueueDepths, QueuedResult, Reviewed, SchemaVersion, Store,
+                StoreError, StoreFuture, StoredDocument,
             };
             use serde_json::{Map, Value};
             use sqlx::AssertSqlSafe;
@@ -169,6 +171,7 @@ macro_rules! impl_store {
                 $crate::store_impl::graph::graph_methods!($claim_episodes);
                 $crate::store_impl::tasks::tasks_methods!($claim_tasks);
                 $crate::store_impl::review::review_methods!();
+                $crate::store_impl::operations::operations_methods!();
             }
         };
     };
