@@ -23,6 +23,7 @@ use subtle::ConstantTimeEq;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::keys;
+use crate::request_log::RequestProject;
 
 /// The web app's session cookie.
 pub const SESSION_COOKIE: &str = "quarry_session";
@@ -281,14 +282,17 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let store = store(state)?;
-        if let Some(presented) = bearer(&parts.headers) {
-            return Ok(authenticate_key(store.as_ref(), presented?).await?.0);
-        }
-        let (session, caller) = session_caller(store.as_ref(), &parts.headers).await?;
-        check_origin(&parts.headers, &parts.uri)?;
-        if is_unsafe(&parts.method) {
-            check_csrf(&parts.headers, &session)?;
-        }
+        let caller = if let Some(presented) = bearer(&parts.headers) {
+            authenticate_key(store.as_ref(), presented?).await?.0
+        } else {
+            let (session, caller) = session_caller(store.as_ref(), &parts.headers).await?;
+            check_origin(&parts.headers, &parts.uri)?;
+            if is_unsafe(&parts.method) {
+                check_csrf(&parts.headers, &session)?;
+            }
+            caller
+        };
+        RequestProject::record(&parts.extensions, &caller.project_id);
         Ok(caller)
     }
 }

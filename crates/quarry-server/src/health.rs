@@ -1,9 +1,12 @@
 //! `GET /healthz`: answers while the server can serve. `GET /readyz`: answers 200 once the
-//! server can also reach its database (whose migrations ran when the store was opened, before
-//! the server started), so a load balancer sends it traffic only then.
+//! server can also reach its database and that database holds every migration this build
+//! carries, so a load balancer sends it traffic only then. The migrations ran when the store was
+//! opened, before the server started; checking again catches a database replaced under a
+//! running server (restored from an older backup, a failover to a stale replica).
 
 use axum::Json;
 use axum::extract::State;
+use quarry_core::ErrorCode;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -22,22 +25,39 @@ pub struct Readiness {
     /// `reachable` (a query answered, migrations applied) or `none` (a server without a
     /// database serves the skill endpoints only).
     database: &'static str,
+    /// The newest migration applied to the database (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_version: Option<i64>,
 }
 
-/// `GET /readyz`: 200 when the database answers a query (or there is none); the error shape
-/// (`StorageError`, 500) when it does not.
+/// `GET /readyz`: 200 when the database answers and has every migration (or there is none);
+/// the error shape (`StorageError`, 500) when it does not.
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Readiness>, ApiError> {
-    let database = match &state.store {
-        Some(store) => {
-            // The cheapest read there is: one indexed row lookup that finds nothing.
-            store.project_name("").await?;
-            "reachable"
-        }
-        None => "none",
+    let Some(store) = &state.store else {
+        return Ok(Json(Readiness {
+            status: "ready",
+            database: "none",
+            schema_version: None,
+        }));
     };
+    // One read of sqlx's migration table answers both questions.
+    let version = store.schema_version().await?;
+    if !version.is_current() {
+        let applied = version
+            .applied
+            .map_or_else(|| "none".to_owned(), |applied| applied.to_string());
+        return Err(ApiError::new(
+            ErrorCode::StorageError,
+            format!(
+                "the database's schema is at migration {applied}, this server needs {}; restart the server (it migrates the database on start)",
+                version.latest
+            ),
+        ));
+    }
     Ok(Json(Readiness {
         status: "ready",
-        database,
+        database: "reachable",
+        schema_version: version.applied,
     }))
 }
 

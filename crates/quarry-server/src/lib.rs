@@ -15,8 +15,10 @@ mod json;
 pub mod keys;
 mod listener;
 pub mod mcp;
+mod metrics;
 mod openapi;
 mod rejections;
+mod request_log;
 mod routes;
 mod session;
 mod skill;
@@ -117,6 +119,8 @@ pub struct AppState {
     pub task_worker: Option<Arc<quarry_pipeline::WorkerSignal>>,
     /// The limits every endpoint that runs detectors goes through.
     pub work: Arc<work::WorkLimiter>,
+    /// Requests and latencies per route, for `GET /metrics`.
+    pub http_metrics: Arc<metrics::HttpMetrics>,
 }
 
 impl AppState {
@@ -136,6 +140,7 @@ impl AppState {
             graph_worker: config.graph_worker.clone(),
             task_worker: config.task_worker.clone(),
             work: Arc::new(work::WorkLimiter::new(config.work)),
+            http_metrics: Arc::new(metrics::HttpMetrics::default()),
         }
     }
 
@@ -167,6 +172,11 @@ pub fn router(config: ServerConfig) -> Router {
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(middleware::from_fn(rejections::json_errors))
+        // Outermost, so the log line and the metrics see the status the client gets.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            request_log::observe,
+        ))
         .with_state(state)
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api::{documents, entities, episodes, extraction, graph, review, workflows};
 use crate::openapi::operation::{Operation, Verb};
-use crate::{chat, health, openapi, session, skill, web};
+use crate::{chat, health, metrics, openapi, session, skill, web};
 
 /// A JSON object of any shape.
 type Object = Map<String, Value>;
@@ -34,9 +34,13 @@ fn service_operations() -> Vec<Operation> {
             .named("healthz", "service", "Health check")
             .answers::<Object>(200, "The server is serving: {\"status\": \"ok\"}"),
         Operation::new(Get, "/readyz", health::readyz)
-            .named("readyz", "service", "Readiness: the database answers")
-            .describe("200 once the database answers a query (its migrations ran when the server opened it), or when the server has none; 500 StorageError while it does not.")
+            .named("readyz", "service", "Readiness: the database answers and has every migration")
+            .describe("200 once the database answers and holds every migration this server carries (one migrated further by a newer server counts), or when the server has none; 500 StorageError while it does not.")
             .answers::<health::Readiness>(200, "Ready"),
+        Operation::new(Get, "/metrics", metrics::serve)
+            .named("metrics", "service", "Metrics in Prometheus's text format")
+            .describe("Prometheus text format 0.0.4 (`text/plain; version=0.0.4`), no key needed: HTTP requests and latency histograms per route template, queue depths per state read from the database, extraction slots in use, model calls, failures, retries and tokens per provider and model. Labels carry no project, key or request data.")
+            .answers_raw(200, "text/plain", "The metrics, in text format version 0.0.4"),
         Operation::new(Get, "/openapi.json", openapi::serve)
             .named("openapi", "service", "This document (OpenAPI 3.1)")
             .answers::<Object>(200, "The OpenAPI document"),

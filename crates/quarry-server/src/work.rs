@@ -50,6 +50,17 @@ pub struct WorkLimiter {
     slots: Arc<Semaphore>,
 }
 
+/// What the limiter holds now (`/metrics`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkUsage {
+    /// Extractions that may run at once.
+    pub slots: usize,
+    /// Extractions running now (abandoned ones included until they end).
+    pub slots_in_use: usize,
+    /// Input bytes admitted now, queued or running.
+    pub budget_bytes_in_use: usize,
+}
+
 /// A request's share of the budget; released when dropped (or, once work started, when the work
 /// ends).
 pub struct Admission {
@@ -68,6 +79,19 @@ impl WorkLimiter {
             },
             budget: Arc::new(Semaphore::new(budget_bytes)),
             slots: Arc::new(Semaphore::new(limits.max_concurrent.max(1))),
+        }
+    }
+
+    /// Slots and budget in use now.
+    pub fn usage(&self) -> WorkUsage {
+        let slots = self.limits.max_concurrent.max(1);
+        WorkUsage {
+            slots,
+            slots_in_use: slots.saturating_sub(self.slots.available_permits()),
+            budget_bytes_in_use: self
+                .limits
+                .budget_bytes
+                .saturating_sub(self.budget.available_permits()),
         }
     }
 
@@ -154,8 +178,10 @@ mod tests {
     async fn a_request_larger_than_the_budget_runs_alone() {
         let limiter = limiter(100);
         let whole = limiter.admit(1_000).await.expect("takes the whole budget");
+        assert_eq!(limiter.usage().budget_bytes_in_use, 100);
         assert!(limiter.admit(1).await.is_err());
         assert_eq!(whole.run(|| 7).await.expect("runs"), 7);
+        assert_eq!(limiter.usage().budget_bytes_in_use, 0);
         assert!(limiter.admit(100).await.is_ok());
     }
 
@@ -177,8 +203,14 @@ mod tests {
                 .await
                 .is_err()
         );
+        assert_eq!(
+            limiter.usage().slots_in_use,
+            1,
+            "the running work holds the slot"
+        );
         release.send(()).unwrap();
         running.await.unwrap().unwrap();
+        assert_eq!(limiter.usage().slots_in_use, 0);
         assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
         assert!(limiter.admit(100).await.is_ok(), "its budget came back");
     }

@@ -21,6 +21,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use super::QuarryMcp;
 use crate::auth::{Caller, authenticate_key, bearer, missing_key, store};
 use crate::error::ApiError;
+use crate::request_log::RequestProject;
 use crate::{AppState, ServerConfig};
 
 /// The names `/mcp` accepts in `Host` whatever the configuration: loopback only, so a web page
@@ -58,6 +59,7 @@ async fn authenticate(State(state): State<AppState>, mut request: Request, next:
     if state.store.is_some() {
         match caller_of(&state, request.headers()).await {
             Ok(caller) => {
+                RequestProject::record(request.extensions(), &caller.project_id);
                 request.extensions_mut().insert(caller);
             }
             Err(error) => return error.into_response(),
