@@ -506,8 +506,22 @@ pub struct ServeArgs {
     /// server's public name behind a proxy; repeat for several.
     #[arg(long = "mcp-allowed-host", value_name = "HOST")]
     pub mcp_allowed_hosts: Vec<String>,
+    /// How log lines on stderr are written: text for people, json for log collectors (one
+    /// JSON object per line; every request logs one with request_id, method, route, status,
+    /// latency_ms and project).
+    #[arg(long, env = "QUARRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     #[command(flatten)]
     pub limits: ServeLimitArgs,
+}
+
+/// How `quarry serve` writes its log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// How `quarry serve` bounds connections, requests and extraction work.

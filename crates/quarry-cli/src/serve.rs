@@ -21,24 +21,38 @@ use crate::model::{chosen_base_url, chosen_model, client_from, extractor_config}
 use crate::retrieval::{embedder_base_url, open_followed_retriever};
 use crate::workspace::{configured_database, open_store};
 
-use crate::args::{HostArgs, ServeArgs, ServeLimitArgs};
+use crate::args::{HostArgs, LogFormat, ServeArgs, ServeLimitArgs};
 use crate::failure::Failure;
 use crate::open_files::connection_cap;
 
-/// Logs to stderr, filtered by `QUARRY_LOG` (default `info`).
+/// Logs text to stderr, filtered by `QUARRY_LOG` (default `info`).
 pub fn init_logging() {
-    init_logging_at("info");
+    init_logging_as("info", LogFormat::Text);
 }
 
-/// Logs to stderr, filtered by `QUARRY_LOG` (default `level`).
+/// Logs text to stderr, filtered by `QUARRY_LOG` (default `level`).
 pub fn init_logging_at(level: &str) {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG")
-                .unwrap_or_else(|_| level.into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    init_logging_as(level, LogFormat::Text);
+}
+
+/// Logs to stderr in `format`, filtered by `QUARRY_LOG` (default `level`). JSON lines carry
+/// the event's fields at the top level beside `timestamp`, `level`, `target` and `message`,
+/// and the `request` span (its `request_id`) of whatever a request handler logs.
+pub fn init_logging_as(level: &str, format: LogFormat) {
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_env("QUARRY_LOG").unwrap_or_else(|_| level.into());
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
 }
 
 /// The episode queue's background worker over `store`.
@@ -56,7 +70,7 @@ pub fn start_graph_worker(
 }
 
 pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
-    init_logging();
+    init_logging_as("info", args.log_format);
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let database = configured_database(args.host.db.as_deref());
     let host = Host::start(&runtime, &args.host, database.as_deref())?;

@@ -1,0 +1,394 @@
+//! What an operator sees of a running `quarry serve`: one JSON log line per request
+//! (`--log-format json`), `GET /metrics` in Prometheus's text format (requests per route
+//! template, latency histograms, queue depths from the database, model calls, retries and
+//! tokens), and `/readyz` naming the schema version.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use common::{Sandbox, quarry, sse_events};
+use quarry_testkit::Reply;
+use serde_json::{Value, json};
+
+/// A bound on waiting for a log line: a hang detector, never a timing assertion.
+const HANG: Duration = Duration::from_secs(60);
+
+const TYPES: &str = r#"
+entity_types:
+  - slug: company
+    name: Company
+    fields:
+      - {name: ceo, instructions: "The chief executive's full name"}
+"#;
+
+/// `quarry serve` whose stderr lines arrive on a channel.
+struct LoggingServer {
+    child: Child,
+    addr: SocketAddr,
+    lines: Receiver<String>,
+}
+
+impl LoggingServer {
+    fn start(args: &[&str]) -> LoggingServer {
+        let mut child = quarry()
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("QUARRY_LOG")
+            .env_remove("QUARRY_LOG_FORMAT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("quarry serve starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+        let mut line = String::new();
+        let addr = loop {
+            line.clear();
+            let read = stderr.read_line(&mut line).expect("stderr is readable");
+            assert!(read > 0, "quarry serve exited before listening");
+            if let Some(addr) = line.trim().strip_prefix("listening on http://") {
+                break addr.parse().expect("a socket address");
+            }
+        };
+        let (send, lines) = channel();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        LoggingServer { child, addr, lines }
+    }
+
+    /// Sends one request; answers (status, head, body).
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String, String) {
+        let mut stream = TcpStream::connect(self.addr).expect("the server accepts connections");
+        stream.set_read_timeout(Some(HANG)).expect("a read timeout");
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).expect("the head is sent");
+        stream.write_all(body.as_bytes()).expect("the body is sent");
+        let mut raw = String::new();
+        stream
+            .read_to_string(&mut raw)
+            .expect("the response is read");
+        let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|code| code.parse().ok())
+            .expect("a status code");
+        (status, head.to_owned(), body.to_owned())
+    }
+
+    /// The JSON log lines up to and including the request log line of `request_id`.
+    fn lines_until_request(&self, request_id: &str) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(HANG)
+                .unwrap_or_else(|_| panic!("no log line for {request_id}; saw {seen:#?}"));
+            let json: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|error| panic!("not a JSON line ({error}): {line}"));
+            let done = json["message"] == "request" && json["request_id"] == request_id;
+            seen.push(json);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    fn metrics(&self) -> String {
+        let (status, head, body) = self.request("GET", "/metrics", &[], "");
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("content-type: text/plain; version=0.0.4"),
+            "{head}"
+        );
+        body
+    }
+}
+
+impl Drop for LoggingServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+/// The value of the sample `series` (name and labels exactly as rendered), if present.
+fn sample(metrics: &str, series: &str) -> Option<f64> {
+    metrics.lines().find_map(|line| {
+        let value = line.strip_prefix(series)?.strip_prefix(' ')?;
+        value.parse().ok()
+    })
+}
+
+fn key(sandbox: &Sandbox) -> String {
+    sandbox
+        .quarry_ok(&[
+            "key",
+            "create",
+            "--name",
+            "operator",
+            "--scopes",
+            &quarry_server::keys::SCOPES.join(","),
+        ])
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn every_request_logs_one_json_line_with_its_route_status_latency_and_project() {
+    let sandbox = Sandbox::new("observability-log");
+    let key = key(&sandbox);
+    let server =
+        LoggingServer::start(&["--db", &sandbox.db(), "--no-worker", "--log-format", "json"]);
+    let bearer = format!("Bearer {key}");
+    let (status, head, body) = server.request(
+        "GET",
+        "/v1/entities/ent_missing",
+        &[("Authorization", &bearer), ("X-Request-Id", "probe-1")],
+        "",
+    );
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(header(&head, "x-request-id"), Some("probe-1"));
+    // A second request, anonymous, with no id of its own: one is made up and echoed.
+    let (status, head, _) = server.request("GET", "/healthz", &[], "");
+    assert_eq!(status, 200);
+    let made_up = header(&head, "x-request-id")
+        .expect("an id is echoed")
+        .to_owned();
+    assert_eq!(made_up.len(), 32, "{made_up}");
+
+    let mut lines = server.lines_until_request("probe-1");
+    lines.extend(server.lines_until_request(&made_up));
+    let of = |id: &str| -> Vec<&Value> {
+        lines
+            .iter()
+            .filter(|line| line["message"] == "request" && line["request_id"] == id)
+            .collect()
+    };
+    let probe = of("probe-1");
+    assert_eq!(probe.len(), 1, "one line per request: {lines:#?}");
+    let probe = probe[0];
+    assert_eq!(probe["level"], "INFO");
+    assert_eq!(probe["target"], "quarry::request");
+    assert_eq!(probe["method"], "GET");
+    assert_eq!(
+        probe["route"], "/v1/entities/{id}",
+        "the template, not the path"
+    );
+    assert_eq!(probe["status"], 404);
+    assert!(
+        probe["latency_ms"].as_f64().is_some_and(|ms| ms >= 0.0),
+        "{probe}"
+    );
+    let project = probe["project"]
+        .as_str()
+        .expect("an authenticated caller's project");
+    assert!(!project.is_empty());
+    assert!(!probe.to_string().contains("ent_missing"), "{probe}");
+
+    let health = of(&made_up);
+    assert_eq!(health.len(), 1, "{lines:#?}");
+    assert_eq!(health[0]["route"], "/healthz");
+    assert_eq!(health[0]["status"], 200);
+    assert!(
+        health[0].get("project").is_none(),
+        "anonymous: {}",
+        health[0]
+    );
+}
+
+#[test]
+fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
+    let sandbox = Sandbox::new("observability-metrics");
+    let key = key(&sandbox);
+    let types = sandbox.dir.join("types.yaml");
+    std::fs::write(&types, TYPES).expect("the types file is written");
+    sandbox.quarry_ok(&["type", "load", &types.display().to_string()]);
+    let entity = sandbox
+        .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme"])
+        .trim()
+        .to_owned();
+    // The chat's one model call fails once with a 503 and is retried.
+    sandbox
+        .model
+        .push(Reply::status(503, "{\"error\": \"overloaded\"}"));
+    sandbox
+        .model
+        .push(Reply::tool_call("submit", r#"{"vendor": "Acme", "total": 12}"#).with_usage(40, 7));
+    let server = LoggingServer::start(&[
+        "--db",
+        &sandbox.db(),
+        "--no-worker",
+        "--model",
+        "openai-compatible:metrics-model",
+        "--base-url",
+        &sandbox.model.base_url(),
+        "--retries",
+        "1",
+    ]);
+    let bearer = format!("Bearer {key}");
+    let auth = [("Authorization", bearer.as_str())];
+    let json_auth = [
+        ("Authorization", bearer.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+
+    // Queued work with no worker in this process: a workflow's task and an episode.
+    let (status, _, body) =
+        server.request("POST", &format!("/v1/workflows/{entity}"), &json_auth, "");
+    assert_eq!(status, 202, "{body}");
+    let episode = json!({"user_message": "I moved to Lisbon", "assistant_response": "Noted."});
+    let (status, _, body) =
+        server.request("POST", "/v1/episodes", &json_auth, &episode.to_string());
+    assert_eq!(status, 202, "{body}");
+    for _ in 0..2 {
+        let (status, _, _) = server.request("GET", "/v1/entities/ent_missing", &auth, "");
+        assert_eq!(status, 404);
+    }
+    let chat = json!({
+        "message": "Invoice from Acme, total 12.",
+        "schema": {"type": "object", "required": ["vendor", "total"],
+                   "properties": {"vendor": {"type": "string"}, "total": {"type": "number"}}}
+    });
+    let (status, _, body) = server.request("POST", "/v1/chat", &json_auth, &chat.to_string());
+    assert_eq!(status, 200, "{body}");
+    let events = sse_events(&dechunked(&body));
+    assert!(
+        events.iter().any(|(name, _)| name == "result"),
+        "{events:?}"
+    );
+
+    let metrics = server.metrics();
+    let route = |method: &str, route: &str, status: u16| {
+        format!(
+            "quarry_http_requests_total{{method=\"{method}\",route=\"{route}\",status=\"{status}\"}}"
+        )
+    };
+    assert_eq!(
+        sample(&metrics, &route("GET", "/v1/entities/{id}", 404)),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, &route("POST", "/v1/episodes", 202)),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, &route("POST", "/v1/workflows/{entity_id}", 202)),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("ent_missing") && !metrics.contains(&entity));
+    let histogram = "quarry_http_request_duration_seconds";
+    let labels = "method=\"GET\",route=\"/v1/entities/{id}\"";
+    assert_eq!(
+        sample(
+            &metrics,
+            &format!("{histogram}_bucket{{{labels},le=\"+Inf\"}}")
+        ),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, &format!("{histogram}_count{{{labels}}}")),
+        Some(2.0)
+    );
+    assert!(sample(&metrics, &format!("{histogram}_sum{{{labels}}}")).is_some());
+
+    let depth = |queue: &str, state: &str| {
+        sample(
+            &metrics,
+            &format!("quarry_queue_depth{{queue=\"{queue}\",state=\"{state}\"}}"),
+        )
+    };
+    assert_eq!(depth("tasks", "queued"), Some(1.0), "{metrics}");
+    assert_eq!(depth("tasks", "running"), Some(0.0), "{metrics}");
+    assert_eq!(depth("episodes", "pending"), Some(1.0), "{metrics}");
+    assert_eq!(sample(&metrics, "quarry_database_up"), Some(1.0));
+
+    let model = "provider=\"openai-compatible\",model=\"metrics-model\"";
+    let counter = |name: &str| sample(&metrics, &format!("{name}{{{model}}}"));
+    assert_eq!(
+        counter("quarry_model_requests_total"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        counter("quarry_model_retries_total"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        counter("quarry_model_failures_total"),
+        Some(0.0),
+        "{metrics}"
+    );
+    let tokens = |kind: &str| {
+        sample(
+            &metrics,
+            &format!("quarry_model_tokens_total{{{model},kind=\"{kind}\"}}"),
+        )
+    };
+    assert_eq!(tokens("prompt"), Some(40.0), "{metrics}");
+    assert_eq!(tokens("completion"), Some(7.0), "{metrics}");
+
+    // /readyz: the database answers and has every migration.
+    let (status, _, body) = server.request("GET", "/readyz", &[], "");
+    assert_eq!(status, 200, "{body}");
+    let ready: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(ready["database"], "reachable");
+    assert!(
+        ready["schema_version"].as_i64().is_some_and(|v| v >= 8),
+        "{ready}"
+    );
+}
+
+/// An HTTP/1.1 chunked body decoded (an SSE reply is chunked).
+fn dechunked(raw: &str) -> String {
+    let mut rest = raw;
+    let mut body = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            return raw.to_owned();
+        };
+        if size == 0 {
+            break;
+        }
+        body.push_str(&after[..size]);
+        rest = &after[size + 2..];
+    }
+    body
+}
