@@ -131,3 +131,34 @@ async fn sqlite_0001_database_opens_and_backfills_feedback() {
     assert_eq!(applied.entities[0].mention_count, 1);
     assert_eq!(store.all_document_links().await.unwrap().len(), 1);
 }
+
+/// `/readyz`'s question: a database missing the newest migration (restored from an older
+/// backup under a running server) is not current; one with every migration is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_version_notices_a_missing_migration() {
+    let db =
+        TempDb(std::env::temp_dir().join(format!("quarry-schema-{}.db", uuid::Uuid::new_v4())));
+    let store = quarry_store::open(db.0.to_str().unwrap()).await.unwrap();
+    let current = store.schema_version().await.unwrap();
+    assert!(current.is_current(), "{current:?}");
+
+    let options = SqliteConnectOptions::new().filename(&db.0);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM _sqlx_migrations WHERE version = $1")
+        .bind(current.latest)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let behind = store.schema_version().await.unwrap();
+    assert!(!behind.is_current(), "{behind:?}");
+    assert_eq!(behind.latest, current.latest);
+    assert!(
+        behind
+            .applied
+            .is_some_and(|applied| applied < current.latest)
+    );
+}
