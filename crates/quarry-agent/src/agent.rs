@@ -14,12 +14,13 @@ use quarry_llm::{
 use serde_json::Value;
 
 use crate::budget::{Budget, estimate};
-use crate::check::{CheckContext, Checked, FieldCheck, Problem, check};
+use crate::check::{CheckContext, Checked, FieldCheck, Problem, ProblemKind, check};
 use crate::config::ExtractorConfig;
 use crate::error::EngineError;
 use crate::ground::{Evidence, FieldGrounding, GroundingStatus};
 use crate::prompt::{self, SUBMIT, VALIDATE};
 use crate::schema::Schema;
+use crate::span::Span;
 
 /// Where one field stands after the loop.
 #[derive(Debug, Clone)]
@@ -53,6 +54,28 @@ impl FieldState {
         }
     }
 
+    /// A field of a chunk the model never read (`span`: where the chunk is in the document).
+    pub(crate) fn unread(field: &str, span: Span) -> Self {
+        FieldState {
+            problems: vec![Problem {
+                path: field.to_owned(),
+                kind: ProblemKind::Unread,
+                message: format!(
+                    "field '{field}': the document's characters {}..{} were not read (they did \
+                     not fit the model's context window), and the rest does not state it",
+                    span.start, span.end
+                ),
+            }],
+            ..FieldState::unseen()
+        }
+    }
+
+    pub(crate) fn is_unread(&self) -> bool {
+        self.problems
+            .iter()
+            .any(|problem| problem.kind == ProblemKind::Unread)
+    }
+
     fn update(&mut self, field: &FieldCheck, attempt: u32, repairs: &[String]) {
         if field.problems.is_empty() {
             let erases_found_value = self.passed && !self.value.is_null() && field.value.is_null();
@@ -84,6 +107,22 @@ pub(crate) struct RunOutcome {
     pub usage: Usage,
     /// Model turns taken.
     pub calls: u32,
+}
+
+impl RunOutcome {
+    /// The outcome of a chunk whose first model call did not fit the context window: every
+    /// field unresolved, nothing spent.
+    pub(crate) fn unread(schema: &Schema, span: Span) -> Self {
+        RunOutcome {
+            fields: schema
+                .fields
+                .iter()
+                .map(|field| FieldState::unread(&field.name, span))
+                .collect(),
+            usage: Usage::default(),
+            calls: 0,
+        }
+    }
 }
 
 /// What a loop shares with the rest of the extraction.

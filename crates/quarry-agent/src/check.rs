@@ -27,6 +27,9 @@ pub enum ProblemKind {
     Invalid,
     /// The value is not in the document (nor in a clarification).
     NotGrounded,
+    /// No value was found, and part of the document was never read: its chunk did not fit the
+    /// model's context window.
+    Unread,
 }
 
 /// The verdict on one submission.

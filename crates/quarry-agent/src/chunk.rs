@@ -3,8 +3,11 @@
 //!
 //! Merge rule per field: a scalar takes the first passing non-null value in document order; a
 //! list concatenates every chunk's passing items, dropping duplicates (the overlap repeats text);
-//! a field no chunk resolved keeps the first chunk's problems. Spans are shifted from chunk to
-//! document offsets. `required` is checked after merging, not per chunk.
+//! a field no chunk resolved keeps the first chunk's problems. A chunk the model never read (its
+//! first call did not fit the context window) cannot show a value is absent: a field with no
+//! value elsewhere (`null`, or an empty list) stays unresolved, naming the unread stretch, where
+//! it would otherwise be a found `null`. Spans are shifted from chunk to document offsets.
+//! `required` is checked after merging, not per chunk.
 
 use quarry_core::offsets::CodePointCursor;
 use serde_json::Value;
@@ -144,17 +147,21 @@ pub(crate) fn merge(
 fn merge_scalar(states: Vec<FieldState>) -> FieldState {
     let mut fallback = None;
     let mut failed = None;
+    let mut unread = None;
     for state in states {
         if state.passed && !state.value.is_null() {
             return state;
         }
         if state.passed {
             fallback.get_or_insert(state);
+        } else if state.is_unread() {
+            unread.get_or_insert(state);
         } else {
             failed.get_or_insert(state);
         }
     }
-    fallback
+    unread
+        .or(fallback)
         .or(failed)
         .expect("a schema field has a state in every chunk")
 }
@@ -162,7 +169,12 @@ fn merge_scalar(states: Vec<FieldState>) -> FieldState {
 fn merge_list(states: Vec<FieldState>) -> FieldState {
     let mut merged: Option<FieldState> = None;
     let mut failed = None;
+    let mut unread = None;
     for state in states {
+        if state.is_unread() {
+            unread.get_or_insert(state);
+            continue;
+        }
         if !state.passed {
             failed.get_or_insert(state);
             continue;
@@ -202,6 +214,15 @@ fn merge_list(states: Vec<FieldState>) -> FieldState {
             }
         }
     }
+    // Items found are kept even when a chunk was not read; with none, the unread stretch may
+    // hold them.
+    let found_items = merged.as_ref().is_some_and(|state| match &state.value {
+        Value::Array(items) => !items.is_empty(),
+        other => !other.is_null(),
+    });
+    if let Some(unread) = unread.filter(|_| !found_items) {
+        return unread;
+    }
     merged
         .or(failed)
         .expect("a schema field has a state in every chunk")
@@ -209,7 +230,60 @@ fn merge_list(states: Vec<FieldState>) -> FieldState {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::check::ProblemKind;
+    use crate::ground::{FieldGrounding, GroundingStatus};
+
+    fn passed(value: Value) -> FieldState {
+        FieldState {
+            value,
+            grounding: FieldGrounding {
+                status: GroundingStatus::Exact,
+                spans: Vec::new(),
+                strength: 1.0,
+                problems: Vec::new(),
+            },
+            attempt: 1,
+            repairs: Vec::new(),
+            passed: true,
+            problems: Vec::new(),
+        }
+    }
+
+    fn unread() -> FieldState {
+        let span = Span {
+            start: 100,
+            end: 200,
+            byte_start: 100,
+            byte_end: 200,
+        };
+        FieldState::unread("field", span)
+    }
+
+    #[test]
+    fn an_unread_chunk_leaves_a_field_without_a_value_unresolved() {
+        let scalar = merge_scalar(vec![passed(Value::Null), unread(), passed(Value::Null)]);
+        assert!(!scalar.passed);
+        assert_eq!(scalar.problems[0].kind, ProblemKind::Unread);
+        assert!(scalar.problems[0].message.contains("100..200"));
+        let list = merge_list(vec![passed(json!([])), unread()]);
+        assert!(!list.passed);
+        assert_eq!(list.problems[0].kind, ProblemKind::Unread);
+    }
+
+    #[test]
+    fn values_found_beside_an_unread_chunk_are_kept() {
+        let scalar = merge_scalar(vec![unread(), passed(json!("Acme"))]);
+        assert_eq!((scalar.passed, scalar.value), (true, json!("Acme")));
+        let list = merge_list(vec![
+            passed(json!(["a"])),
+            unread(),
+            passed(json!(["a", "b"])),
+        ]);
+        assert_eq!((list.passed, list.value), (true, json!(["a", "b"])));
+    }
 
     #[test]
     fn chunks_cover_the_text_with_overlap_on_sentence_boundaries() {

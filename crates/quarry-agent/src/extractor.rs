@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use futures_util::{StreamExt, TryStreamExt, stream};
+use futures_util::{StreamExt, stream};
 use quarry_llm::{LlmClient, TokenSink};
 
 use crate::agent::{RunContext, RunOutcome, run};
@@ -11,7 +11,7 @@ use crate::chunk::{chunk, merge};
 use crate::config::ExtractorConfig;
 use crate::error::EngineError;
 use crate::ground::Evidence;
-use crate::report::{Extraction, assemble};
+use crate::report::{Extraction, UnreadChunk, assemble};
 use crate::schema::Schema;
 use crate::span::Span;
 
@@ -42,7 +42,9 @@ impl Extractor {
     /// Extracts `schema` from `text`. `clarifications` are a person's answers to earlier
     /// questions (oldest first); they reach the model as user messages and may ground values.
     ///
-    /// Unresolved fields are not an error: see [`Outcome`](crate::Outcome).
+    /// Unresolved fields are not an error: see [`Outcome`](crate::Outcome). Nor is a chunk of a
+    /// long document that does not fit the model's context window, while another chunk does:
+    /// see [`Extraction::unread_chunks`].
     pub async fn extract(
         &self,
         schema: &Schema,
@@ -108,12 +110,44 @@ impl Extractor {
             .iter()
             .map(|piece| run_chunk(&context, piece.text, piece.offset))
             .collect();
-        let runs: Vec<(RunOutcome, Span)> = stream::iter(pending)
-            .buffered(self.config.chunk_concurrency.max(1))
-            .try_collect()
-            .await?;
+        let mut results = stream::iter(pending).buffered(self.config.chunk_concurrency.max(1));
+        let mut runs: Vec<(RunOutcome, Span)> = Vec::with_capacity(chunk_count);
+        let mut unread = Vec::new();
+        let mut first_overflow = None;
+        // `buffered` answers in chunk order. Any other error ends the extraction (dropping the
+        // stream cancels the chunks still running), as before.
+        for piece in &chunks {
+            let result = results.next().await.expect("one result per chunk");
+            match result {
+                Ok(run) => runs.push(run),
+                // This chunk's first call did not fit: keep the others' results, and leave its
+                // fields to be found elsewhere or escalated.
+                Err(EngineError::ContextOverflow { error, .. }) => {
+                    let span = Span {
+                        end: piece.offset.start + piece.text.chars().count(),
+                        byte_end: piece.offset.byte_start + piece.text.len(),
+                        ..piece.offset
+                    };
+                    unread.push(UnreadChunk {
+                        span,
+                        error: error.to_string(),
+                    });
+                    runs.push((RunOutcome::unread(schema, span), piece.offset));
+                    first_overflow.get_or_insert(error);
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        if unread.len() == chunk_count
+            && let Some(error) = first_overflow
+        {
+            return Err(EngineError::ContextOverflow {
+                error,
+                usage: budget.usage(),
+            });
+        }
         let (states, usage, calls) = merge(schema, runs);
-        Ok(assemble(schema, states, usage, calls, chunk_count))
+        Ok(assemble(schema, states, usage, calls, chunk_count, unread))
     }
 }
 

@@ -23,8 +23,7 @@ use crate::span::Span;
 use crate::validate::is_iso_date;
 
 /// One text values may be grounded in, with its quantities scanned once, when a number or a
-/// date is first looked up: a schema of text fields never compiles the quantity patterns (a
-/// few milliseconds of a CLI call's start-up).
+/// date is first looked up: a schema of text fields never scans for them.
 #[derive(Debug, Clone)]
 pub struct Evidence<'t> {
     text: &'t str,

@@ -37,6 +37,6 @@ pub use config::ExtractorConfig;
 pub use error::EngineError;
 pub use extractor::Extractor;
 pub use ground::GroundingStatus;
-pub use report::{Confidence, Extraction, FieldIssue, FieldReport, Outcome};
+pub use report::{Confidence, Extraction, FieldIssue, FieldReport, Outcome, UnreadChunk};
 pub use schema::{Schema, SchemaError};
 pub use span::Span;

@@ -73,6 +73,17 @@ pub enum Outcome {
     },
 }
 
+/// A stretch of a long document the model never read: the first call for its chunk did not fit
+/// the model's context window. The other chunks' results are kept; a field they leave without a
+/// value is unresolved ([`ProblemKind::Unread`]) rather than `null`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnreadChunk {
+    /// Where the chunk is in the document.
+    pub span: Span,
+    /// The provider's refusal.
+    pub error: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Extraction {
     pub outcome: Outcome,
@@ -86,6 +97,12 @@ pub struct Extraction {
     pub model_calls: u32,
     /// 1 unless the document was chunked.
     pub chunks: usize,
+    /// Chunks that did not fit the model's context window, in document order (when every chunk
+    /// overflows, the extraction fails with [`EngineError::ContextOverflow`] instead).
+    ///
+    /// [`EngineError::ContextOverflow`]: crate::EngineError::ContextOverflow
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread_chunks: Vec<UnreadChunk>,
 }
 
 impl Extraction {
@@ -109,6 +126,7 @@ pub(crate) fn assemble(
     usage: Usage,
     model_calls: u32,
     chunks: usize,
+    unread_chunks: Vec<UnreadChunk>,
 ) -> Extraction {
     let mut value = Map::new();
     let mut reports = Vec::with_capacity(states.len());
@@ -185,6 +203,7 @@ pub(crate) fn assemble(
         usage,
         model_calls,
         chunks,
+        unread_chunks,
     }
 }
 
@@ -256,7 +275,7 @@ fn reason(problem: &Problem, field: &str, rejected: &Value) -> String {
             "part of it ({}) does not appear in the document",
             problem.path
         ),
-        ProblemKind::Invalid => {
+        ProblemKind::Invalid | ProblemKind::Unread => {
             let prefix = format!("field '{}': ", problem.path);
             problem
                 .message

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use quarry_agent::{EngineError, Extractor, ExtractorConfig, Outcome, Schema};
+use quarry_agent::chunk::chunk;
+use quarry_agent::{EngineError, Extractor, ExtractorConfig, Outcome, ProblemKind, Schema};
 use quarry_llm::{ModelSpec, ProviderSettings, TransportConfig, build_client};
 use quarry_testkit::{Reply, ScriptedServer};
 use serde_json::{Value, json};
@@ -145,26 +146,87 @@ async fn a_context_overflow_on_a_retry_keeps_what_earlier_turns_found() {
     assert_eq!(server.request_count(), 2);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_first_turn_overflow_is_an_error_reporting_the_tokens_spent() {
-    // Two chunks, one after the other: the first is extracted, the second does not fit.
-    let document = format!("{DOCUMENT}\n\n{}", "Terms and conditions apply. ".repeat(4));
-    let config = ExtractorConfig {
+/// One after the other (the script answers in order), chunks of at most 80 bytes.
+fn sequential_chunks() -> ExtractorConfig {
+    ExtractorConfig {
         chunk_bytes: 80,
         chunk_overlap: 0,
         chunk_concurrency: 1,
         ..ExtractorConfig::default()
-    };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chunk_that_does_not_fit_keeps_the_other_chunks_results() {
+    // Three chunks: the first names the vendor, the second does not fit, the third has the total.
+    let document = format!(
+        "Invoice from Acme Supplies Ltd, 15 January 2024.\n\n{}\n\nTotal due: $1,200.",
+        "Terms and conditions apply. ".repeat(3)
+    );
+    let chunks = chunk(&document, 80, 0);
+    assert_eq!(chunks.len(), 3, "{chunks:?}");
+    assert!(chunks[2].text.contains("$1,200"), "{chunks:?}");
     let server = ScriptedServer::with_script([
         Reply::tool_call(
             "submit",
-            r#"{"vendor": "Acme Supplies Ltd", "total": 1200}"#,
+            r#"{"vendor": "Acme Supplies Ltd", "total": null, "po_number": null}"#,
         )
         .with_usage(300, 40),
         Reply::status(400, OVERFLOW).into(),
+        Reply::tool_call(
+            "submit",
+            r#"{"vendor": null, "total": 1200, "po_number": null}"#,
+        )
+        .with_usage(200, 20),
     ]);
     let schema = Schema::parse(SCHEMA).unwrap();
-    let error = extractor(&server, "openai-compatible:m", config)
+    let extraction = extractor(&server, "openai-compatible:m", sequential_chunks())
+        .extract(&schema, &document, &[])
+        .await
+        .unwrap();
+
+    assert_eq!(extraction.value["vendor"], "Acme Supplies Ltd");
+    assert_eq!(extraction.value["total"], 1200);
+    // The other chunks say nothing of a PO number, but the unread one might: unresolved, not null.
+    let Outcome::NeedsClarification {
+        unresolved,
+        question,
+    } = &extraction.outcome
+    else {
+        panic!("expected a question, got {:?}", extraction.outcome);
+    };
+    assert_eq!(unresolved.len(), 1, "{unresolved:?}");
+    assert_eq!(unresolved[0].field, "po_number");
+    assert_eq!(unresolved[0].problems[0].kind, ProblemKind::Unread);
+    assert!(question.contains("were not read"), "{question}");
+    // The report names the stretch that was not read and what the provider said.
+    assert_eq!(extraction.unread_chunks.len(), 1);
+    let unread = &extraction.unread_chunks[0];
+    assert_eq!(
+        &document[unread.span.byte_start..unread.span.byte_end],
+        chunks[1].text
+    );
+    assert_eq!(unread.span.start, chunks[1].offset.start);
+    assert_eq!(
+        unread.span.end - unread.span.start,
+        chunks[1].text.chars().count()
+    );
+    assert!(unread.error.contains("context"), "{}", unread.error);
+    // Tokens spent by the chunks that ran.
+    assert_eq!(extraction.usage.total(), 560);
+    assert_eq!(extraction.model_calls, 2);
+    assert_eq!(extraction.chunks, 3);
+    assert_eq!(server.request_count(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn when_no_chunk_fits_the_overflow_is_an_error_reporting_the_tokens_spent() {
+    let document = format!("{DOCUMENT}\n\n{}", "Terms and conditions apply. ".repeat(4));
+    let chunks = chunk(&document, 80, 0).len();
+    assert!(chunks > 1);
+    let server = ScriptedServer::with_script((0..chunks).map(|_| Reply::status(400, OVERFLOW)));
+    let schema = Schema::parse(SCHEMA).unwrap();
+    let error = extractor(&server, "openai-compatible:m", sequential_chunks())
         .extract(&schema, &document, &[])
         .await
         .unwrap_err();
@@ -172,13 +234,13 @@ async fn a_first_turn_overflow_is_an_error_reporting_the_tokens_spent() {
     let EngineError::ContextOverflow { usage, .. } = &error else {
         panic!("expected a context overflow, got {error:?}");
     };
-    assert_eq!(usage.total(), 340);
+    assert_eq!(usage.total(), 0);
     let message = error.to_string();
     assert!(
-        message.contains("context window") && message.contains("340 tokens"),
+        message.contains("context window") && message.contains("0 tokens"),
         "{message}"
     );
-    assert_eq!(server.request_count(), 2);
+    assert_eq!(server.request_count(), chunks);
 }
 
 #[tokio::test(flavor = "multi_thread")]

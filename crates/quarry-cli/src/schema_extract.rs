@@ -67,6 +67,13 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     if args.model.explain {
         eprint!("{}", explain(&extraction));
     }
+    for unread in &extraction.unread_chunks {
+        eprintln!(
+            "warning: characters {}..{} of the document were not read, as they did not fit the \
+             model's context window ({}); fields found elsewhere are kept",
+            unread.span.start, unread.span.end, unread.error
+        );
+    }
     match extraction.question() {
         None => Ok(ExitCode::SUCCESS),
         Some(question) => {
@@ -151,12 +158,19 @@ fn explain(extraction: &Extraction) -> String {
         ));
     }
     out.push_str(&format!(
-        "tokens: {} prompt + {} completion = {} over {} model call(s), {} chunk(s)\n",
+        "tokens: {} prompt + {} completion = {} over {} model call(s), {} chunk(s)",
         extraction.usage.prompt_tokens,
         extraction.usage.completion_tokens,
         extraction.usage.total(),
         extraction.model_calls,
         extraction.chunks
     ));
+    if !extraction.unread_chunks.is_empty() {
+        out.push_str(&format!(
+            ", {} not read (too long for the context window)",
+            extraction.unread_chunks.len()
+        ));
+    }
+    out.push('\n');
     out
 }
