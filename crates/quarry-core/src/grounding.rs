@@ -38,6 +38,7 @@ use text::{SourceIndex, is_boundary, normalized_tokens};
 
 /// How an extraction was found in the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub enum AlignmentStatus {
     /// Verbatim.
     #[serde(rename = "match_exact")]
@@ -67,6 +68,7 @@ impl AlignmentStatus {
 /// Where an extraction was found. `start`/`end` are code-point offsets (end exclusive) into the
 /// source, `byte_start`/`byte_end` the same span in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Alignment {
     pub start: usize,
     pub end: usize,

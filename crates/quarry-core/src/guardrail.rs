@@ -33,6 +33,7 @@ use crate::target::Target;
 
 /// The guardrail's decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Verdict {
     /// Every value is well-formed and grounded; an empty list is accepted (no match is not a
@@ -61,6 +62,7 @@ impl Verdict {
 
 /// One accepted value and its evidence in the source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct GroundedValue {
     /// `email`, or for entities `entity.people` / `entity.organizations` / `entity.locations`.
     pub field: String,
@@ -69,6 +71,7 @@ pub struct GroundedValue {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Evidence {
     /// The value itself was aligned to this span.
@@ -82,6 +85,7 @@ pub enum Evidence {
 
 /// Which guardrail a value or output failed; `code()` is the contract's failure name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ViolationKind {
     MalformedOutput,
@@ -105,6 +109,7 @@ impl ViolationKind {
 
 /// One reason for rejecting the output, naming the value when there is one.
 #[derive(Debug, Clone, PartialEq, Error, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[error("{message}")]
 pub struct Violation {
     pub kind: ViolationKind,

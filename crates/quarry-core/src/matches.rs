@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// The kind of a found value; serialised as the `type` of a `--detail` match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum MatchKind {
     Email,
@@ -44,6 +45,7 @@ impl MatchKind {
 /// One value found in a text. `start`/`end` are Unicode code-point offsets (end exclusive), so
 /// `text.chars().skip(start).take(end - start)` is `self.text`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Match {
     pub text: String,
     pub start: usize,

@@ -13,8 +13,8 @@
 use chrono::{DateTime, FixedOffset};
 use quarry_core::guardrail::{Verdict, check_output};
 use quarry_core::{Match, MatchKind, SkillError, Target};
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::{DetectOptions, detect};
 
@@ -57,12 +57,21 @@ impl SkillInput {
     }
 }
 
-/// One guardrail request (`POST /skill/check`, the browser host's `check`): the source text, the
-/// target, and the output to check, as the raw text a model answered.
+/// One guardrail request (`POST /skill/check`, the MCP and browser hosts' `check`): the source
+/// text, the target, and the output to check, as the raw text a model answered.
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct CheckInput {
+    /// The source text the output was extracted from.
+    #[cfg_attr(feature = "json-schema", schemars(length(min = 1)))]
     pub text: String,
+    /// The skill target the output is for: email, url, date, phone, ip, name or entity.
+    #[cfg_attr(
+        feature = "json-schema",
+        schemars(extend("enum" = Target::ALL.map(Target::as_str)))
+    )]
     pub target: String,
+    /// The extractor's raw output (JSON text) to check.
     pub output: String,
 }
 
@@ -98,6 +107,56 @@ impl SkillDefaults {
     }
 }
 
+/// What the skill answers: `{"<target>": value}`, and with `detail` every match as `matches`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct SkillOutput {
+    #[serde(flatten)]
+    pub found: Found,
+    /// Every match with its code-point offsets and normalised value (with `detail` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<Match>>,
+}
+
+/// The values of the one target asked for, keyed by the target's name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Found {
+    /// Emails as written.
+    Email(OneOrMany),
+    /// URLs as written.
+    Url(OneOrMany),
+    /// ISO calendar dates, ranges as an ISO interval `start/end`.
+    Date(OneOrMany),
+    /// People, organizations and locations, always three lists.
+    Entity(EntityGroups),
+    /// Person names as written.
+    Name(OneOrMany),
+    /// Phone numbers in E.164.
+    Phone(OneOrMany),
+    /// IP addresses as written.
+    Ip(OneOrMany),
+}
+
+/// One distinct value as a string; several, or none, as a list (never null).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// The `entity` target's names by kind, each in order of first appearance.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct EntityGroups {
+    pub people: Vec<String>,
+    pub organizations: Vec<String>,
+    pub locations: Vec<String>,
+}
+
 /// The matches of one target in one text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Extraction {
@@ -107,7 +166,7 @@ pub struct Extraction {
 
 /// Validates `input` against `defaults` and runs the skill. Checks come in the contract's order:
 /// the target first (an unknown target fails at once), then the settings, then the text.
-pub fn run(input: &SkillInput, defaults: &SkillDefaults) -> Result<Value, SkillError> {
+pub fn run(input: &SkillInput, defaults: &SkillDefaults) -> Result<SkillOutput, SkillError> {
     let target = match &input.target {
         Some(raw) => raw.parse::<Target>()?,
         None => defaults.target.ok_or(SkillError::MissingTarget)?,
@@ -120,7 +179,7 @@ pub fn run(input: &SkillInput, defaults: &SkillDefaults) -> Result<Value, SkillE
         options.region = parse_region(region)?;
     }
     let extraction = extract(&input.text, target, &options, defaults.max_input_bytes)?;
-    Ok(extraction.to_json(input.detail.unwrap_or(defaults.detail)))
+    Ok(extraction.output(input.detail.unwrap_or(defaults.detail)))
 }
 
 /// Runs the output guardrail on `output` (what a model, or any extractor, answered for `target`
@@ -183,41 +242,47 @@ pub fn parse_region(raw: &str) -> Result<phonenumber::country::Id, SkillError> {
 }
 
 impl Extraction {
-    /// The contract's JSON object, with `matches` added when `detail` is set.
-    pub fn to_json(&self, detail: bool) -> Value {
-        let mut object = Map::new();
-        object.insert(self.target.as_str().to_owned(), self.contract_value());
-        if detail {
-            let matches =
-                serde_json::to_value(&self.matches).expect("matches are plain strings and numbers");
-            object.insert("matches".to_owned(), matches);
+    /// The contract's answer, with `matches` when `detail` is set.
+    pub fn output(&self, detail: bool) -> SkillOutput {
+        SkillOutput {
+            found: self.found(),
+            matches: detail.then(|| self.matches.clone()),
         }
-        Value::Object(object)
     }
 
-    fn contract_value(&self) -> Value {
+    /// [`Extraction::output`] as a JSON value.
+    pub fn to_json(&self, detail: bool) -> Value {
+        serde_json::to_value(self.output(detail)).expect("the output is strings and numbers")
+    }
+
+    fn found(&self) -> Found {
+        let texts = || one_or_many(distinct(self.matches.iter().map(|m| m.text.as_str())));
         match self.target {
             Target::Entity => {
-                let mut groups = Map::new();
-                for (key, kind) in [
-                    ("people", MatchKind::Person),
-                    ("organizations", MatchKind::Organization),
-                    ("locations", MatchKind::Location),
-                ] {
-                    let names = self
-                        .matches
-                        .iter()
-                        .filter(|m| m.kind == kind)
-                        .map(|m| m.text.as_str());
-                    groups.insert(key.to_owned(), Value::from(distinct(names)));
-                }
-                Value::Object(groups)
+                let names = |kind: MatchKind| {
+                    distinct(
+                        self.matches
+                            .iter()
+                            .filter(|m| m.kind == kind)
+                            .map(|m| m.text.as_str()),
+                    )
+                };
+                Found::Entity(EntityGroups {
+                    people: names(MatchKind::Person),
+                    organizations: names(MatchKind::Organization),
+                    locations: names(MatchKind::Location),
+                })
             }
-            Target::Date => one_or_many(distinct(self.matches.iter().filter_map(calendar_date))),
-            Target::Phone => one_or_many(distinct(self.matches.iter().map(|m| m.value.as_str()))),
-            Target::Email | Target::Url | Target::Name | Target::Ip => {
-                one_or_many(distinct(self.matches.iter().map(|m| m.text.as_str())))
-            }
+            Target::Date => Found::Date(one_or_many(distinct(
+                self.matches.iter().filter_map(calendar_date),
+            ))),
+            Target::Phone => Found::Phone(one_or_many(distinct(
+                self.matches.iter().map(|m| m.value.as_str()),
+            ))),
+            Target::Email => Found::Email(texts()),
+            Target::Url => Found::Url(texts()),
+            Target::Name => Found::Name(texts()),
+            Target::Ip => Found::Ip(texts()),
         }
     }
 }
@@ -242,11 +307,11 @@ fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<String> {
 }
 
 /// One value as a string, several as a list, none as `[]` (never null).
-fn one_or_many(mut values: Vec<String>) -> Value {
+fn one_or_many(mut values: Vec<String>) -> OneOrMany {
     if values.len() == 1 {
-        Value::String(values.remove(0))
+        OneOrMany::One(values.remove(0))
     } else {
-        Value::from(values)
+        OneOrMany::Many(values)
     }
 }
 

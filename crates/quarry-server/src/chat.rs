@@ -26,10 +26,11 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use quarry_agent::{Extraction, Schema};
+use quarry_agent::{Extraction, FieldReport, Schema};
 use quarry_core::ErrorCode;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use quarry_llm::Usage;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use quarry_core::store::{ChatConversation, ChatMessage, NewConversation};
@@ -246,21 +247,61 @@ pub(crate) async fn finish_turn(
     }
 }
 
+/// A conversation as `GET /v1/chat/conversations` lists it.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    /// `running`, `needs_clarification`, `complete` or `failed`.
+    #[schemars(extend("enum" = STATUSES))]
+    pub status: String,
+    pub updated_at: String,
+}
+
+/// A conversation as `GET /v1/chat/conversations/{id}` answers it, to reopen it.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct ConversationView<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    /// `running`, `needs_clarification`, `complete` or `failed`.
+    #[schemars(extend("enum" = STATUSES))]
+    pub status: &'a str,
+    /// The schema as the client sent it: a JSON Schema object, or YAML/JSON text.
+    pub schema: &'a Value,
+    /// The document the conversation extracts from.
+    pub document: &'a str,
+    pub messages: &'a [ChatMessage],
+    /// The last turn's result, `null` before the first turn ends (it is what the turn's
+    /// `result` event streamed).
+    #[schemars(with = "Option<TurnResult<'static>>")]
+    pub result: Option<&'a Value>,
+    pub created_at: &'a str,
+    pub updated_at: &'a str,
+}
+
+/// Every state a conversation can be in.
+const STATUSES: [&str; 4] = [RUNNING, NEEDS_CLARIFICATION, COMPLETE, FAILED];
+
 /// `GET /v1/chat/conversations`: the caller's project's conversations, most recent first.
-pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Json<Value>, ApiError> {
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Vec<ConversationSummary>>, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
     let listed = store(&state)?
         .list_conversations(&caller.project_id, 200)
         .await?;
-    Ok(Json(Value::Array(
+    Ok(Json(
         listed
             .into_iter()
-            .map(|summary| {
-                json!({"id": summary.id, "title": summary.title, "status": summary.status,
-                       "updated_at": summary.updated_at})
+            .map(|summary| ConversationSummary {
+                id: summary.id,
+                title: summary.title,
+                status: summary.status,
+                updated_at: summary.updated_at,
             })
             .collect(),
-    )))
+    ))
 }
 
 /// `GET /v1/chat/conversations/{id}`: one conversation, to reopen it.
@@ -268,7 +309,7 @@ pub async fn get(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
     let conversation = state
         .conversations
@@ -280,21 +321,21 @@ pub async fn get(
                 format!("no conversation '{id}' in this project"),
             )
         })?;
-    Ok(Json(conversation_body(&conversation)))
+    Ok(Json(conversation_view(&conversation)).into_response())
 }
 
-fn conversation_body(conversation: &ChatConversation) -> Value {
-    json!({
-        "id": conversation.id,
-        "title": conversation.title,
-        "status": conversation.status,
-        "schema": conversation.schema,
-        "document": conversation.document,
-        "messages": conversation.messages,
-        "result": conversation.result,
-        "created_at": conversation.created_at,
-        "updated_at": conversation.updated_at,
-    })
+fn conversation_view(conversation: &ChatConversation) -> ConversationView<'_> {
+    ConversationView {
+        id: &conversation.id,
+        title: &conversation.title,
+        status: &conversation.status,
+        schema: &conversation.schema,
+        document: &conversation.document,
+        messages: &conversation.messages,
+        result: conversation.result.as_ref(),
+        created_at: &conversation.created_at,
+        updated_at: &conversation.updated_at,
+    }
 }
 
 /// The schema's own title, else the document's first 60 characters (runs of whitespace as one
@@ -337,13 +378,37 @@ fn parse_schema(schema: Option<&Value>) -> Result<Arc<Schema>, ApiError> {
         .map_err(|error| invalid(error.to_string()))
 }
 
+/// What a turn extracted: the `result` event, and the conversation's `result` until the next
+/// turn ends.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct TurnResult<'a> {
+    /// `complete`, or `needs_clarification` when fields stay unresolved.
+    #[schemars(extend("enum" = [COMPLETE, NEEDS_CLARIFICATION]))]
+    pub status: &'static str,
+    /// The extracted object, shaped by the conversation's schema (`null` where a field has no
+    /// value).
+    pub value: &'a Value,
+    /// Per top-level field: its value, spans, grounding, confidence, attempts, repairs and
+    /// problems (quarry-agent's `FieldReport`).
+    #[schemars(with = "Vec<Map<String, Value>>")]
+    pub fields: &'a [FieldReport],
+    /// Tokens spent on the turn's model calls (quarry-llm's `Usage`).
+    #[schemars(with = "Map<String, Value>")]
+    pub usage: &'a Usage,
+}
+
 fn result_payload(extraction: &Extraction) -> Value {
-    json!({
-        "status": if extraction.is_complete() { "complete" } else { "needs_clarification" },
-        "value": extraction.value,
-        "fields": extraction.fields,
-        "usage": extraction.usage,
-    })
+    let result = TurnResult {
+        status: if extraction.is_complete() {
+            COMPLETE
+        } else {
+            NEEDS_CLARIFICATION
+        },
+        value: &extraction.value,
+        fields: &extraction.fields,
+        usage: &extraction.usage,
+    };
+    serde_json::to_value(result).expect("a turn's result is plain JSON")
 }
 
 fn event(name: &str, data: &Value) -> Event {

@@ -8,22 +8,31 @@ use axum::Json;
 use axum::extract::State;
 use quarry_core::ErrorCode;
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::error::ApiError;
 
-pub async fn healthz() -> Json<Value> {
-    Json(json!({"status": "ok"}))
+/// What `GET /healthz` answers.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Health {
+    /// Always `ok`.
+    #[schemars(extend("const" = "ok"))]
+    status: &'static str,
+}
+
+pub async fn healthz() -> Json<Health> {
+    Json(Health { status: "ok" })
 }
 
 /// What `GET /readyz` answers when ready.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Readiness {
     /// Always `ready`.
+    #[schemars(extend("const" = "ready"))]
     status: &'static str,
     /// `reachable` (a query answered, migrations applied) or `none` (a server without a
     /// database serves the skill endpoints only).
+    #[schemars(extend("enum" = ["reachable", "none"]))]
     database: &'static str,
     /// The newest migration applied to the database (absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]

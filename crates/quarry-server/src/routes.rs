@@ -6,14 +6,11 @@
 use quarry_core::model::{
     Entity, EntityType, Episode, ExtractionResult, ExtractionRun, FeedbackSummary, NewEntity,
 };
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use crate::api::{documents, entities, episodes, extraction, graph, review, workflows};
 use crate::openapi::operation::{Operation, Verb};
 use crate::{chat, health, metrics, openapi, session, skill, web};
-
-/// A JSON object of any shape.
-type Object = Map<String, Value>;
 
 /// Every operation, in the document's order.
 pub(crate) fn operations() -> Vec<Operation> {
@@ -32,7 +29,7 @@ fn service_operations() -> Vec<Operation> {
     vec![
         Operation::new(Get, "/healthz", health::healthz)
             .named("healthz", "service", "Health check")
-            .answers::<Object>(200, "The server is serving: {\"status\": \"ok\"}"),
+            .answers::<health::Health>(200, "The server is serving"),
         Operation::new(Get, "/readyz", health::readyz)
             .named("readyz", "service", "Readiness: the database answers and has every migration")
             .describe("200 once the database answers and holds every migration this server carries (one migrated further by a newer server counts), or when the server has none; 500 StorageError while it does not.")
@@ -43,18 +40,18 @@ fn service_operations() -> Vec<Operation> {
             .answers_raw(200, "text/plain", "The metrics, in text format version 0.0.4"),
         Operation::new(Get, "/openapi.json", openapi::serve)
             .named("openapi", "service", "This document (OpenAPI 3.1)")
-            .answers::<Object>(200, "The OpenAPI document"),
+            .answers::<openapi::document::OpenApiDocument>(200, "The OpenAPI document"),
         Operation::new(Post, "/skill/extract", skill::extract)
             .named("skillExtract", "skill", "Extract emails, URLs, dates, phones, IPs, names or entities without a model")
             .describe("Deterministic, no model: answers `{\"<target>\": value}` (one string, a list for several values, [] for none); with `detail`, also every match with its code-point offsets. The CLI prints the same bytes.")
             .json_body::<skill::ExtractArguments>(json!({"text": "Write to ana@example.com", "target": "email"}))
-            .answers::<Object>(200, "The extracted values")
+            .answers::<quarry_detect::skill::SkillOutput>(200, "The extracted values")
             .errors(&[]),
         Operation::new(Post, "/skill/check", skill::check)
             .named("skillCheck", "skill", "Check an extraction output against the guardrails")
             .describe("200 whether the output is accepted or rejected: the verdict is the answer.")
-            .json_body::<skill::CheckRequest>(json!({"text": "Mail ana@example.com", "target": "email", "output": "{\"email\": \"ana@example.com\"}"}))
-            .answers::<Object>(200, "The verdict, with each value's evidence or one reason per failure"),
+            .json_body::<quarry_detect::skill::CheckInput>(json!({"text": "Mail ana@example.com", "target": "email", "output": "{\"email\": \"ana@example.com\"}"}))
+            .answers::<quarry_core::guardrail::Verdict>(200, "The verdict, with each value's evidence or one reason per failure"),
         Operation::new(Get, "/", web::index)
             .named("webApp", "web", "The web app's page")
             .answers_raw(200, "text/html", "The app's shell")
@@ -68,12 +65,12 @@ fn service_operations() -> Vec<Operation> {
             .named("signIn", "session", "Sign in with an API key")
             .describe("Trades a key for the web app's session: the session and its HttpOnly cookie `quarry_session`.")
             .json_body::<session::SignIn>(json!({"key": "qk_…"}))
-            .answers::<Object>(200, "The session, with its CSRF token")
+            .answers::<session::SessionView>(200, "The session, with its CSRF token")
             .errors(&[401, 403]),
         Operation::new(Get, "/v1/session", session::current)
             .named("currentSession", "session", "The session of the request's cookie")
             .session()
-            .answers::<Object>(200, "The session, with its CSRF token"),
+            .answers::<session::SessionView>(200, "The session, with its CSRF token"),
         Operation::new(Delete, "/v1/session", session::sign_out)
             .named("signOut", "session", "Sign out")
             .describe("Ends the session of the request's cookie, if any (its X-CSRF-Token header needed then), and clears the cookie: 204 either way.")
@@ -88,11 +85,11 @@ fn service_operations() -> Vec<Operation> {
         Operation::new(Get, "/v1/chat/conversations", chat::list)
             .named("listConversations", "chat", "The project's chat conversations, most recently updated first")
             .scopes(chat::READ_SCOPES)
-            .answers::<Vec<Object>>(200, "Each conversation's id, title, status and updated_at"),
+            .answers::<Vec<chat::ConversationSummary>>(200, "Each conversation's id, title, status and updated_at"),
         Operation::new(Get, "/v1/chat/conversations/{id}", chat::get)
             .named("getConversation", "chat", "One chat conversation: schema, document, messages and last result")
             .scopes(chat::READ_SCOPES)
-            .answers::<Object>(200, "The conversation")
+            .answers::<chat::ConversationView>(200, "The conversation")
             .errors(&[404]),
     ]
 }
@@ -386,6 +383,6 @@ pub(crate) fn mcp_operation() -> Operation {
         .named("mcp", "mcp", "The MCP server (JSON-RPC 2.0 over streamable HTTP)")
         .describe("Model Context Protocol: `initialize`, `tools/list` (filtered by the key's scopes), `tools/call`; see docs/mcp.md. Loopback `Host` only unless configured. Not a REST operation: its tools' schemas are in `tools/list`.")
         .bearer()
-        .json_body::<Object>(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
-        .answers::<Object>(200, "The JSON-RPC response")
+        .json_body::<rmcp::model::JsonRpcMessage>(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .answers::<rmcp::model::JsonRpcMessage>(200, "The JSON-RPC response (or error)")
 }

@@ -12,8 +12,7 @@ use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use quarry_core::ErrorCode;
 use quarry_core::store::{Store, WebSession};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use crate::AppState;
 use crate::auth::{
@@ -129,19 +128,35 @@ fn secure(state: &AppState, headers: &HeaderMap) -> bool {
             .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"))
 }
 
-/// What the page shows and needs: who is signed in, into which project, and the CSRF token.
+/// What `POST` and `GET /v1/session` answer: who is signed in, into which project, and the
+/// CSRF token the page sends back on mutations.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub(crate) struct SessionView {
+    pub project_id: String,
+    /// The project's name, `null` if it has none.
+    pub project_name: Option<String>,
+    /// The name of the key signed in with.
+    pub key_name: String,
+    /// The key's scopes: what the session may do.
+    pub scopes: Vec<String>,
+    /// What the page sends as `X-CSRF-Token` on every mutation.
+    pub csrf_token: String,
+    /// When the session ends (RFC 3339).
+    pub expires_at: String,
+}
+
+/// The session of `caller` as the page sees it.
 async fn session_body(
     store: &dyn Store,
     caller: &Caller,
     session: &WebSession,
-) -> Result<Value, ApiError> {
-    let project_name = store.project_name(&caller.project_id).await?;
-    Ok(json!({
-        "project_id": caller.project_id,
-        "project_name": project_name,
-        "key_name": caller.key_name,
-        "scopes": caller.scopes(),
-        "csrf_token": session.csrf_token,
-        "expires_at": session.expires_at,
-    }))
+) -> Result<SessionView, ApiError> {
+    Ok(SessionView {
+        project_id: caller.project_id.clone(),
+        project_name: store.project_name(&caller.project_id).await?,
+        key_name: caller.key_name.clone(),
+        scopes: caller.scopes().to_vec(),
+        csrf_token: session.csrf_token.clone(),
+        expires_at: session.expires_at.clone(),
+    })
 }

@@ -7,13 +7,12 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use chrono::Local;
-use quarry_core::ErrorCode;
 use quarry_core::guardrail::Verdict;
 use quarry_core::json::to_spaced_string;
-use quarry_detect::skill::{self, SkillDefaults, SkillInput};
+use quarry_core::{ErrorCode, Target};
+use quarry_detect::skill::{self, CheckInput, SkillDefaults, SkillInput, SkillOutput};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::AppState;
 use crate::error::{ApiError, body_rejected};
@@ -29,7 +28,7 @@ pub async fn extract(
 
 /// The skill on one request body (`{"text", "target", "now"?, "region"?, "detail"?}`): what
 /// `POST /skill/extract` and the MCP `extract` tool both answer.
-pub(crate) async fn run_extract(state: &AppState, body: &[u8]) -> Result<Value, ApiError> {
+pub(crate) async fn run_extract(state: &AppState, body: &[u8]) -> Result<SkillOutput, ApiError> {
     let admission = state.work.admit(body.len()).await?;
     let input = SkillInput::from_json(body)?;
     let mut defaults = SkillDefaults::new(Local::now().fixed_offset());
@@ -82,9 +81,6 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-/// The skill's targets, as requests name them.
-const TARGETS: [&str; 7] = ["email", "url", "date", "phone", "ip", "name", "entity"];
-
 /// `POST /skill/extract` body (and the MCP `extract` tool's arguments) as documented: the
 /// request itself is read by the skill's own parser (`SkillInput::from_json`).
 #[derive(JsonSchema)]
@@ -94,7 +90,7 @@ pub(crate) struct ExtractArguments {
     #[schemars(length(min = 1))]
     text: String,
     /// What to extract: email, url, date, phone, ip, name or entity.
-    #[schemars(extend("enum" = TARGETS))]
+    #[schemars(extend("enum" = Target::ALL.map(Target::as_str)))]
     target: String,
     /// Reference time for relative dates ("next Friday"), RFC 3339 (default: now).
     #[schemars(extend("format" = "date-time"))]
@@ -106,20 +102,6 @@ pub(crate) struct ExtractArguments {
     detail: Option<bool>,
 }
 
-/// `POST /skill/check` body (and the MCP `check` tool's arguments): the source text, the target,
-/// and the output to check.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct CheckRequest {
-    /// The source text the output was extracted from.
-    #[schemars(length(min = 1))]
-    text: String,
-    /// The skill target the output is for: email, url, date, phone, ip, name or entity.
-    #[schemars(extend("enum" = TARGETS))]
-    target: String,
-    /// The extractor's raw output (JSON text) to check.
-    output: String,
-}
-
 /// `POST /skill/check`: the guardrail's verdict on an output, 200 whether accepted or rejected
 /// (the request was fine; the verdict is the answer). Bad requests get the error shape.
 pub async fn check(
@@ -128,21 +110,13 @@ pub async fn check(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = json_body(&headers, body)?;
-    let request: CheckRequest = serde_json::from_slice(&body).map_err(|error| {
-        ApiError::new(ErrorCode::MalformedRequest, format!(
-                "expected {{\"text\": \"...\", \"target\": \"email\", \"output\": \"{{...}}\"}}: {error}"
-            ),
-        )
-    })?;
+    let request = CheckInput::from_json(&body)?;
     Ok(spaced_json(&run_check(&config, request).await?))
 }
 
 /// The guardrail's verdict on one request: what `POST /skill/check` and the MCP `check` tool
 /// both answer.
-pub(crate) async fn run_check(
-    state: &AppState,
-    request: CheckRequest,
-) -> Result<Verdict, ApiError> {
+pub(crate) async fn run_check(state: &AppState, request: CheckInput) -> Result<Verdict, ApiError> {
     let admission = state
         .work
         .admit(request.text.len() + request.output.len())

@@ -284,7 +284,11 @@ pub struct FeedbackSummary {
     pub approval_rate: Option<f64>,
     /// Most frequent rejection reasons, most common first, with counts.
     pub common_rejection_reasons: Vec<(String, i64)>,
-    /// Approval rate per confidence level (`high`, `medium`, `low`).
+    /// Approval rate per confidence level (`high`, `medium`, `low`), for the levels reviewed.
+    #[cfg_attr(
+        feature = "json-schema",
+        schemars(with = "std::collections::BTreeMap<String, f64>")
+    )]
     pub approval_rate_by_confidence: Map<String, Value>,
 }
 

@@ -93,6 +93,8 @@ pub struct EntityRow {
     id: String,
     title: String,
     updated_at: String,
+    /// Each field of the entity's type at a glance, in the type's order.
+    #[schemars(with = "std::collections::BTreeMap<String, FieldGlance>")]
     fields: Map<String, Value>,
 }
 

@@ -9,7 +9,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::registry::{Access, Effect, ToolDef, tool};
-use crate::skill::{CheckRequest, ExtractArguments, run_check, run_extract};
+use quarry_detect::skill::CheckInput;
+
+use crate::skill::{ExtractArguments, run_check, run_extract};
 
 /// The `extract` tool's arguments as they came: read by the skill's own request parser
 /// (`SkillInput::from_json`), so the tool and `POST /skill/extract` accept and refuse alike.
@@ -67,7 +69,7 @@ pub(super) fn tools() -> Vec<ToolDef> {
                 },
                 "required": ["verdict"]
             }),
-            |ctx, request: CheckRequest| async move { run_check(&ctx.state, request).await },
+            |ctx, request: CheckInput| async move { run_check(&ctx.state, request).await },
         ),
     ]
 }

@@ -4,8 +4,9 @@
 //! may leave out is optional only in the second); where one type differs between the two, the
 //! request's is named `<Type>Input`.
 
-use schemars::SchemaGenerator;
 use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::operation::{Access, Content, Operation};
@@ -99,27 +100,65 @@ pub(crate) fn document(operations: &[Operation]) -> Value {
         paths[path][verb][key] = value;
     }
 
-    let mut document = json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "Quarry",
-            "version": env!("CARGO_PKG_VERSION"),
-            "description": "Quarry's HTTP API. Every 4xx and 5xx answer is `{\"error\": \"<Code>\", \"message\": \"...\"}`. The `/v1` routes act inside the project of the caller's API key; each operation names the scopes it accepts (any one of them suffices).",
+    let document = OpenApiDocument {
+        openapi: "3.1.0",
+        info: Info {
+            title: "Quarry",
+            version: env!("CARGO_PKG_VERSION"),
+            description: "Quarry's HTTP API. Every 4xx and 5xx answer is `{\"error\": \"<Code>\", \"message\": \"...\"}`. The `/v1` routes act inside the project of the caller's API key; each operation names the scopes it accepts (any one of them suffices).",
         },
-        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
-        "tags": tags(operations),
-        "paths": paths,
-        "components": {
-            "securitySchemes": {
+        json_schema_dialect: "https://json-schema.org/draft/2020-12/schema",
+        tags: tags(operations),
+        paths,
+        components: Components {
+            security_schemes: json!({
                 "apiKey": {"type": "http", "scheme": "bearer", "description": "a qk_… key from `quarry key create --scopes …`"},
                 "session": {"type": "apiKey", "in": "cookie", "name": "quarry_session", "description": "the web app's session (POST /v1/session); unsafe methods also need the X-CSRF-Token header"},
-            },
-            "responses": error_answers,
-            "schemas": schemas,
+            }),
+            responses: error_answers,
+            schemas,
         },
-    });
+    };
+    let mut document = serde_json::to_value(document).expect("the document is plain JSON");
     tuples([&mut document]);
     document
+}
+
+/// What `GET /openapi.json` answers. Its paths, responses and schemas are described by the
+/// OpenAPI 3.1 specification's own schema, not restated here.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct OpenApiDocument {
+    #[schemars(extend("const" = "3.1.0"))]
+    openapi: &'static str,
+    info: Info,
+    #[serde(rename = "jsonSchemaDialect")]
+    json_schema_dialect: &'static str,
+    tags: Vec<Tag>,
+    /// Each path's operations by method.
+    paths: Map<String, Value>,
+    components: Components,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Info {
+    title: &'static str,
+    version: &'static str,
+    description: &'static str,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Tag {
+    name: &'static str,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Components {
+    #[serde(rename = "securitySchemes")]
+    security_schemes: Value,
+    /// The error answers operations refer to, by status.
+    responses: Map<String, Value>,
+    /// The JSON Schemas of every request and response body, by name.
+    schemas: Map<String, Value>,
 }
 
 /// The summary's longer form: the description given, then who may call.
@@ -364,15 +403,12 @@ fn rename_refs(value: &mut Value, renamed: &[(String, String)]) {
 }
 
 /// The tags in the order operations first name them.
-fn tags(operations: &[Operation]) -> Vec<Value> {
-    let mut names: Vec<&str> = Vec::new();
+fn tags(operations: &[Operation]) -> Vec<Tag> {
+    let mut names: Vec<&'static str> = Vec::new();
     for operation in operations {
         if !names.contains(&operation.tag) {
             names.push(operation.tag);
         }
     }
-    names
-        .into_iter()
-        .map(|name| json!({"name": name}))
-        .collect()
+    names.into_iter().map(|name| Tag { name }).collect()
 }
