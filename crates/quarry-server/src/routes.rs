@@ -111,7 +111,7 @@ fn entity_operations() -> Vec<Operation> {
             .named("putEntityType", "entities", "Create or replace an entity type")
             .describe("The path names the type (a slug in the body is overridden). An invalid type (unknown dependency, cycle, bad source) answers 400 naming the fields.")
             .scopes(entities::WRITE_SCOPES)
-            .json_body::<EntityType>(json!({"slug": "company", "name": "Company", "fields": [{"name": "ceo", "type": "string", "description": "The chief executive"}]}))
+            .json_body::<entities::EntityTypeBody>(json!({"slug": "company", "name": "Company", "fields": [{"name": "ceo", "type": "string", "description": "The chief executive"}]}))
             .answers::<EntityType>(200, "The stored type"),
         Operation::new(Post, "/v1/entities", entities::create)
             .named("createEntity", "entities", "Create an entity")

@@ -99,6 +99,12 @@ async fn store_document(
             "text is empty; send the document's text",
         ));
     }
+    if title.trim().is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidArguments,
+            "title is empty; name the document",
+        ));
+    }
     let store = store(state)?;
     for entity_id in entity_ids {
         if store
@@ -210,7 +216,7 @@ pub struct ListQuery {
     limit: Option<String>,
     /// Documents to skip.
     #[serde(default)]
-    #[schemars(with = "Option<u32>")]
+    #[schemars(with = "Option<u32>", range(max = u32::MAX))]
     offset: Option<String>,
 }
 

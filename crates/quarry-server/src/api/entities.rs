@@ -28,7 +28,12 @@ pub async fn put_type(
             "the body must be an entity type object like {\"fields\": [...]}".to_owned(),
         ));
     };
-    // The path names the type; a slug in the body, if any, is overridden.
+    // The path names the type; a slug in the body, if any, is overridden (but must be a string).
+    if object.get("slug").is_some_and(|given| !given.is_string()) {
+        return Err(invalid(
+            "slug must be a string (the path names the type)".to_owned(),
+        ));
+    }
     object.insert("slug".to_owned(), Value::String(slug));
     let entity_type = quarry_pipeline::entity_type_from_value(body)
         .map_err(|error| invalid(error.to_string()))?;
@@ -36,6 +41,28 @@ pub async fn put_type(
         .put_entity_type(&caller.project_id, &entity_type)
         .await?;
     Ok(Json(entity_type))
+}
+
+/// `PUT /v1/entity-types/{slug}` body as documented: an entity type whose `slug` may be left
+/// out (the path names the type; the handler reads the body as a JSON object and sets it).
+pub(crate) struct EntityTypeBody;
+
+impl schemars::JsonSchema for EntityTypeBody {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EntityTypeBody".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut schema = EntityType::json_schema(generator);
+        if let Some(required) = schema
+            .as_object_mut()
+            .and_then(|object| object.get_mut("required"))
+            .and_then(Value::as_array_mut)
+        {
+            required.retain(|name| name != "slug");
+        }
+        schema
+    }
 }
 
 /// Defining entity types and creating entities needs this scope.
@@ -118,13 +145,16 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
+/// The most entities one `GET /v1/entities` lists.
+const MAX_LIMIT: usize = 1000;
+
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
     /// Only entities of this type.
     #[serde(rename = "type")]
     entity_type: Option<String>,
-    /// How many at most (default 100; more than 1000 counts as 1000).
-    #[schemars(range(max = 1000))]
+    /// How many at most (0 to 1000, default 100).
+    #[schemars(range(max = MAX_LIMIT))]
     limit: Option<usize>,
 }
 
@@ -134,7 +164,13 @@ pub async fn list(
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<Entity>>, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
-    let limit = query.limit.unwrap_or(100).min(1000);
+    let limit = query.limit.unwrap_or(100);
+    if limit > MAX_LIMIT {
+        return Err(ApiError::new(
+            ErrorCode::InvalidLimit,
+            format!("limit must be at most {MAX_LIMIT}"),
+        ));
+    }
     Ok(Json(
         store(&state)?
             .list_entities(&caller.project_id, query.entity_type.as_deref(), limit)

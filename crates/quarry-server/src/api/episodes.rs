@@ -134,9 +134,9 @@ pub async fn retry(
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ListQuery {
-    /// Only episodes whose extraction is in this state.
+    /// Only episodes whose extraction is in this state (empty: every state).
     #[serde(default)]
-    #[schemars(extend("enum" = ["pending", "running", "done", "failed"]))]
+    #[schemars(extend("enum" = ["pending", "running", "done", "failed", ""]))]
     state: Option<String>,
     /// Episodes per page (1 to 200, default 50).
     #[serde(default)]
@@ -144,7 +144,7 @@ pub struct ListQuery {
     limit: Option<String>,
     /// Episodes to skip.
     #[serde(default)]
-    #[schemars(with = "Option<u32>")]
+    #[schemars(with = "Option<u32>", range(max = u32::MAX))]
     offset: Option<String>,
 }
 
@@ -165,12 +165,7 @@ pub async fn list(
 ) -> Result<Json<EpisodeList>, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
     let (limit, offset) = paging(query.limit.as_deref(), query.offset.as_deref())?;
-    let status = match query
-        .state
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
+    let status = match query.state.as_deref().filter(|s| !s.is_empty()) {
         None => None,
         Some(raw) => Some(EpisodeStatus::parse(raw).ok_or_else(|| {
             ApiError::new(

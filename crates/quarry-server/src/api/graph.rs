@@ -127,9 +127,9 @@ pub struct NeighborsQuery {
     #[serde(default)]
     #[schemars(range(min = 1, max = 3))]
     depth: Option<usize>,
-    /// Reached entities at most (default and at most 500).
+    /// Reached entities at most (1 to 500, default 500).
     #[serde(default)]
-    #[schemars(range(max = 500))]
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
     limit: Option<usize>,
 }
 
@@ -149,7 +149,13 @@ pub async fn neighborhood(
             format!("depth must be between 1 and {MAX_DEPTH}"),
         ));
     }
-    let limit = query.limit.unwrap_or(MAX_LIMIT).clamp(1, MAX_LIMIT);
+    let limit = query.limit.unwrap_or(MAX_LIMIT);
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(ApiError::new(
+            ErrorCode::InvalidLimit,
+            format!("limit must be between 1 and {MAX_LIMIT}"),
+        ));
+    }
     let store = store(&state)?;
     Ok(Json(
         neighbors(store.as_ref(), &caller.project_id, &id, depth, limit).await?,

@@ -56,12 +56,19 @@ pub fn paging(limit: Option<&str>, offset: Option<&str>) -> Result<(usize, usize
     };
     let offset = match offset.map(str::trim).filter(|o| !o.is_empty()) {
         None => 0,
-        Some(text) => text.parse::<usize>().map_err(|_| {
-            ApiError::new(
-                ErrorCode::InvalidLimit,
-                "offset must be a number of rows to skip (0 or more)",
-            )
-        })?,
+        // At most u32::MAX, as documented: a page past four billion rows is a mistake.
+        Some(text) => text
+            .parse::<u32>()
+            .map(|offset| offset as usize)
+            .map_err(|_| {
+                ApiError::new(
+                    ErrorCode::InvalidLimit,
+                    format!(
+                        "offset must be a number of rows to skip (0 to {})",
+                        u32::MAX
+                    ),
+                )
+            })?,
     };
     Ok((limit, offset))
 }
@@ -75,7 +82,7 @@ pub struct EntityListQuery {
     #[schemars(with = "Option<u32>", range(min = 1, max = 200))]
     limit: Option<String>,
     #[serde(default)]
-    #[schemars(with = "Option<u32>")]
+    #[schemars(with = "Option<u32>", range(max = u32::MAX))]
     offset: Option<String>,
 }
 
@@ -265,7 +272,7 @@ pub struct QueueQuery {
     #[schemars(with = "Option<u32>", range(min = 1, max = 200))]
     pub limit: Option<String>,
     #[serde(default)]
-    #[schemars(with = "Option<u32>")]
+    #[schemars(with = "Option<u32>", range(max = u32::MAX))]
     pub offset: Option<String>,
 }
 
