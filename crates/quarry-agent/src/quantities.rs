@@ -50,14 +50,18 @@ impl Quantities {
     pub fn scan(text: &str) -> Quantities {
         let source = Source(text);
         let mut numbers = Vec::new();
-        for (start, end, number) in find_all(source, number_at) {
+        let digit_or_point = |c: char| c == '.' || digit_value(c).is_some();
+        for (start, end, number) in find_all(source, digit_or_point, number_at) {
             for reading in number.readings(source, start) {
                 numbers.push((reading, (start, end)));
             }
         }
         let mut dates = Vec::new();
         for shape in DateShape::ALL {
-            for (start, end, readings) in find_all(source, |source, at| shape.at(source, at)) {
+            let may_start = shape.first_characters();
+            for (start, end, readings) in
+                find_all(source, may_start, |source, at| shape.at(source, at))
+            {
                 for iso in readings {
                     dates.push((iso, (start, end)));
                 }
@@ -122,18 +126,19 @@ impl Quantities {
 }
 
 /// Every non-overlapping match of `match_at` (which answers the match's end), leftmost first,
-/// as a regex search finds them: `(start, end, match)`.
+/// as a regex search finds them: `(start, end, match)`. `may_start` says which characters a
+/// match can start with; the others are skipped without trying.
 fn find_all<'t, M>(
     source: Source<'t>,
+    may_start: fn(char) -> bool,
     match_at: impl Fn(Source<'t>, usize) -> Option<(usize, M)>,
 ) -> impl Iterator<Item = (usize, usize, M)> {
     let mut at = 0;
     std::iter::from_fn(move || {
         while let Some(first) = source.char_at(at) {
-            // Every pattern starts with a digit, a point or an ASCII letter.
-            let may_start =
-                first == '.' || first.is_ascii_alphabetic() || digit_value(first).is_some();
-            if may_start && let Some((end, found)) = match_at(source, at) {
+            if may_start(first)
+                && let Some((end, found)) = match_at(source, at)
+            {
                 let start = at;
                 at = end;
                 return Some((start, end, found));
@@ -279,6 +284,18 @@ impl DateShape {
         DateShape::MonthNameDay,
         DateShape::MonthNameYear,
     ];
+
+    /// Which characters a match can start with: a digit, or a month's first letter.
+    fn first_characters(self) -> fn(char) -> bool {
+        match self {
+            DateShape::YearMonthDay | DateShape::Ambiguous | DateShape::DayMonthName => {
+                |c| digit_value(c).is_some()
+            }
+            DateShape::MonthNameDay | DateShape::MonthNameYear => {
+                |c| "jfmasondJFMASOND".contains(c)
+            }
+        }
+    }
 
     /// The match of this spelling starting at `at`: its end and ISO readings (none for a date
     /// that does not exist, like 2024-02-30: the text is still consumed, as a regex would).
