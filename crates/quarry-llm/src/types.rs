@@ -123,6 +123,7 @@ impl ChatRequest {
 
 /// Tokens a call consumed, summed over transport retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,

@@ -392,8 +392,7 @@ pub(crate) struct TurnResult<'a> {
     /// problems (quarry-agent's `FieldReport`).
     #[schemars(with = "Vec<Map<String, Value>>")]
     pub fields: &'a [FieldReport],
-    /// Tokens spent on the turn's model calls (quarry-llm's `Usage`).
-    #[schemars(with = "Map<String, Value>")]
+    /// Tokens spent on the turn's model calls.
     pub usage: &'a Usage,
 }
 

@@ -174,10 +174,6 @@ const FREE_FORM: &[(&str, &str)] = &[
         "quarry-agent's FieldReport, which derives no JSON Schema yet",
     ),
     (
-        "TurnResult.usage",
-        "quarry-llm's Usage, which derives no JSON Schema yet",
-    ),
-    (
         "OpenApiDocument.paths",
         "operations, described by the OpenAPI 3.1 specification's schema",
     ),
