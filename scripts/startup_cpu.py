@@ -15,14 +15,14 @@ Usage (stdlib only):
 """
 
 import argparse
-import http.server
 import json
 import os
 import resource
 import shutil
 import subprocess
 import tempfile
-import threading
+
+import scripted_model
 
 SCHEMA = {
     "type": "object",
@@ -39,41 +39,6 @@ TEXT_SCHEMA = {"type": "object", "properties": {"vendor": {"type": "string"}}}
 TEXT_ANSWER = {"vendor": "Acme Supplies Ltd"}
 
 
-class ScriptedModel(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self):
-        length = int(self.headers.get("Content-Length", 0))
-        self.rfile.read(length)
-        body = json.dumps({
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "model": "scripted",
-            "choices": [{
-                "index": 0,
-                "finish_reason": "tool_calls",
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [{
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {"name": "submit", "arguments": json.dumps(self.server.answer)},
-                    }],
-                },
-            }],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-        }).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quarry", default="target/release/quarry")
@@ -83,10 +48,7 @@ def main():
     args = parser.parse_args()
     schema_doc, answer = (SCHEMA, ANSWER) if args.fields == "mixed" else (TEXT_SCHEMA, TEXT_ANSWER)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
-    server.answer = answer
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server, base_url = scripted_model.start(answer)
 
     with tempfile.TemporaryDirectory() as work:
         schema = os.path.join(work, "schema.json")

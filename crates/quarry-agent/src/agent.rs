@@ -250,7 +250,7 @@ async fn call(
     context: &RunContext<'_>,
     request: &ChatRequest,
 ) -> Result<ChatResponse, EngineError> {
-    let reservation = context.budget.reserve(estimate(request))?;
+    let reservation = context.budget.reserve(|| estimate(request))?;
     let result = match context.on_token {
         Some(sink) => context.client.chat_stream(request, sink).await,
         None => context.client.chat(request).await,

@@ -40,19 +40,27 @@ impl Budget {
         }
     }
 
-    pub(crate) fn reserve(&self, next_call: u64) -> Result<Reservation, EngineError> {
+    /// Sets aside the next call's worst case, `next_call()`, or refuses when it does not fit.
+    /// Without a limit nothing can be refused, and the estimate (a walk over the whole request)
+    /// is not made.
+    pub(crate) fn reserve(
+        &self,
+        next_call: impl FnOnce() -> u64,
+    ) -> Result<Reservation, EngineError> {
+        let Some(budget) = self.limit else {
+            return Ok(Reservation(0));
+        };
+        let next_call = next_call();
         let mut state = self.state.lock().expect("budget lock is never poisoned");
-        if let Some(budget) = self.limit {
-            let committed = state.used + state.reserved;
-            if committed + next_call > budget {
-                return Err(EngineError::BudgetExceeded {
-                    budget,
-                    used: state.used,
-                    remaining: budget.saturating_sub(committed),
-                    next_call,
-                    usage: state.usage,
-                });
-            }
+        let committed = state.used + state.reserved;
+        if committed + next_call > budget {
+            return Err(EngineError::BudgetExceeded {
+                budget,
+                used: state.used,
+                remaining: budget.saturating_sub(committed),
+                next_call,
+                usage: state.usage,
+            });
         }
         state.reserved += next_call;
         Ok(Reservation(next_call))
@@ -108,10 +116,10 @@ mod tests {
     #[test]
     fn a_call_that_would_cross_the_budget_is_refused() {
         let budget = Budget::new(Some(1000));
-        let first = budget.reserve(600).unwrap();
+        let first = budget.reserve(|| 600).unwrap();
         // 600 reserved in flight: 500 more would cross 1000.
         assert!(matches!(
-            budget.reserve(500),
+            budget.reserve(|| 500),
             Err(EngineError::BudgetExceeded { remaining: 400, .. })
         ));
         budget.settle(
@@ -121,9 +129,9 @@ mod tests {
                 completion_tokens: 50,
             },
         );
-        let second = budget.reserve(700).unwrap();
+        let second = budget.reserve(|| 700).unwrap();
         budget.release(second);
-        let err = budget.reserve(800).unwrap_err();
+        let err = budget.reserve(|| 800).unwrap_err();
         assert!(
             err.to_string()
                 .contains("only 750 of the 1000-token budget remain (250 used)"),
@@ -134,7 +142,9 @@ mod tests {
     #[test]
     fn no_limit_never_refuses() {
         let budget = Budget::new(None);
-        let reservation = budget.reserve(u64::MAX / 2).unwrap();
-        budget.settle(reservation, Usage::default());
+        for _ in 0..2 {
+            let reservation = budget.reserve(|| u64::MAX / 2).unwrap();
+            budget.settle(reservation, Usage::default());
+        }
     }
 }

@@ -38,5 +38,5 @@ pub use error::EngineError;
 pub use extractor::Extractor;
 pub use ground::GroundingStatus;
 pub use report::{Confidence, Extraction, FieldIssue, FieldReport, Outcome, UnreadChunk};
-pub use schema::{Schema, SchemaError};
+pub use schema::{Schema, SchemaCache, SchemaError};
 pub use span::Span;

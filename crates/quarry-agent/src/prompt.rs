@@ -57,7 +57,8 @@ pub(crate) fn opening_messages(
     clarifications: &[String],
 ) -> Vec<Message> {
     let mut messages = Vec::with_capacity(2 + clarifications.len());
-    messages.push(Message::system(system_prompt(schema)));
+    let prompt = schema.system_prompt.get_or_init(|| system_prompt(schema));
+    messages.push(Message::system(prompt.clone()));
     messages.push(Message::user(document_message(document)));
     for clarification in clarifications {
         messages.push(Message::user(clarification_message(clarification)));

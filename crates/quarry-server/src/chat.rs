@@ -15,7 +15,6 @@
 //! both be taken (the loser gets 409 `Conflict`). A server without a database keeps them in memory
 //! and needs no key, as before.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Json;
@@ -25,7 +24,6 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::stream;
 use quarry_agent::{Extraction, FieldReport, Schema};
 use quarry_core::ErrorCode;
 use quarry_llm::Usage;
@@ -40,6 +38,7 @@ use crate::auth::{Caller, store};
 use crate::conversations::{COMPLETE, FAILED, NEEDS_CLARIFICATION, RUNNING};
 use crate::error::ApiError;
 use crate::skill::json_body;
+use crate::turn_events::TurnEvents;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub(crate) struct ChatRequest {
@@ -76,10 +75,10 @@ pub async fn chat(
         ApiError::new(ErrorCode::MalformedRequest, format!("expected {{\"message\": \"...\", \"schema\"?: {{...}}, \"conversation_id\"?: \"...\"}}: {error}"),
         )
     })?;
-    let turn = begin_turn(&state, project, &request).await?;
+    let turn = begin_turn(&state, project, request).await?;
 
     let (events, receiver) = mpsc::unbounded_channel::<Event>();
-    tokio::spawn(async move {
+    let work = async move {
         let _ = events.send(event(
             "conversation",
             &json!({"conversation_id": turn.conversation.id}),
@@ -101,13 +100,8 @@ pub async fn chat(
             }
         }
         let _ = events.send(event("done", &json!({})));
-    });
-    let stream = stream::unfold(receiver, |mut receiver| async move {
-        receiver
-            .recv()
-            .await
-            .map(|event| (Ok::<_, Infallible>(event), receiver))
-    });
+    };
+    let stream = TurnEvents::new(receiver, work);
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response())
@@ -150,7 +144,7 @@ pub(crate) struct TurnAnswer {
 pub(crate) async fn begin_turn(
     state: &AppState,
     project: String,
-    request: &ChatRequest,
+    request: ChatRequest,
 ) -> Result<Turn, ApiError> {
     let Some(agent) = state.agent.clone() else {
         return Err(ApiError::new(
@@ -165,20 +159,21 @@ pub(crate) async fn begin_turn(
         ));
     }
     let conversations = state.conversations.clone();
-    let (conversation, schema) = match &request.conversation_id {
+    let (conversation, schema) = match request.conversation_id {
         Some(id) => {
-            let conversation = conversations.answer(&project, id, &request.message).await?;
-            let schema = parse_schema(Some(&conversation.schema))?;
+            let conversation = conversations
+                .answer(&project, &id, &request.message)
+                .await?;
+            let schema = parse_schema(state, Some(&conversation.schema))?;
             (conversation, schema)
         }
         None => {
-            let schema_value = request.schema.clone().unwrap_or(Value::Null);
-            let schema = parse_schema(request.schema.as_ref())?;
+            let schema = parse_schema(state, request.schema.as_ref())?;
             let new = NewConversation {
                 title: title_of(&schema, &request.message),
-                schema: schema_value,
-                document: request.message.clone(),
+                schema: request.schema.unwrap_or(Value::Null),
                 messages: vec![message("user", &request.message)],
+                document: request.message,
                 status: RUNNING.to_owned(),
             };
             (conversations.start(&project, new).await?, schema)
@@ -230,7 +225,7 @@ pub(crate) async fn finish_turn(
                 NEEDS_CLARIFICATION
             }
             .to_owned();
-            conversations.save(&project, &conversation).await?;
+            conversations.save(&project, &mut conversation).await?;
             Ok(TurnAnswer {
                 result: payload,
                 reply,
@@ -239,7 +234,7 @@ pub(crate) async fn finish_turn(
         }
         Err(error) => {
             conversation.status = FAILED.to_owned();
-            if let Err(saved) = conversations.save(&project, &conversation).await {
+            if let Err(saved) = conversations.save(&project, &mut conversation).await {
                 tracing::warn!(conversation = %conversation.id, error = %saved.message, "could not record a failed chat turn");
             }
             Err(ApiError::new(ErrorCode::ModelError, error.to_string()))
@@ -362,20 +357,17 @@ fn error_event(error: &ApiError) -> Event {
     )
 }
 
-fn parse_schema(schema: Option<&Value>) -> Result<Arc<Schema>, ApiError> {
-    let invalid = |message: String| ApiError::new(ErrorCode::InvalidSchema, message);
-    let parsed = match schema {
-        None => {
-            return Err(invalid(
-                "a new conversation needs a schema (JSON Schema or Quarry YAML)".to_owned(),
-            ));
-        }
-        Some(Value::String(text)) => Schema::parse(text),
-        Some(value) => Schema::from_value(value),
+fn parse_schema(state: &AppState, schema: Option<&Value>) -> Result<Arc<Schema>, ApiError> {
+    let Some(schema) = schema else {
+        return Err(ApiError::new(
+            ErrorCode::InvalidSchema,
+            "a new conversation needs a schema (JSON Schema or Quarry YAML)",
+        ));
     };
-    parsed
-        .map(Arc::new)
-        .map_err(|error| invalid(error.to_string()))
+    state
+        .schemas
+        .load(schema)
+        .map_err(|error| ApiError::new(ErrorCode::InvalidSchema, error.to_string()))
 }
 
 /// What a turn extracted: the `result` event, and the conversation's `result` until the next

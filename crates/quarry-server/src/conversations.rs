@@ -4,11 +4,12 @@
 //! keep the same record and the same rule — a write names the version it read, so two turns of
 //! one conversation can never both be written — and `chat.rs` has one code path over them.
 
-use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use lru::LruCache;
 use quarry_core::ErrorCode;
 use quarry_core::store::{ChatConversation, NewConversation, Store, StoreError};
 
@@ -60,14 +61,18 @@ impl Conversations {
         }
     }
 
-    /// Writes `conversation` if nobody wrote it since it was read; returns it as written.
+    /// Writes `conversation` if nobody wrote it since it was read, and updates it to the record
+    /// as written (its new version and time).
     pub async fn save(
         &self,
         project: &str,
-        conversation: &ChatConversation,
-    ) -> Result<ChatConversation, ApiError> {
+        conversation: &mut ChatConversation,
+    ) -> Result<(), ApiError> {
         let saved = match self {
-            Conversations::Stored(store) => store.update_conversation(project, conversation).await,
+            Conversations::Stored(store) => store
+                .update_conversation(project, conversation)
+                .await
+                .map(|written| *conversation = written),
             Conversations::Memory(memory) => memory.update(conversation),
         };
         saved.map_err(|error| match error {
@@ -108,7 +113,8 @@ impl Conversations {
             content: answer.to_owned(),
         });
         conversation.status = RUNNING.to_owned();
-        self.save(project, &conversation).await
+        self.save(project, &mut conversation).await?;
+        Ok(conversation)
     }
 }
 
@@ -129,31 +135,32 @@ fn timestamp() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-/// Conversations of a server without a database.
+/// Conversations of a server without a database, least recently used first out.
 #[derive(Debug)]
 pub struct Memory {
-    entries: Mutex<HashMap<String, (u64, ChatConversation)>>,
-    clock: AtomicU64,
-    capacity: usize,
+    entries: Mutex<LruCache<String, ChatConversation>>,
+    /// Counts conversations started, for unique ids.
+    started: AtomicU64,
 }
 
 impl Memory {
     pub fn new(capacity: usize) -> Self {
         Memory {
-            entries: Mutex::new(HashMap::new()),
-            clock: AtomicU64::new(0),
-            capacity: capacity.max(1),
+            entries: Mutex::new(LruCache::new(
+                NonZeroUsize::new(capacity).unwrap_or(NonZeroUsize::MIN),
+            )),
+            started: AtomicU64::new(0),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, ChatConversation)>> {
-        self.entries
-            .lock()
-            .expect("the conversation lock is never poisoned")
+    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<String, ChatConversation>> {
+        // Every change under the lock is one call on the map, so a panic elsewhere while it
+        // was held cannot have left a conversation half-written.
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn start(&self, new: NewConversation) -> ChatConversation {
-        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
+        let tick = self.started.fetch_add(1, Ordering::Relaxed);
         let now = timestamp();
         let conversation = ChatConversation {
             id: format!("conv_{}", uuid_like(tick)),
@@ -169,49 +176,35 @@ impl Memory {
             created_at: now.clone(),
             updated_at: now,
         };
-        let mut entries = self.lock();
-        if entries.len() >= self.capacity {
-            let oldest = entries
-                .iter()
-                .min_by_key(|(_, (used, _))| *used)
-                .map(|(id, _)| id.clone());
-            if let Some(oldest) = oldest {
-                entries.remove(&oldest);
-            }
-        }
-        entries.insert(conversation.id.clone(), (tick, conversation.clone()));
+        self.lock()
+            .put(conversation.id.clone(), conversation.clone());
         conversation
     }
 
     fn get(&self, id: &str) -> Option<ChatConversation> {
-        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
-        let mut entries = self.lock();
-        let (used, conversation) = entries.get_mut(id)?;
-        *used = tick;
-        Some(conversation.clone())
+        self.lock().get(id).cloned()
     }
 
-    fn update(&self, conversation: &ChatConversation) -> Result<ChatConversation, StoreError> {
+    /// Writes `conversation` over the stored one if that is still the version it was read at,
+    /// and gives `conversation` the new version and time.
+    fn update(&self, conversation: &mut ChatConversation) -> Result<(), StoreError> {
         let mut entries = self.lock();
-        let (_, stored) =
-            entries
-                .get_mut(&conversation.id)
-                .ok_or_else(|| StoreError::NotFound {
-                    what: "conversation",
-                    id: conversation.id.clone(),
-                })?;
+        let stored = entries
+            .get_mut(&conversation.id)
+            .ok_or_else(|| StoreError::NotFound {
+                what: "conversation",
+                id: conversation.id.clone(),
+            })?;
         if stored.version != conversation.version {
             return Err(StoreError::Conflict(format!(
                 "conversation '{}' changed meanwhile",
                 conversation.id
             )));
         }
-        *stored = ChatConversation {
-            version: conversation.version + 1,
-            updated_at: timestamp(),
-            ..conversation.clone()
-        };
-        Ok(stored.clone())
+        conversation.version += 1;
+        conversation.updated_at = timestamp();
+        stored.clone_from(conversation);
+        Ok(())
     }
 }
 
@@ -251,15 +244,19 @@ mod tests {
         // A running turn refuses a second answer until it is written.
         let busy = conversations.answer("", &first, "more").await.unwrap_err();
         assert_eq!(busy.code, ErrorCode::Conflict);
-        let done = ChatConversation {
+        let mut done = ChatConversation {
             status: NEEDS_CLARIFICATION.into(),
             ..answered.clone()
         };
-        conversations.save("", &done).await.unwrap();
+        conversations.save("", &mut done).await.unwrap();
+        assert_eq!(done.version, answered.version + 1);
         let again = conversations.answer("", &first, "more").await.unwrap();
         assert_eq!(again.clarifications.len(), 2);
         // A write of a version read before another write is refused.
-        let stale_write = conversations.save("", &answered).await.unwrap_err();
+        let stale_write = conversations
+            .save("", &mut answered.clone())
+            .await
+            .unwrap_err();
         assert_eq!(stale_write.code, ErrorCode::Conflict);
     }
 }

@@ -22,6 +22,7 @@ mod request_log;
 mod routes;
 mod session;
 mod skill;
+mod turn_events;
 mod web;
 mod work;
 
@@ -84,6 +85,9 @@ pub struct ServerConfig {
 /// Default request deadline.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How many chat schemas stay loaded (compiled validator, prompt block) between turns.
+const SCHEMA_CACHE_CAPACITY: std::num::NonZeroUsize = std::num::NonZeroUsize::new(64).unwrap();
+
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
@@ -111,6 +115,8 @@ pub struct AppState {
     pub max_input_bytes: usize,
     pub agent: Option<Arc<quarry_agent::Extractor>>,
     pub conversations: Arc<conversations::Conversations>,
+    /// Chat schemas loaded before, by their text: a schema is compiled once, not per turn.
+    pub schemas: Arc<quarry_agent::SchemaCache>,
     pub secure_cookies: bool,
     pub store: Option<Arc<dyn quarry_core::store::Store>>,
     pub pipeline: Option<Arc<quarry_pipeline::Pipeline>>,
@@ -133,6 +139,7 @@ impl AppState {
                 config.store.clone(),
                 config.max_conversations,
             )),
+            schemas: Arc::new(quarry_agent::SchemaCache::new(SCHEMA_CACHE_CAPACITY)),
             secure_cookies: config.secure_cookies,
             store: config.store.clone(),
             pipeline: config.pipeline.clone(),

@@ -15,6 +15,7 @@
 //! latency is measured to the response head (a streamed body, e.g. `/v1/chat`'s events, may
 //! flow on after it).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -114,17 +115,28 @@ fn request_id(sent: Option<&HeaderValue>) -> String {
     }
 }
 
+/// 32 hex digits: this process's random prefix and a count of ids it made. Unique across
+/// processes and restarts without a system call per request (a request id is for finding a
+/// request in the logs, not a secret).
 fn fresh_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No random source: a clock-derived id still tells requests apart in a log.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        bytes = nanos.to_le_bytes();
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    static PREFIX: OnceLock<u64> = OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let prefix = *PREFIX.get_or_init(|| {
+        let mut bytes = [0u8; 8];
+        if getrandom::fill(&mut bytes).is_err() {
+            // No random source: the start time still tells processes apart.
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos();
+            bytes = (nanos as u64).to_le_bytes();
+        }
+        u64::from_le_bytes(bytes)
+    });
+    format!(
+        "{prefix:016x}{:016x}",
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// The method as a metric label: the standard ones by name, anything else `other` (a client

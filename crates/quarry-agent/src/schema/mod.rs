@@ -19,6 +19,7 @@
 //! `jsonschema` and YAML, and core depends on nothing but serde and thiserror.
 
 pub(crate) mod authority;
+mod cache;
 mod json_schema;
 mod keywords;
 mod prompt_block;
@@ -28,6 +29,8 @@ mod render;
 use std::fmt;
 
 use serde_json::Value;
+
+pub use cache::SchemaCache;
 use thiserror::Error;
 
 /// A loaded, compiled extraction schema.
@@ -47,6 +50,9 @@ pub struct Schema {
     pub(crate) coercion_schema: Value,
     /// The validator compiled from `json_schema`: the verdict on every keyword.
     pub(crate) authority: authority::Authority,
+    /// The system prompt (`prompt::system_prompt`), written at the first extraction: it
+    /// depends on the schema only, and a cached schema serves many extractions.
+    pub(crate) system_prompt: std::sync::OnceLock<String>,
 }
 
 /// One named property of an object.
@@ -424,6 +430,7 @@ impl Schema {
             prompt_block,
             coercion_schema,
             authority,
+            system_prompt: std::sync::OnceLock::new(),
         })
     }
 }

@@ -94,7 +94,7 @@ async fn extract_with_schema(
 ) -> Result<SchemaExtraction, ApiError> {
     let project = chat_project(&ctx.state, ctx.caller.as_ref())?;
     let request = arguments.into_chat()?;
-    let turn = begin_turn(&ctx.state, project, &request).await?;
+    let turn = begin_turn(&ctx.state, project, request).await?;
     let conversation_id = turn.conversation.id.clone();
     let answer = finish_turn(turn, &|_: &str| {}).await?;
     let field = |name: &str| answer.result.get(name).cloned().unwrap_or(Value::Null);
