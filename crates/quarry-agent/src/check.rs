@@ -10,6 +10,7 @@ use crate::validate::{ViolationKind, validate};
 
 /// Something wrong with a field's value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Problem {
     /// `total`, `lines[1].amount`.
     pub path: String,
@@ -19,6 +20,7 @@ pub struct Problem {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProblemKind {
     /// Required, but no value was given.

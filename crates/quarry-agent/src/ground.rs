@@ -49,6 +49,7 @@ impl<'t> Evidence<'t> {
 
 /// How well a field's value is supported by the source; ordered from strongest to weakest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum GroundingStatus {
     /// Verbatim in the document.

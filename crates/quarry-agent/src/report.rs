@@ -33,6 +33,7 @@ fn lower(level: Confidence) -> Confidence {
 
 /// Everything known about one top-level field (what `--explain` prints).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct FieldReport {
     pub name: String,
     /// The accepted value; `null` when the text has none or the field is unresolved.
@@ -51,6 +52,7 @@ pub struct FieldReport {
 
 /// A field the engine could not resolve, for the person to answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct FieldIssue {
     pub field: String,
     pub description: Option<String>,
@@ -60,6 +62,7 @@ pub struct FieldIssue {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome {
     /// Every field passed (possibly as `null`: partial extraction is a success).
@@ -77,6 +80,7 @@ pub enum Outcome {
 /// the model's context window. The other chunks' results are kept; a field they leave without a
 /// value is unresolved ([`ProblemKind::Unread`]) rather than `null`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct UnreadChunk {
     /// Where the chunk is in the document.
     pub span: Span,
@@ -85,6 +89,7 @@ pub struct UnreadChunk {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Extraction {
     pub outcome: Outcome,
     /// One JSON object with every schema property in schema order, `null` where there is no

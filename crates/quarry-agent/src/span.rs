@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// `start..end` in Unicode code points, end exclusive; `byte_start..byte_end` the same in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 pub struct Span {
     pub start: usize,
     pub end: usize,

@@ -28,7 +28,7 @@ use quarry_agent::{Extraction, FieldReport, Schema};
 use quarry_core::ErrorCode;
 use quarry_llm::Usage;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use quarry_core::store::{ChatConversation, ChatMessage, NewConversation};
@@ -382,7 +382,6 @@ pub(crate) struct TurnResult<'a> {
     pub value: &'a Value,
     /// Per top-level field: its value, spans, grounding, confidence, attempts, repairs and
     /// problems (quarry-agent's `FieldReport`).
-    #[schemars(with = "Vec<Map<String, Value>>")]
     pub fields: &'a [FieldReport],
     /// Tokens spent on the turn's model calls.
     pub usage: &'a Usage,

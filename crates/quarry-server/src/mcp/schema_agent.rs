@@ -4,12 +4,16 @@
 //! the `conversation_id` and its `answer` (the conversation is stored like a chat's: in the
 //! caller's project, or in memory on a server without a database).
 
+use quarry_agent::FieldReport;
+use quarry_llm::Usage;
+use rmcp::handler::server::common::schema_for_output;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::registry::{Access, Ctx, Effect, ToolDef, tool};
 use crate::chat::{CHAT_SCOPES, ChatRequest, begin_turn, chat_project, finish_turn};
+use crate::conversations::{COMPLETE, NEEDS_CLARIFICATION};
 use crate::error::ApiError;
 use quarry_core::ErrorCode;
 
@@ -31,17 +35,22 @@ struct SchemaExtractArguments {
     answer: Option<String>,
 }
 
-/// What one turn answered.
-#[derive(Debug, Serialize)]
+/// What one turn answered: the parts of the chat turn's result (`TurnResult`), whose schema the
+/// output schema derives from quarry-agent's and quarry-llm's types.
+#[derive(Debug, Serialize, JsonSchema)]
 struct SchemaExtraction {
     /// Answer the question with this id.
     conversation_id: String,
     /// `complete`, or `needs_clarification` when `question` asks for what is missing.
+    #[schemars(with = "String", extend("enum" = [COMPLETE, NEEDS_CLARIFICATION]))]
     status: Value,
     /// The extracted object so far.
     value: Value,
-    /// Per field: value, grounding spans, confidence, attempts.
+    /// Per field: value, grounding spans, confidence, attempts, repairs and problems.
+    #[schemars(with = "Vec<FieldReport>")]
     fields: Value,
+    /// Tokens spent on the turn's model calls.
+    #[schemars(with = "Usage")]
     usage: Value,
     /// What the agent needs to know to finish (only with `needs_clarification`).
     question: Option<String>,
@@ -117,18 +126,40 @@ pub(super) fn tools() -> Vec<ToolDef> {
          again with conversation_id and answer (no document or schema).",
         Access::ScopedWithDatabase(CHAT_SCOPES),
         Effect::Writes,
-        json!({
-            "type": "object",
-            "properties": {
-                "conversation_id": {"type": "string"},
-                "status": {"enum": ["complete", "needs_clarification"]},
-                "value": {},
-                "fields": {},
-                "usage": {},
-                "question": {"type": ["string", "null"]}
-            },
-            "required": ["conversation_id", "status", "value", "question"]
-        }),
+        Value::Object(schema_for_output::<SchemaExtraction>().as_ref().clone()),
         extract_with_schema,
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The output schema is derived: a field report's parts are typed, as in `TurnResult`.
+    #[test]
+    fn output_schema_types_the_field_reports() {
+        let tool = &tools()[0].tool;
+        let schema = Value::Object(tool.output_schema.as_deref().unwrap().clone());
+        let properties = &schema["properties"];
+        assert_eq!(
+            properties["status"]["enum"],
+            serde_json::json!([COMPLETE, NEEDS_CLARIFICATION])
+        );
+        assert_eq!(properties["fields"]["items"]["$ref"], "#/$defs/FieldReport");
+        assert_eq!(properties["usage"]["$ref"], "#/$defs/Usage");
+        let report = &schema["$defs"]["FieldReport"]["properties"];
+        assert_eq!(report["grounding"]["$ref"], "#/$defs/GroundingStatus");
+        assert_eq!(report["spans"]["items"]["$ref"], "#/$defs/Span");
+        let required = schema["required"].as_array().unwrap();
+        for name in [
+            "conversation_id",
+            "status",
+            "value",
+            "fields",
+            "usage",
+            "question",
+        ] {
+            assert!(required.contains(&Value::from(name)), "{name}");
+        }
+    }
 }

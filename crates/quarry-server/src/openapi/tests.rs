@@ -170,8 +170,8 @@ const FREE_FORM: &[(&str, &str)] = &[
         "the extracted object, shaped by the conversation's own schema",
     ),
     (
-        "TurnResult.fields[]",
-        "quarry-agent's FieldReport, which derives no JSON Schema yet",
+        "FieldReport.value",
+        "a field's accepted value, shaped by the conversation's own schema",
     ),
     (
         "OpenApiDocument.paths",
