@@ -257,6 +257,9 @@ fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
         &sandbox.model.base_url(),
         "--retries",
         "1",
+        // Search embeds through the same scripted server (its `/v1/embeddings`).
+        "--embedder",
+        "openai-compatible:metrics-embedder",
     ]);
     let bearer = format!("Bearer {key}");
     let auth = [("Authorization", bearer.as_str())];
@@ -289,6 +292,10 @@ fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
         events.iter().any(|(name, _)| name == "result"),
         "{events:?}"
     );
+
+    // A search by meaning embeds its query: an embeddings call.
+    let (status, _, body) = server.request("GET", "/v1/graph/entities?q=invoices", &auth, "");
+    assert_eq!(status, 200, "{body}");
 
     let metrics = server.metrics();
     let route = |method: &str, route: &str, status: u16| {
@@ -339,7 +346,7 @@ fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
     assert_eq!(depth("episodes", "pending"), Some(1.0), "{metrics}");
     assert_eq!(sample(&metrics, "quarry_database_up"), Some(1.0));
 
-    let model = "provider=\"openai-compatible\",model=\"metrics-model\"";
+    let model = "provider=\"openai-compatible\",model=\"metrics-model\",operation=\"chat\"";
     let counter = |name: &str| sample(&metrics, &format!("{name}{{{model}}}"));
     assert_eq!(
         counter("quarry_model_requests_total"),
@@ -364,6 +371,29 @@ fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
     };
     assert_eq!(tokens("prompt"), Some(40.0), "{metrics}");
     assert_eq!(tokens("completion"), Some(7.0), "{metrics}");
+
+    // Embedding calls are counted apart from chat (the entity and the query, at least).
+    let embedder =
+        "provider=\"openai-compatible\",model=\"metrics-embedder\",operation=\"embeddings\"";
+    let embeddings = |name: &str| sample(&metrics, &format!("{name}{{{embedder}}}"));
+    assert!(
+        embeddings("quarry_model_requests_total").is_some_and(|calls| calls >= 1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        embeddings("quarry_model_failures_total"),
+        Some(0.0),
+        "{metrics}"
+    );
+    let embedded = format!("quarry_model_tokens_total{{{embedder},kind=\"prompt\"}}");
+    assert!(
+        sample(&metrics, &embedded).is_some_and(|tokens| tokens >= 1.0),
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains(&format!("{{{embedder},kind=\"completion\"}}")),
+        "embeddings have no completion tokens: {metrics}"
+    );
 
     // /readyz: the database answers and has every migration.
     let (status, _, body) = server.request("GET", "/readyz", &[], "");

@@ -168,22 +168,12 @@ impl EmbeddingsClient {
         let mut usage = Usage::default();
         let mut attempts = 0;
         for batch in texts.chunks(self.batch_size) {
-            let body = json!({"model": self.model, "input": batch});
-            let delivered = self.transport.post(&self.url, &self.headers, &body).await?;
-            attempts += delivered.attempts;
-            usage.add(delivered.failed_usage);
-            let json: Value = serde_json::from_slice(&delivered.body).map_err(|err| {
-                self.bad_reply(format!(
-                    "the body is not JSON ({err}): {}",
-                    crate::transport::truncate(&String::from_utf8_lossy(&delivered.body), 200)
-                ))
-            })?;
-            if let Some(reported) = read_usage(&json) {
-                usage.add(reported);
-            }
-            let batch_vectors =
-                parse_embeddings(&json, batch.len()).map_err(|reason| self.bad_reply(reason))?;
-            if let (Some(first), Some(new)) = (vectors.first(), batch_vectors.first())
+            let outcome = self.embed_batch(batch).await;
+            crate::metrics::record_embeddings(&self.provider, &self.model, &outcome);
+            let embedded = outcome?;
+            attempts += embedded.attempts;
+            usage.add(embedded.usage);
+            if let (Some(first), Some(new)) = (vectors.first(), embedded.vectors.first())
                 && first.len() != new.len()
             {
                 return Err(self.bad_reply(format!(
@@ -192,12 +182,38 @@ impl EmbeddingsClient {
                     new.len()
                 )));
             }
-            vectors.extend(batch_vectors);
+            vectors.extend(embedded.vectors);
         }
         Ok(Embeddings {
             vectors,
             usage,
             attempts,
+            latency: started.elapsed(),
+        })
+    }
+
+    /// One request: the vectors of `batch`, in its order (what the process-wide
+    /// [`metrics`](crate::metrics) count as one embeddings call).
+    async fn embed_batch(&self, batch: &[&str]) -> Result<Embeddings, LlmError> {
+        let started = Instant::now();
+        let body = json!({"model": self.model, "input": batch});
+        let delivered = self.transport.post(&self.url, &self.headers, &body).await?;
+        let mut usage = delivered.failed_usage;
+        let json: Value = serde_json::from_slice(&delivered.body).map_err(|err| {
+            self.bad_reply(format!(
+                "the body is not JSON ({err}): {}",
+                crate::transport::truncate(&String::from_utf8_lossy(&delivered.body), 200)
+            ))
+        })?;
+        if let Some(reported) = read_usage(&json) {
+            usage.add(reported);
+        }
+        let vectors =
+            parse_embeddings(&json, batch.len()).map_err(|reason| self.bad_reply(reason))?;
+        Ok(Embeddings {
+            vectors,
+            usage,
+            attempts: delivered.attempts,
             latency: started.elapsed(),
         })
     }

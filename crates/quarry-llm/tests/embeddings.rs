@@ -144,6 +144,43 @@ async fn server_errors_are_retried() {
     assert_eq!(server.request_count(), 3);
 }
 
+/// Every embeddings request is counted in the process-wide metrics, apart from chat calls: a
+/// batch retried after a 503, a second batch, and a refused one.
+#[tokio::test]
+async fn embeddings_requests_are_counted_apart_from_chat() {
+    use quarry_llm::metrics::{ModelCounts, Operation, snapshot};
+
+    let server = ScriptedServer::start();
+    let spec = ModelSpec::parse("vllm:metrics-embedder").unwrap();
+    let settings = ProviderSettings {
+        base_url: Some(server.base_url()),
+        transport: fast_transport(),
+        ..ProviderSettings::default()
+    };
+    let client = build_embedder(&spec, settings).unwrap().with_batch_size(2);
+    server.push_embeddings(Reply::status(503, "overloaded"));
+    client.embed(&["one", "two words", "three"]).await.unwrap();
+    server.push_embeddings(Reply::status(400, "bad input"));
+    client.embed(&["refused"]).await.unwrap_err();
+
+    let counted: Vec<_> = snapshot()
+        .into_iter()
+        .filter(|series| series.provider == "vllm" && series.model == "metrics-embedder")
+        .collect();
+    assert_eq!(counted.len(), 1, "{counted:?}");
+    assert_eq!(counted[0].operation, Operation::Embeddings);
+    assert_eq!(
+        counted[0].counts,
+        ModelCounts {
+            requests: 3,
+            failures: 1,
+            retries: 1,
+            prompt_tokens: 1 + 2 + 1,
+            completion_tokens: 0,
+        }
+    );
+}
+
 #[tokio::test]
 async fn a_reply_with_the_wrong_count_is_a_bad_reply() {
     let server = ScriptedServer::start();

@@ -8,8 +8,10 @@
 //!   server shows the same numbers), and `quarry_database_up`;
 //! - `quarry_extraction_slots`, `quarry_extraction_slots_in_use` and
 //!   `quarry_extraction_budget_bytes_in_use`: this server's detector work (`work.rs`);
-//! - `quarry_model_{requests,failures,retries,tokens}_total{provider,model}`: every model call
-//!   this process made (request handlers and the in-process workers), from `quarry_llm::metrics`.
+//! - `quarry_model_{requests,failures,retries,tokens}_total{provider,model,operation}`: every
+//!   model call this process made (request handlers, the in-process workers, the retriever's
+//!   embedder), from `quarry_llm::metrics`; `operation` is `chat` or `embeddings` (one
+//!   embeddings request, a batch of texts), and embeddings have no completion tokens.
 //!
 //! Unauthenticated, like `/healthz`: labels name routes, states, providers and configured model
 //! names, never a project, a key or anything a request carried. A server reachable by untrusted
@@ -21,7 +23,7 @@ mod text;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use quarry_llm::metrics::ModelCounts;
+use quarry_llm::metrics::{ModelCounts, Operation};
 
 pub use http::HttpMetrics;
 use http::LATENCY_BUCKETS;
@@ -149,7 +151,8 @@ fn model_families(out: &mut Exposition) {
     let counters: [ModelCounter; 3] = [
         (
             "quarry_model_requests_total",
-            "Model calls that ended, by provider and model.",
+            "Model calls that ended, by provider, model and operation (chat, or one embeddings \
+             request).",
             |counts| counts.requests,
         ),
         (
@@ -166,7 +169,11 @@ fn model_families(out: &mut Exposition) {
     for (name, help, read) in counters {
         out.family(name, Kind::Counter, help);
         for one in &series {
-            let labels = [("provider", one.provider.as_str()), ("model", &one.model)];
+            let labels = [
+                ("provider", one.provider.as_str()),
+                ("model", &one.model),
+                ("operation", one.operation.as_str()),
+            ];
             out.sample(name, &labels, read(&one.counts) as f64);
         }
     }
@@ -174,19 +181,25 @@ fn model_families(out: &mut Exposition) {
     out.family(
         name,
         Kind::Counter,
-        "Tokens the provider reported, by provider, model and kind (prompt or completion).",
+        "Tokens the provider reported, by provider, model, operation and kind (prompt or \
+         completion; embeddings have prompt tokens only).",
     );
     for one in &series {
-        for (kind, tokens) in [
-            ("prompt", one.counts.prompt_tokens),
-            ("completion", one.counts.completion_tokens),
-        ] {
+        let kinds: &[(&str, u64)] = match one.operation {
+            Operation::Chat => &[
+                ("prompt", one.counts.prompt_tokens),
+                ("completion", one.counts.completion_tokens),
+            ],
+            Operation::Embeddings => &[("prompt", one.counts.prompt_tokens)],
+        };
+        for (kind, tokens) in kinds {
             let labels = [
                 ("provider", one.provider.as_str()),
                 ("model", &one.model),
+                ("operation", one.operation.as_str()),
                 ("kind", kind),
             ];
-            out.sample(name, &labels, tokens as f64);
+            out.sample(name, &labels, *tokens as f64);
         }
     }
 }
