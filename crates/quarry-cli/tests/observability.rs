@@ -5,13 +5,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Stdio};
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::process::Child;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use common::{Sandbox, quarry, sse_events};
+use common::{Sandbox, header, http_request, spawn_serve, sse_events};
 use quarry_testkit::Reply;
 use serde_json::{Value, json};
 
@@ -35,26 +35,11 @@ struct LoggingServer {
 
 impl LoggingServer {
     fn start(args: &[&str]) -> LoggingServer {
-        let mut child = quarry()
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .args(args)
-            .env_remove("QUARRY_LOG")
-            .env_remove("QUARRY_LOG_FORMAT")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("quarry serve starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
-        let mut line = String::new();
-        let addr = loop {
-            line.clear();
-            let read = stderr.read_line(&mut line).expect("stderr is readable");
-            assert!(read > 0, "quarry serve exited before listening");
-            if let Some(addr) = line.trim().strip_prefix("listening on http://") {
-                break addr.parse().expect("a socket address");
-            }
-        };
+        let (child, addr, stderr) = spawn_serve(args, |command| {
+            command
+                .env_remove("QUARRY_LOG")
+                .env_remove("QUARRY_LOG_FORMAT");
+        });
         let (send, lines) = channel();
         std::thread::spawn(move || {
             for line in stderr.lines().map_while(Result::ok) {
@@ -74,30 +59,7 @@ impl LoggingServer {
         headers: &[(&str, &str)],
         body: &str,
     ) -> (u16, String, String) {
-        let mut stream = TcpStream::connect(self.addr).expect("the server accepts connections");
-        stream.set_read_timeout(Some(HANG)).expect("a read timeout");
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            self.addr,
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).expect("the head is sent");
-        stream.write_all(body.as_bytes()).expect("the body is sent");
-        let mut raw = String::new();
-        stream
-            .read_to_string(&mut raw)
-            .expect("the response is read");
-        let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .expect("a status code");
-        (status, head.to_owned(), body.to_owned())
+        http_request(self.addr, method, path, headers, body.as_bytes())
     }
 
     /// The JSON log lines up to and including the request log line of `request_id`.
@@ -135,13 +97,6 @@ impl Drop for LoggingServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
-    head.lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        key.eq_ignore_ascii_case(name).then(|| value.trim())
-    })
 }
 
 /// The value of the sample `series` (name and labels exactly as rendered), if present.
@@ -233,13 +188,8 @@ fn every_request_logs_one_json_line_with_its_route_status_latency_and_project() 
 fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
     let sandbox = Sandbox::new("observability-metrics");
     let key = key(&sandbox);
-    let types = sandbox.dir.join("types.yaml");
-    std::fs::write(&types, TYPES).expect("the types file is written");
-    sandbox.quarry_ok(&["type", "load", &types.display().to_string()]);
-    let entity = sandbox
-        .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme"])
-        .trim()
-        .to_owned();
+    sandbox.load_types(TYPES);
+    let entity = sandbox.add_entity("company", "Acme");
     // The chat's one model call fails once with a 503 and is retried.
     sandbox
         .model
@@ -287,7 +237,7 @@ fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
     });
     let (status, _, body) = server.request("POST", "/v1/chat", &json_auth, &chat.to_string());
     assert_eq!(status, 200, "{body}");
-    let events = sse_events(&dechunked(&body));
+    let events = sse_events(&body);
     assert!(
         events.iter().any(|(name, _)| name == "result"),
         "{events:?}"
@@ -404,21 +354,4 @@ fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
         ready["schema_version"].as_i64().is_some_and(|v| v >= 8),
         "{ready}"
     );
-}
-
-/// An HTTP/1.1 chunked body decoded (an SSE reply is chunked).
-fn dechunked(raw: &str) -> String {
-    let mut rest = raw;
-    let mut body = String::new();
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
-            return raw.to_owned();
-        };
-        if size == 0 {
-            break;
-        }
-        body.push_str(&after[..size]);
-        rest = &after[size + 2..];
-    }
-    body
 }

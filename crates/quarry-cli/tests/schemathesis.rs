@@ -269,13 +269,8 @@ fn schemathesis() -> Option<PathBuf> {
 /// A project with an entity type, an entity, a linked document and an episode, and a key of
 /// every scope and one per scope. Answers their ids and keys.
 fn seed(sandbox: &Sandbox) -> Value {
-    let types = sandbox.dir.join("types.yaml");
-    std::fs::write(&types, TYPES).expect("the types file is written");
-    sandbox.quarry_ok(&["type", "load", &types.display().to_string()]);
-    let entity = sandbox
-        .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme"])
-        .trim()
-        .to_owned();
+    sandbox.load_types(TYPES);
+    let entity = sandbox.add_entity("company", "Acme");
     let report = sandbox.dir.join("report.md");
     std::fs::write(
         &report,

@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
 use std::time::Duration;
 
 use quarry_testkit::ScriptedServer;
@@ -70,6 +70,20 @@ impl Sandbox {
         );
         stdout(&output)
     }
+
+    /// Loads entity types from YAML text (written to `types.yaml` in the sandbox).
+    pub fn load_types(&self, yaml: &str) {
+        let types = self.dir.join("types.yaml");
+        std::fs::write(&types, yaml).expect("the types file is written");
+        self.quarry_ok(&["type", "load", &types.display().to_string()]);
+    }
+
+    /// Adds an entity of type `slug` titled `title`; answers its id.
+    pub fn add_entity(&self, slug: &str, title: &str) -> String {
+        self.quarry_ok(&["entity", "add", "--type", slug, "--title", title])
+            .trim()
+            .to_owned()
+    }
 }
 
 impl Drop for Sandbox {
@@ -129,26 +143,93 @@ pub struct Server {
     pub addr: SocketAddr,
 }
 
+/// Starts `quarry serve` on a free loopback port with `args` (after `configure` adjusts the
+/// command) and reads its stderr up to the `listening on` line: answers the process, its address
+/// and the rest of its stderr, which the caller must keep reading so the server never blocks on
+/// a full pipe.
+pub fn spawn_serve(
+    args: &[&str],
+    configure: impl FnOnce(&mut Command),
+) -> (Child, SocketAddr, BufReader<ChildStderr>) {
+    let mut command = quarry();
+    command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    configure(&mut command);
+    let mut child = command.spawn().expect("quarry serve starts");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        let read = stderr.read_line(&mut line).expect("stderr is readable");
+        assert!(read > 0, "quarry serve exited before listening");
+        if let Some(addr) = line.trim().strip_prefix("listening on http://") {
+            break addr.parse().expect("a socket address");
+        }
+    };
+    (child, addr, stderr)
+}
+
+/// Sends one HTTP/1.1 request with `headers` on a new connection and answers (status, head,
+/// body), a chunked body decoded. The read timeout is a hang detector, not a timing assertion.
+pub fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).expect("the server accepts connections");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("a read timeout can be set");
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream
+        .write_all(head.as_bytes())
+        .expect("the request head is sent");
+    // A server may answer (e.g. 413) before reading the whole body; ignore a reset here.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let response = String::from_utf8(raw).expect("the response is UTF-8");
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("the response has a head and a body");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status code");
+    let chunked = header(head, "transfer-encoding").is_some_and(|value| value.contains("chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    (status, head.to_owned(), body)
+}
+
+/// The value of header `name` (any case) in a response head.
+pub fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|line| {
+        let (field, value) = line.split_once(':')?;
+        field.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
 impl Server {
     pub fn start(extra_args: &[&str]) -> Server {
-        let mut child = quarry()
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .args(extra_args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("quarry serve starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
-        let mut line = String::new();
-        let addr = loop {
-            line.clear();
-            let read = stderr.read_line(&mut line).expect("stderr is readable");
-            assert!(read > 0, "quarry serve exited before listening");
-            if let Some(addr) = line.trim().strip_prefix("listening on http://") {
-                break addr.parse().expect("a socket address");
-            }
-        };
+        let (child, addr, mut stderr) = spawn_serve(extra_args, |_| {});
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut sink = String::new();
@@ -177,54 +258,16 @@ impl Server {
         content_type: Option<&str>,
         body: &[u8],
     ) -> (u16, String, String) {
-        let mut stream = TcpStream::connect(self.addr).expect("the server accepts connections");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .expect("a read timeout can be set");
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            self.addr,
-            body.len()
-        );
+        let authorization = key.map(|key| format!("Bearer {key}"));
+        let mut headers = Vec::new();
         if let Some(content_type) = content_type {
-            head.push_str(&format!("Content-Type: {content_type}\r\n"));
+            headers.push(("Content-Type", content_type));
         }
-        if let Some(key) = key {
-            head.push_str(&format!("Authorization: Bearer {key}\r\n"));
+        if let Some(authorization) = &authorization {
+            headers.push(("Authorization", authorization.as_str()));
         }
-        head.push_str("\r\n");
-        stream
-            .write_all(head.as_bytes())
-            .expect("the request head is sent");
-        // A server may answer (e.g. 413) before reading the whole body; ignore a reset here.
-        let _ = stream.write_all(body);
-        let mut raw = Vec::new();
-        let _ = stream.read_to_end(&mut raw);
-        let response = String::from_utf8(raw).expect("the response is UTF-8");
-        let (head, body) = response
-            .split_once("\r\n\r\n")
-            .expect("the response has a head and a body");
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .expect("a status code");
-        let content_type = head
-            .lines()
-            .find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.eq_ignore_ascii_case("content-type")
-                    .then(|| value.trim().to_owned())
-            })
-            .unwrap_or_default();
-        let chunked = head
-            .to_ascii_lowercase()
-            .contains("transfer-encoding: chunked");
-        let body = if chunked {
-            dechunk(body)
-        } else {
-            body.to_owned()
-        };
+        let (status, head, body) = http_request(self.addr, method, path, &headers, body);
+        let content_type = header(&head, "content-type").unwrap_or_default().to_owned();
         (status, content_type, body)
     }
 
