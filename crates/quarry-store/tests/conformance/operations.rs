@@ -4,34 +4,24 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use quarry_core::model::{
-    EpisodeOutcome, EpisodeStatus, NewFieldTask, NewWorkflow, NodeState, RunScope,
-};
+use quarry_core::model::{EpisodeOutcome, EpisodeStatus, NewFieldTask, NewWorkflow, NodeState};
 use quarry_core::store::{QueueDepths, Store};
 
 use super::{claim, lease_of, new_entity, new_episode};
 
 fn queued_workflow(entity_id: &str, tasks: &[(&str, NodeState, &[&str])]) -> NewWorkflow {
-    NewWorkflow {
-        entity_id: entity_id.to_owned(),
-        scope: RunScope::Full,
-        triggered_by: "test".to_owned(),
-        fields_requested: None,
-        root_run_id: None,
-        depth: 0,
-        max_attempts: 3,
-        tasks: tasks
-            .iter()
-            .map(|(name, state, depends_on)| NewFieldTask {
-                field_name: (*name).to_owned(),
-                state: *state,
-                depends_on: depends_on.iter().map(|d| (*d).to_owned()).collect(),
-                gated: false,
-                feedback: None,
-                error: None,
-            })
-            .collect(),
-    }
+    let tasks = tasks
+        .iter()
+        .map(|(name, state, depends_on)| NewFieldTask {
+            field_name: (*name).to_owned(),
+            state: *state,
+            depends_on: depends_on.iter().map(|d| (*d).to_owned()).collect(),
+            gated: false,
+            feedback: None,
+            error: None,
+        })
+        .collect();
+    super::tasks::workflow(entity_id, tasks)
 }
 
 fn task_count(depths: &QueueDepths, state: NodeState) -> u64 {

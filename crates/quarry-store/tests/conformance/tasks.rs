@@ -28,7 +28,7 @@ fn task(name: &str, state: NodeState, depends_on: &[&str], gated: bool) -> NewFi
     }
 }
 
-fn workflow(entity_id: &str, tasks: Vec<NewFieldTask>) -> NewWorkflow {
+pub(super) fn workflow(entity_id: &str, tasks: Vec<NewFieldTask>) -> NewWorkflow {
     NewWorkflow {
         entity_id: entity_id.to_owned(),
         scope: RunScope::Full,
