@@ -42,68 +42,33 @@ mod tests;
 #[derive(Debug, Clone, Default)]
 pub struct Quantities {
     numbers: Vec<(f64, Span)>,
-    /// `YYYY-MM-DD`, or `YYYY-MM` for a month and year.
-    dates: Vec<(String, Span)>,
+    /// In the order of the table above, spelling by spelling, each in text order.
+    dates: Vec<DateReading>,
+}
+
+/// One reading of a date expression.
+#[derive(Debug, Clone, Copy)]
+struct DateReading {
+    iso: IsoDate,
+    span: Span,
+    shape: DateShape,
 }
 
 impl Quantities {
+    /// One pass over `text`: each pattern is tried only where it may start (a digit, a point,
+    /// a month's name at a word start), so a short text costs a few thousand instructions and
+    /// nothing is allocated per match (`examples/quantities_scan.rs` measures both).
     pub fn scan(text: &str) -> Quantities {
         let source = Source(text);
-        let mut numbers = Vec::new();
-        let digit_or_point = |c: char| c == '.' || digit_value(c).is_some();
-        for (start, end, number) in find_all(source, digit_or_point, number_at) {
-            for reading in number.readings(source, start) {
-                numbers.push((reading, (start, end)));
+        let mut scanner = Scanner::new(source);
+        for (at, start) in source.starts() {
+            match start {
+                Start::Digit => scanner.at_digit(at),
+                Start::Point => scanner.number(at),
+                Start::MonthName => scanner.at_month_name(at),
             }
         }
-        let mut dates = Vec::new();
-        for shape in DateShape::ALL {
-            let may_start = shape.first_characters();
-            for (start, end, readings) in
-                find_all(source, may_start, |source, at| shape.at(source, at))
-            {
-                for iso in readings {
-                    dates.push((iso, (start, end)));
-                }
-            }
-        }
-        let mut offsets: Vec<usize> = numbers
-            .iter()
-            .map(|(_, span)| *span)
-            .chain(dates.iter().map(|(_, span)| *span))
-            .flat_map(|(start, end)| [start, end])
-            .collect();
-        offsets.sort_unstable();
-        offsets.dedup();
-        let mut cursor = CodePointCursor::new(text);
-        let code_points: Vec<(usize, usize)> = offsets
-            .iter()
-            .map(|&byte| (byte, cursor.code_point_at(byte)))
-            .collect();
-        let to_span = |(byte_start, byte_end): (usize, usize)| {
-            let at = |byte: usize| {
-                let index = code_points
-                    .binary_search_by_key(&byte, |(b, _)| *b)
-                    .expect("every offset was converted");
-                code_points[index].1
-            };
-            Span {
-                start: at(byte_start),
-                end: at(byte_end),
-                byte_start,
-                byte_end,
-            }
-        };
-        Quantities {
-            numbers: numbers
-                .into_iter()
-                .map(|(value, span)| (value, to_span(span)))
-                .collect(),
-            dates: dates
-                .into_iter()
-                .map(|(iso, span)| (iso, to_span(span)))
-                .collect(),
-        }
+        scanner.finish()
     }
 
     /// The first expression that reads as `value`.
@@ -120,60 +85,157 @@ impl Quantities {
     pub fn find_date(&self, iso: &str) -> Option<Span> {
         self.dates
             .iter()
-            .find(|(reading, _)| reading == iso)
-            .map(|(_, span)| *span)
+            .find(|date| date.iso.as_str() == iso)
+            .map(|date| date.span)
     }
 }
 
-/// Every non-overlapping match of `match_at` (which answers the match's end), leftmost first,
-/// as a regex search finds them: `(start, end, match)`. `may_start` says which characters a
-/// match can start with; the others are skipped without trying.
-fn find_all<'t, M>(
+// ---------------------------------------------------------------------------------------------
+// The pass
+
+/// What a pattern can start with; every other character is passed over.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    /// A decimal digit of any script: a number, or a date written with digits first.
+    Digit,
+    /// `.`: a number without its whole part (`.5`).
+    Point,
+    /// A month's name, at the start of a word.
+    MonthName,
+}
+
+/// The patterns tried along one pass. Each resumes after its own last match, as a separate
+/// regex search would: matches of one kind never overlap, kinds do not see each other.
+struct Scanner<'t> {
     source: Source<'t>,
-    may_start: fn(char) -> bool,
-    match_at: impl Fn(Source<'t>, usize) -> Option<(usize, M)>,
-) -> impl Iterator<Item = (usize, usize, M)> {
-    let mut at = 0;
-    std::iter::from_fn(move || {
-        while let Some(first) = source.char_at(at) {
-            if may_start(first)
-                && let Some((end, found)) = match_at(source, at)
-            {
-                let start = at;
-                at = end;
-                return Some((start, end, found));
-            }
-            at += first.len_utf8();
+    /// Match starts only move forward, so code points are counted once along the text; in
+    /// an ASCII text they are the bytes.
+    code_points: Option<CodePointCursor<'t>>,
+    number_from: usize,
+    date_from: [usize; DateShape::COUNT],
+    numbers: Vec<(f64, Span)>,
+    dates: Vec<DateReading>,
+}
+
+impl<'t> Scanner<'t> {
+    fn new(source: Source<'t>) -> Scanner<'t> {
+        Scanner {
+            source,
+            code_points: (!source.0.is_ascii()).then(|| CodePointCursor::new(source.0)),
+            number_from: 0,
+            date_from: [0; DateShape::COUNT],
+            numbers: Vec::new(),
+            dates: Vec::new(),
         }
-        None
-    })
+    }
+
+    /// A number, and at a word start the dates written with digits first.
+    fn at_digit(&mut self, at: usize) {
+        self.number(at);
+        if self.source.starts_word(at) {
+            for shape in DateShape::DIGIT_FIRST {
+                self.date(shape, at);
+            }
+        }
+    }
+
+    fn at_month_name(&mut self, at: usize) {
+        for shape in DateShape::NAME_FIRST {
+            self.date(shape, at);
+        }
+    }
+
+    fn number(&mut self, at: usize) {
+        if at < self.number_from {
+            return;
+        }
+        let Some(number) = number_at(self.source, at) else {
+            return;
+        };
+        self.number_from = number.end;
+        let Some(base) = decimal_value(&self.source.0[at..number.digits_end]) else {
+            return;
+        };
+        let span = self.span(at, number.end);
+        let negative = self.source.sign_before(at);
+        let readings = number.readings(base);
+        let negatives = readings
+            .clone()
+            .filter(|_| negative)
+            .map(|reading| -reading);
+        for reading in readings.chain(negatives) {
+            self.numbers.push((reading, span));
+        }
+    }
+
+    /// `shape` at `at`, which starts a word.
+    fn date(&mut self, shape: DateShape, at: usize) {
+        let from = &mut self.date_from[shape as usize];
+        if at < *from {
+            return;
+        }
+        let Some(found) = shape.at(self.source, at) else {
+            return;
+        };
+        *from = found.end;
+        let span = self.span(at, found.end);
+        for iso in found.readings.into_iter().flatten() {
+            self.dates.push(DateReading { iso, span, shape });
+        }
+    }
+
+    fn span(&mut self, byte_start: usize, byte_end: usize) -> Span {
+        let Some(code_points) = &mut self.code_points else {
+            return Span {
+                start: byte_start,
+                end: byte_end,
+                byte_start,
+                byte_end,
+            };
+        };
+        let start = code_points.code_point_at(byte_start);
+        Span {
+            start,
+            end: start + self.source.0[byte_start..byte_end].chars().count(),
+            byte_start,
+            byte_end,
+        }
+    }
+
+    fn finish(mut self) -> Quantities {
+        // A stable sort: each spelling's dates stay in text order.
+        self.dates.sort_by_key(|date| date.shape);
+        Quantities {
+            numbers: self.numbers,
+            dates: self.dates,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Numbers
 
-/// Scale words, each with its factor; a word is taken only where it ends (`5 mg` has no scale).
-const SCALES: [(&str, f64); 10] = [
-    ("thousand", 1e3),
-    ("million", 1e6),
-    ("billion", 1e9),
-    ("trillion", 1e12),
-    ("mln", 1e6),
-    ("mn", 1e6),
-    ("bn", 1e9),
-    ("k", 1e3),
-    ("m", 1e6),
-    ("b", 1e9),
-];
+/// `SCALE`: a scale word's factor.
+fn scale_factor(word: &[u8]) -> Option<f64> {
+    Some(match word {
+        b"thousand" | b"k" => 1e3,
+        b"million" | b"mln" | b"mn" | b"m" => 1e6,
+        b"billion" | b"bn" | b"b" => 1e9,
+        b"trillion" => 1e12,
+        _ => return None,
+    })
+}
 
-/// One number expression: the digits (`start..digits_end`), its scale and percent sign.
+/// One number expression from its start: the digits end at `digits_end`, the whole (scale
+/// word and percent sign included) at `end`.
 struct NumberMatch {
     digits_end: usize,
+    end: usize,
     scale: Option<f64>,
     percent: bool,
 }
 
-fn number_at(source: Source<'_>, at: usize) -> Option<(usize, NumberMatch)> {
+fn number_at(source: Source<'_>, at: usize) -> Option<NumberMatch> {
     let digits_end = source
         .grouped_number(at)
         .or_else(|| source.plain_number(at))?;
@@ -188,81 +250,94 @@ fn number_at(source: Source<'_>, at: usize) -> Option<(usize, NumberMatch)> {
         .or_else(|| source.eat(end, '%'))
         .map(|percent_end| end = percent_end)
         .is_some();
-    Some((
+    Some(NumberMatch {
+        digits_end,
         end,
-        NumberMatch {
-            digits_end,
-            scale,
-            percent,
-        },
-    ))
+        scale,
+        percent,
+    })
 }
 
 impl NumberMatch {
-    fn readings(&self, source: Source<'_>, start: usize) -> Vec<f64> {
-        let mut digits = String::with_capacity(self.digits_end - start);
-        for c in source.0[start..self.digits_end].chars() {
-            match (c, digit_value(c)) {
-                (_, Some(value)) => digits.push(char::from(b'0' + value)),
-                ('.', None) => digits.push('.'),
-                _ => {} // a thousands separator
-            }
-        }
-        let Ok(base) = digits.parse::<f64>() else {
-            return Vec::new();
-        };
-        let mut readings = vec![base];
-        if let Some(factor) = self.scale {
-            readings.push(base * factor);
-        }
-        if self.percent {
-            readings.push(base / 100.0);
-        }
-        // "-5", "−5" and "(5)" (accounting) may stand for a negative number.
-        let before = source.0[..start].trim_end_matches(['$', '€', '£', '¥', '₹', ' ']);
-        if before.ends_with(['-', '−', '(']) {
-            let negatives: Vec<f64> = readings.iter().map(|r| -r).collect();
-            readings.extend(negatives);
-        }
-        readings
+    /// What the expression may stand for, given its digits' value: the value itself, scaled,
+    /// and as a fraction when it is a percentage.
+    fn readings(&self, base: f64) -> impl Iterator<Item = f64> + Clone + use<> {
+        [
+            Some(base),
+            self.scale.map(|factor| base * factor),
+            self.percent.then_some(base / 100.0),
+        ]
+        .into_iter()
+        .flatten()
     }
+}
+
+/// Numbers this long or shorter are rewritten for the float parser on the stack.
+const STACK_DIGITS: usize = 64;
+
+/// The value of a number's digits as written ("1,200.5", "١٢٠٠"): digits of any script read as
+/// ASCII, the point kept, thousands separators dropped.
+fn decimal_value(written: &str) -> Option<f64> {
+    if written
+        .bytes()
+        .all(|byte| byte.is_ascii_digit() || byte == b'.')
+    {
+        return ascii_decimal_value(written.as_bytes());
+    }
+    let ascii = written.chars().filter_map(|c| match digit_value(c) {
+        Some(digit) => Some(b'0' + digit),
+        None => (c == '.').then_some(b'.'),
+    });
+    let mut buffer = [0; STACK_DIGITS];
+    let mut len = 0;
+    for byte in ascii.clone() {
+        let Some(slot) = buffer.get_mut(len) else {
+            return ascii.map(char::from).collect::<String>().parse().ok();
+        };
+        *slot = byte;
+        len += 1;
+    }
+    ascii_decimal_value(&buffer[..len])
+}
+
+/// The value of ASCII digits with at most one point.
+fn ascii_decimal_value(ascii: &[u8]) -> Option<f64> {
+    if ascii.len() <= 15 && ascii.iter().all(u8::is_ascii_digit) {
+        // Exact without the float parser: 15 digits are well inside f64's 53-bit mantissa.
+        let value = ascii
+            .iter()
+            .fold(0, |value, digit| value * 10 + u64::from(digit - b'0'));
+        return Some(value as f64);
+    }
+    std::str::from_utf8(ascii).ok()?.parse().ok()
 }
 
 // ---------------------------------------------------------------------------------------------
 // Dates
 
-/// Month names and abbreviations with their numbers, longest spelling of a month first.
-const MONTHS: [(&str, u32); 24] = [
-    ("january", 1),
-    ("february", 2),
-    ("march", 3),
-    ("april", 4),
-    ("may", 5),
-    ("june", 6),
-    ("july", 7),
-    ("august", 8),
-    ("september", 9),
-    ("october", 10),
-    ("november", 11),
-    ("december", 12),
-    ("jan", 1),
-    ("feb", 2),
-    ("mar", 3),
-    ("apr", 4),
-    ("jun", 6),
-    ("jul", 7),
-    ("aug", 8),
-    ("sept", 9),
-    ("sep", 9),
-    ("oct", 10),
-    ("nov", 11),
-    ("dec", 12),
-];
+/// `MONTH`: a month's number from its name or abbreviation.
+fn month_number(word: &[u8]) -> Option<u32> {
+    Some(match word {
+        b"january" | b"jan" => 1,
+        b"february" | b"feb" => 2,
+        b"march" | b"mar" => 3,
+        b"april" | b"apr" => 4,
+        b"may" => 5,
+        b"june" | b"jun" => 6,
+        b"july" | b"jul" => 7,
+        b"august" | b"aug" => 8,
+        b"september" | b"sept" | b"sep" => 9,
+        b"october" | b"oct" => 10,
+        b"november" | b"nov" => 11,
+        b"december" | b"dec" => 12,
+        _ => return None,
+    })
+}
 
 const ORDINAL_SUFFIXES: [&str; 4] = ["st", "nd", "rd", "th"];
 
 /// The date spellings, in the order their readings are listed.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum DateShape {
     /// `2024-01-15`, `2024/1/15`, `2024.01.15`.
     YearMonthDay,
@@ -276,33 +351,37 @@ enum DateShape {
     MonthNameYear,
 }
 
+/// What a date spelling matched: its end and its readings — none for a date that does not
+/// exist, like 2024-02-30 (the text is still consumed, as a regex would), two for a day and
+/// month the text leaves in either order.
+struct DateMatch {
+    end: usize,
+    readings: [Option<IsoDate>; 2],
+}
+
+impl DateMatch {
+    fn one(end: usize, reading: Option<IsoDate>) -> DateMatch {
+        DateMatch {
+            end,
+            readings: [reading, None],
+        }
+    }
+}
+
 impl DateShape {
-    const ALL: [DateShape; 5] = [
+    const COUNT: usize = 5;
+    /// The spellings that start with a digit.
+    const DIGIT_FIRST: [DateShape; 3] = [
         DateShape::YearMonthDay,
         DateShape::Ambiguous,
         DateShape::DayMonthName,
-        DateShape::MonthNameDay,
-        DateShape::MonthNameYear,
     ];
+    /// The spellings that start with a month's name.
+    const NAME_FIRST: [DateShape; 2] = [DateShape::MonthNameDay, DateShape::MonthNameYear];
 
-    /// Which characters a match can start with: a digit, or a month's first letter.
-    fn first_characters(self) -> fn(char) -> bool {
-        match self {
-            DateShape::YearMonthDay | DateShape::Ambiguous | DateShape::DayMonthName => {
-                |c| digit_value(c).is_some()
-            }
-            DateShape::MonthNameDay | DateShape::MonthNameYear => {
-                |c| "jfmasondJFMASOND".contains(c)
-            }
-        }
-    }
-
-    /// The match of this spelling starting at `at`: its end and ISO readings (none for a date
-    /// that does not exist, like 2024-02-30: the text is still consumed, as a regex would).
-    fn at(self, source: Source<'_>, at: usize) -> Option<(usize, Vec<String>)> {
-        if !source.is_boundary(at) {
-            return None;
-        }
+    /// The match of this spelling starting at `at`, where a word starts (the `\b` every
+    /// spelling begins with; the caller checks it).
+    fn at(self, source: Source<'_>, at: usize) -> Option<DateMatch> {
         match self {
             DateShape::YearMonthDay => {
                 let year = source.digits(at).exactly(4)?;
@@ -311,8 +390,9 @@ impl DateShape {
                 if !source.ends_word(day.end) {
                     return None;
                 }
-                let reading = ymd(year.year(source), month.value(source), day.value(source));
-                Some((day.end, reading.into_iter().collect()))
+                let reading =
+                    IsoDate::day(year.year(source), month.value(source), day.value(source));
+                Some(DateMatch::one(day.end, reading))
             }
             DateShape::Ambiguous => {
                 let first = source.digits(at).up_to(2)?;
@@ -322,12 +402,13 @@ impl DateShape {
                     return None;
                 }
                 let (a, b) = (first.value(source), second.value(source));
-                let mut readings: Vec<String> = [(b, a), (a, b)]
-                    .into_iter()
-                    .filter_map(|(month, day)| ymd(year.year(source), month, day))
-                    .collect();
-                readings.dedup();
-                Some((year.end, readings))
+                let day_first = IsoDate::day(year.year(source), b, a);
+                let month_first =
+                    IsoDate::day(year.year(source), a, b).filter(|&iso| Some(iso) != day_first);
+                Some(DateMatch {
+                    end: year.end,
+                    readings: [day_first, month_first],
+                })
             }
             DateShape::DayMonthName => {
                 let day = source.digits(at).up_to(2)?;
@@ -339,8 +420,8 @@ impl DateShape {
                 let (month, year) = after_of
                     .and_then(|at| source.month_then(at, Source::year_after_month))
                     .or_else(|| source.month_then(month_at, Source::year_after_month))?;
-                let reading = ymd(year.year(source), month, day.value(source));
-                Some((year.end, reading.into_iter().collect()))
+                let reading = IsoDate::day(year.year(source), month, day.value(source));
+                Some(DateMatch::one(year.end, reading))
             }
             DateShape::MonthNameDay => {
                 let (month, (day, year)) = source.month_then(at, |source, at| {
@@ -351,24 +432,56 @@ impl DateShape {
                     let year = source.digits(source.spaces(after_comma)?).exactly(4)?;
                     source.ends_word(year.end).then_some((day, year))
                 })?;
-                let reading = ymd(year.year(source), month, day.value(source));
-                Some((year.end, reading.into_iter().collect()))
+                let reading = IsoDate::day(year.year(source), month, day.value(source));
+                Some(DateMatch::one(year.end, reading))
             }
             DateShape::MonthNameYear => {
                 let (month, year) = source.month_then(at, Source::year_after_month)?;
-                Some((
-                    year.end,
-                    vec![format!("{:04}-{month:02}", year.value(source))],
-                ))
+                let reading = IsoDate::month(year.value(source), month);
+                Some(DateMatch::one(year.end, Some(reading)))
             }
         }
     }
 }
 
-/// `YYYY-MM-DD` when the date exists.
-fn ymd(year: i32, month: u32, day: u32) -> Option<String> {
-    NaiveDate::from_ymd_opt(year, month, day)?;
-    Some(format!("{year:04}-{month:02}-{day:02}"))
+/// An ISO date as a date expression reads: `YYYY-MM-DD`, or `YYYY-MM` for a month and year.
+/// Written in place: a date costs no allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IsoDate {
+    text: [u8; 10],
+    len: usize,
+}
+
+impl IsoDate {
+    /// `YYYY-MM-DD`, when the date exists.
+    fn day(year: i32, month: u32, day: u32) -> Option<IsoDate> {
+        NaiveDate::from_ymd_opt(year, month, day)?;
+        // Years are read from at most four digits: never negative.
+        let mut iso = IsoDate::month(year.unsigned_abs(), month);
+        write_digits(&mut iso.text[8..10], day);
+        iso.len = 10;
+        Some(iso)
+    }
+
+    /// `YYYY-MM`.
+    fn month(year: u32, month: u32) -> IsoDate {
+        let mut text = [b'-'; 10];
+        write_digits(&mut text[..4], year);
+        write_digits(&mut text[5..7], month);
+        IsoDate { text, len: 7 }
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.text[..self.len]).expect("ASCII digits and dashes")
+    }
+}
+
+/// The last `out.len()` decimal digits of `value`, zero-padded.
+fn write_digits(out: &mut [u8], mut value: u32) {
+    for byte in out.iter_mut().rev() {
+        *byte = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,6 +528,48 @@ impl Digits {
 struct Source<'t>(&'t str);
 
 impl<'t> Source<'t> {
+    /// Where a pattern may start, in text order. Bytes are classed without decoding: only a
+    /// byte starting a non-ASCII character is decoded, to see whether it is a digit; a run of
+    /// ASCII letters is looked at once, from its first letter.
+    fn starts(self) -> impl Iterator<Item = (usize, Start)> {
+        let bytes = self.0.as_bytes();
+        let mut next = 0;
+        std::iter::from_fn(move || {
+            while let Some(&byte) = bytes.get(next) {
+                let at = next;
+                next += 1;
+                match byte {
+                    b'0'..=b'9' => return Some((at, Start::Digit)),
+                    b'.' => return Some((at, Start::Point)),
+                    _ if byte.is_ascii_alphabetic() => {
+                        // No `\b` before the run's other letters: none starts a month's name.
+                        next = self.letters_end(at);
+                        if self.starts_month_name(at) {
+                            return Some((at, Start::MonthName));
+                        }
+                    }
+                    0xC0.. if self.digit_width(at).is_some() => return Some((at, Start::Digit)),
+                    _ => {}
+                }
+            }
+            None
+        })
+    }
+
+    /// The end of the run of ASCII letters at `at`.
+    fn letters_end(self, at: usize) -> usize {
+        let letters = self.0.as_bytes()[at..]
+            .iter()
+            .take_while(|byte| byte.is_ascii_alphabetic())
+            .count();
+        at + letters
+    }
+
+    /// `\bMONTH` at `at`.
+    fn starts_month_name(self, at: usize) -> bool {
+        self.may_begin_month(at) && self.starts_word(at) && self.month_name(at).is_some()
+    }
+
     fn char_at(self, at: usize) -> Option<char> {
         self.0.get(at..)?.chars().next()
     }
@@ -423,9 +578,14 @@ impl<'t> Source<'t> {
         self.0[..at].chars().next_back()
     }
 
-    /// `\b`: a word character on exactly one side.
-    fn is_boundary(self, at: usize) -> bool {
-        self.char_before(at).is_some_and(is_word_char) != self.char_at(at).is_some_and(is_word_char)
+    /// `\b` before the word character at `at`: no word character precedes it.
+    fn starts_word(self, at: usize) -> bool {
+        match at.checked_sub(1).map(|before| self.0.as_bytes()[before]) {
+            None => true,
+            // The common case, without decoding.
+            Some(byte) if byte.is_ascii() => !is_word_char(char::from(byte)),
+            Some(_) => !self.char_before(at).is_some_and(is_word_char),
+        }
     }
 
     /// `\b` after a word character: no word character follows.
@@ -450,11 +610,8 @@ impl<'t> Source<'t> {
     fn digits(self, at: usize) -> Digits {
         let mut end = at;
         let mut count = 0;
-        for c in self.0[at..].chars() {
-            if digit_value(c).is_none() {
-                break;
-            }
-            end += c.len_utf8();
+        while let Some(width) = self.digit_width(end) {
+            end += width;
             count += 1;
         }
         Digits {
@@ -462,6 +619,24 @@ impl<'t> Source<'t> {
             end,
             count,
         }
+    }
+
+    /// `\d`: the width in bytes of the digit at `at`.
+    fn digit_width(self, at: usize) -> Option<usize> {
+        match *self.0.as_bytes().get(at)? {
+            b'0'..=b'9' => Some(1),
+            0..=0x7F => None,
+            _ => self.other_script_digit_width(at),
+        }
+    }
+
+    /// The width of a digit of another script at `at`: apart, so that the ASCII test above is
+    /// small enough to be inlined in every loop over digits.
+    #[inline(never)]
+    fn other_script_digit_width(self, at: usize) -> Option<usize> {
+        self.char_at(at)
+            .filter(|&c| digit_value(c).is_some())
+            .map(char::len_utf8)
     }
 
     /// `\s?`: the end of one whitespace character at `at`.
@@ -473,9 +648,19 @@ impl<'t> Source<'t> {
 
     /// `\s+`: the end of the whitespace at `at`, if there is any.
     fn spaces(self, at: usize) -> Option<usize> {
-        let rest = &self.0[at..];
-        let end = at + rest.len() - rest.trim_start().len();
-        (end > at).then_some(end)
+        let mut end = self.one_space(at)?;
+        while let Some(next) = self.one_space(end) {
+            end = next;
+        }
+        Some(end)
+    }
+
+    /// A `-`, `−` or `(` before `at`, currency signs and spaces between: "-5", "−5" and "(5)"
+    /// (accounting) may stand for a negative number.
+    fn sign_before(self, at: usize) -> bool {
+        self.0[..at]
+            .trim_end_matches(['$', '€', '£', '¥', '₹', ' '])
+            .ends_with(['-', '−', '('])
     }
 
     /// `[-/.]`
@@ -534,26 +719,66 @@ impl<'t> Source<'t> {
     /// `(\s?SCALE\b)?`: the end of a scale word after `at` and its factor.
     fn scale_word(self, at: usize) -> Option<(usize, f64)> {
         let word_at = |from: usize| {
-            SCALES.iter().find_map(|&(word, factor)| {
-                self.eat_word(from, word)
-                    .filter(|&end| self.ends_word(end))
-                    .map(|end| (end, factor))
-            })
+            let (word, end) = self.ascii_word(from)?;
+            let factor = scale_factor(word.as_bytes())?;
+            self.ends_word(end).then_some((end, factor))
         };
         self.one_space(at).and_then(word_at).or_else(|| word_at(at))
     }
 
-    /// `\bMONTH` followed by what `then` matches: the month's number and `then`'s match. Each
-    /// spelling that starts at `at` is tried in turn, as a regex alternation is.
+    /// `MONTH` at `at` followed by what `then` matches: the month's number and `then`'s match.
     fn month_then<T>(
         self,
         at: usize,
-        then: impl Fn(Source<'t>, usize) -> Option<T>,
+        then: impl FnOnce(Source<'t>, usize) -> Option<T>,
     ) -> Option<(u32, T)> {
-        MONTHS.iter().find_map(|&(name, number)| {
-            let end = self.eat_word(at, name)?;
-            then(self, end).map(|found| (number, found))
-        })
+        let (month, end) = self.month_name(at)?;
+        then(self, end).map(|found| (month, found))
+    }
+
+    /// Whether a month's name may start at `at`, from its first two letters: a quick test
+    /// before the word is read.
+    fn may_begin_month(self, at: usize) -> bool {
+        let Some(&[first, second]) = self.0.as_bytes().get(at..at + 2) else {
+            return false;
+        };
+        matches!(
+            [first.to_ascii_lowercase(), second.to_ascii_lowercase()],
+            [b'j', b'a' | b'u']
+                | [b'f', b'e']
+                | [b'm', b'a']
+                | [b'a', b'p' | b'u']
+                | [b's', b'e']
+                | [b'o', b'c']
+                | [b'n', b'o']
+                | [b'd', b'e']
+        )
+    }
+
+    /// `MONTH` at `at`: the month's number and the end of its name.
+    fn month_name(self, at: usize) -> Option<(u32, usize)> {
+        let (word, end) = self.ascii_word(at)?;
+        Some((month_number(word.as_bytes())?, end))
+    }
+
+    /// The run of ASCII letters at `at`, lowercased, and its end, when it is no longer than a
+    /// month's name or a scale word. Only a whole run can be one: every pattern wants a
+    /// non-letter after them (`.`, `,`, a space, `\b`), so one lookup of the run stands for
+    /// trying each spelling in turn as a regex alternation does.
+    fn ascii_word(self, at: usize) -> Option<(LowercaseWord, usize)> {
+        let mut word = LowercaseWord {
+            letters: [0; LONGEST_WORD],
+            len: 0,
+        };
+        for &byte in self.0.as_bytes()[at..].iter() {
+            if !byte.is_ascii_alphabetic() {
+                break;
+            }
+            *word.letters.get_mut(word.len)? = byte.to_ascii_lowercase();
+            word.len += 1;
+        }
+        let end = at + word.len;
+        (word.len > 0).then_some((word, end))
     }
 
     /// `\.?,?\s+(\d{4})\b` after a month's name: the year.
@@ -562,6 +787,21 @@ impl<'t> Source<'t> {
         let after_comma = self.eat(after_point, ',').unwrap_or(after_point);
         let year = self.digits(self.spaces(after_comma)?).exactly(4)?;
         self.ends_word(year.end).then_some(year)
+    }
+}
+
+/// The longest month's name or scale word ("september").
+const LONGEST_WORD: usize = 9;
+
+/// A run of ASCII letters, lowercased.
+struct LowercaseWord {
+    letters: [u8; LONGEST_WORD],
+    len: usize,
+}
+
+impl LowercaseWord {
+    fn as_bytes(&self) -> &[u8] {
+        &self.letters[..self.len]
     }
 }
 

@@ -12,9 +12,54 @@ fn readings(q: &Quantities) -> Readings {
     let bytes = |span: &Span| (span.byte_start, span.byte_end);
     (
         q.numbers.iter().map(|(v, s)| (*v, bytes(s))).collect(),
-        q.dates.iter().map(|(d, s)| (d.clone(), bytes(s))).collect(),
+        q.dates
+            .iter()
+            .map(|date| (date.iso.as_str().to_owned(), bytes(&date.span)))
+            .collect(),
     )
 }
+
+/// The scale words with their factors, as the generators write them.
+const SCALES: [(&str, f64); 10] = [
+    ("thousand", 1e3),
+    ("million", 1e6),
+    ("billion", 1e9),
+    ("trillion", 1e12),
+    ("mln", 1e6),
+    ("mn", 1e6),
+    ("bn", 1e9),
+    ("k", 1e3),
+    ("m", 1e6),
+    ("b", 1e9),
+];
+
+/// Every spelling of a month's name with its number, as the generators write them.
+const MONTHS: [(&str, u32); 24] = [
+    ("january", 1),
+    ("february", 2),
+    ("march", 3),
+    ("april", 4),
+    ("may", 5),
+    ("june", 6),
+    ("july", 7),
+    ("august", 8),
+    ("september", 9),
+    ("october", 10),
+    ("november", 11),
+    ("december", 12),
+    ("jan", 1),
+    ("feb", 2),
+    ("mar", 3),
+    ("apr", 4),
+    ("jun", 6),
+    ("jul", 7),
+    ("aug", 8),
+    ("sept", 9),
+    ("sep", 9),
+    ("oct", 10),
+    ("nov", 11),
+    ("dec", 12),
+];
 
 /// Readings with code point spans (`start..end` of numbers, `start` of dates).
 type CodePointReadings = (Vec<(f64, usize, usize)>, Vec<(String, usize)>);
@@ -149,6 +194,26 @@ fn the_kelvin_sign_is_not_a_thousand() {
     assert_eq!(q.find_number(300_000.0), None);
 }
 
+/// Numbers too long to rewrite on the stack are read whole, separators and other scripts too.
+#[test]
+fn numbers_longer_than_the_stack_buffer_are_read() {
+    let plain = "7".repeat(100);
+    let grouped = format!("1{}", ",000".repeat(30));
+    let arabic = "٣".repeat(80);
+    let text = format!("{plain} and {grouped} and {arabic}.5");
+    let q = Quantities::scan(&text);
+    assert_eq!(
+        slice(&text, q.find_number(plain.parse().unwrap()).unwrap()),
+        plain
+    );
+    assert_eq!(slice(&text, q.find_number(1e90).unwrap()), grouped);
+    let three: f64 = format!("{}.5", "3".repeat(80)).parse().unwrap();
+    assert_eq!(
+        slice(&text, q.find_number(three).unwrap()),
+        format!("{arabic}.5")
+    );
+}
+
 #[test]
 fn scale_words_and_dates_end_at_word_boundaries() {
     let q = Quantities::scan("5 mg, 7 bns, 3_k, 2 million² and 12 Marchy 2024, 2024-01-15x");
@@ -224,7 +289,10 @@ fn every_script_reads_its_digits_as_ascii_would() {
                     .iter()
                     .map(|(v, s)| (*v, s.start, s.end))
                     .collect(),
-                q.dates.iter().map(|(d, s)| (d.clone(), s.start)).collect(),
+                q.dates
+                    .iter()
+                    .map(|date| (date.iso.as_str().to_owned(), date.span.start))
+                    .collect(),
             )
         };
         assert_eq!(
@@ -357,9 +425,10 @@ fn every_date_written_in_prose_is_found_where_written() {
         let year = 1900 + rng.below(200) as i32;
         let month = rng.below(12) as u32 + 1;
         let day = rng.below(31) as u32 + 1;
-        let Some(iso) = ymd(year, month, day) else {
+        let Some(iso) = IsoDate::day(year, month, day) else {
             continue;
         };
+        let iso = iso.as_str().to_owned();
         let names: Vec<&str> = month_names
             .iter()
             .filter(|(_, number)| *number == month)
