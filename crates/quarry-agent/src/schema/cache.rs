@@ -10,7 +10,12 @@ use serde_json::Value;
 use super::{Schema, SchemaError};
 
 /// A bounded, least-recently-used map from a schema document to the loaded [`Schema`]. Errors
-/// are not kept: a schema that fails to load is loaded (and refused) again each time.
+/// are not kept: a schema that fails to load is loaded (and refused) again each time. Neither is
+/// a schema whose text is longer than [`MAX_CACHED_SCHEMA_BYTES`], so what the cache holds stays
+/// bounded however large the documents clients send.
+/// The longest schema text the cache keeps (real extraction schemas are a few KiB).
+pub const MAX_CACHED_SCHEMA_BYTES: usize = 256 * 1024;
+
 #[derive(Debug)]
 pub struct SchemaCache {
     loaded: Mutex<LruCache<String, Arc<Schema>>>,
@@ -38,7 +43,9 @@ impl SchemaCache {
             Value::String(text) => Schema::parse(text)?,
             other => Schema::from_value(other)?,
         });
-        self.lock().put(key, schema.clone());
+        if key.len() <= MAX_CACHED_SCHEMA_BYTES {
+            self.lock().put(key, schema.clone());
+        }
         Ok(schema)
     }
 
@@ -107,6 +114,17 @@ mod tests {
             .load(&json!({"type": "object", "properties": {"total": {"type": "number"}}}))
             .unwrap();
         assert!(!Arc::ptr_eq(&text, &object));
+    }
+
+    #[test]
+    fn a_schema_longer_than_the_bound_is_loaded_but_not_kept() {
+        let cache = cache(4);
+        let long = "x".repeat(MAX_CACHED_SCHEMA_BYTES);
+        let document = json!({"type": "object", "description": long,
+                              "properties": {"total": {"type": "number"}}});
+        let first = cache.load(&document).unwrap();
+        assert_eq!(first.fields[0].name, "total");
+        assert!(!Arc::ptr_eq(&first, &cache.load(&document).unwrap()));
     }
 
     #[test]
