@@ -355,3 +355,43 @@ fn metrics_count_routes_queues_and_model_calls_with_their_retries_and_tokens() {
         "{ready}"
     );
 }
+
+#[test]
+fn readyz_refuses_traffic_while_the_database_lacks_a_migration() {
+    let sandbox = Sandbox::new("observability-readyz");
+    let server = LoggingServer::start(&["--db", &sandbox.db(), "--no-worker"]);
+    let (status, _, body) = server.request("GET", "/readyz", &[], "");
+    assert_eq!(status, 200, "{body}");
+    // Another process rolls the database back past this build's newest migration (Python's
+    // sqlite3 stands in for it; the server keeps its connections open meanwhile).
+    let rolled_back = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys\n\
+             db = sqlite3.connect(sys.argv[1])\n\
+             db.execute('DELETE FROM _sqlx_migrations WHERE version = \
+             (SELECT max(version) FROM _sqlx_migrations)')\n\
+             db.commit()",
+            &sandbox.db(),
+        ])
+        .status()
+        .expect("python3 runs");
+    assert!(rolled_back.success(), "the newest migration row is deleted");
+    let (status, head, body) = server.request("GET", "/readyz", &[], "");
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        header(&head, "content-type").is_some_and(|value| value.starts_with("application/json")),
+        "{head}"
+    );
+    let error: Value = serde_json::from_str(&body).expect("the one error shape");
+    assert_eq!(error["error"], "StorageError", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("migration")),
+        "{error}"
+    );
+    // The liveness check is unaffected: the process still serves.
+    let (status, _, _) = server.request("GET", "/healthz", &[], "");
+    assert_eq!(status, 200);
+}
