@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use quarry_agent::{EngineError, Extraction, Extractor, Schema};
+use quarry_agent::{EngineError, Extraction, Extractor, Schema, UnreadChunk};
 use quarry_core::ErrorCode;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::check_text;
@@ -68,11 +68,7 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
         eprint!("{}", explain(&extraction));
     }
     for unread in &extraction.unread_chunks {
-        eprintln!(
-            "warning: characters {}..{} of the document were not read, as they did not fit the \
-             model's context window ({}); fields found elsewhere are kept",
-            unread.span.start, unread.span.end, unread.error
-        );
+        eprintln!("warning: {}", unread_warning(unread));
     }
     match extraction.question() {
         None => Ok(ExitCode::SUCCESS),
@@ -114,6 +110,15 @@ fn ask(question: &str) -> Result<Option<String>, Failure> {
 
 fn engine_failure(error: EngineError) -> Failure {
     Failure::coded(engine_code(&error), error)
+}
+
+/// What to tell the person about a chunk of the document the model never read.
+pub(crate) fn unread_warning(unread: &UnreadChunk) -> String {
+    format!(
+        "characters {}..{} of the document were not read, as they did not fit the model's \
+         context window ({}); fields found elsewhere are kept",
+        unread.span.start, unread.span.end, unread.error
+    )
 }
 
 /// The code an extraction's failure is reported with.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use futures_util::StreamExt;
-use quarry_agent::{Extractor, Schema};
+use quarry_agent::{Extraction, Extractor, Schema, UnreadChunk};
 use quarry_core::json::to_spaced_string;
 use quarry_core::{ErrorCode, SkillError};
 use quarry_detect::skill::check_text;
@@ -26,7 +26,7 @@ use crate::extract::decode_utf8;
 use crate::failure::Failure;
 use crate::jsonl::{StreamSummary, next_line};
 use crate::model::{client_from, extractor_config};
-use crate::schema_extract::engine_code;
+use crate::schema_extract::{engine_code, unread_warning};
 
 /// One input line.
 #[derive(Debug, Deserialize)]
@@ -112,7 +112,14 @@ pub fn run(args: &ExtractArgs, schema: Schema) -> Result<ExitCode, Failure> {
             let answer = answer.context("an extraction task ended abnormally")?;
             let answer = answer.context("reading stdin")?;
             summary.lines += 1;
-            let text = match answer {
+            for unread in &answer.unread {
+                eprintln!(
+                    "warning: line {}: {}",
+                    summary.lines,
+                    unread_warning(unread)
+                );
+            }
+            let text = match answer.answer {
                 Ok(value) => to_spaced_string(&value),
                 Err(failure) => {
                     summary.failures += 1;
@@ -163,13 +170,48 @@ fn read_lines(
     })
 }
 
-/// One line's outcome: the extracted object, or why there is none.
+/// One line's outcome: the extracted object, or why there is none, and the chunks of its text
+/// the model could not read.
+struct LineOutcome {
+    answer: Result<Value, LineFailure>,
+    unread: Vec<UnreadChunk>,
+}
+
 async fn extract_line(
     extractor: &Extractor,
     schema: &Schema,
     line: Result<Vec<u8>, SkillError>,
     max_bytes: usize,
-) -> Result<Value, LineFailure> {
+) -> LineOutcome {
+    let extraction = match read_and_extract(extractor, schema, line, max_bytes).await {
+        Ok(extraction) => extraction,
+        Err(failure) => {
+            return LineOutcome {
+                answer: Err(failure),
+                unread: Vec::new(),
+            };
+        }
+    };
+    let answer = match extraction.question() {
+        None => Ok(extraction.value),
+        Some(question) => Err(LineFailure {
+            code: ErrorCode::NeedsPerson.as_str().to_owned(),
+            message: question.to_owned(),
+            partial: Some(extraction.value),
+        }),
+    };
+    LineOutcome {
+        answer,
+        unread: extraction.unread_chunks,
+    }
+}
+
+async fn read_and_extract(
+    extractor: &Extractor,
+    schema: &Schema,
+    line: Result<Vec<u8>, SkillError>,
+    max_bytes: usize,
+) -> Result<Extraction, LineFailure> {
     let line = decode_utf8(line?)?;
     let document: Document = serde_json::from_str(&line).map_err(|error| {
         LineFailure::coded(
@@ -178,16 +220,8 @@ async fn extract_line(
         )
     })?;
     check_text(&document.text, max_bytes)?;
-    let extraction = extractor
+    extractor
         .extract(schema, &document.text, &[])
         .await
-        .map_err(|error| LineFailure::coded(engine_code(&error), error))?;
-    match extraction.question() {
-        None => Ok(extraction.value),
-        Some(question) => Err(LineFailure {
-            code: ErrorCode::NeedsPerson.as_str().to_owned(),
-            message: question.to_owned(),
-            partial: Some(extraction.value),
-        }),
-    }
+        .map_err(|error| LineFailure::coded(engine_code(&error), error))
 }

@@ -144,3 +144,46 @@ fn interactive_is_refused_in_batch_mode() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).starts_with("Error: InvalidArguments"));
 }
+
+#[test]
+fn a_line_whose_chunk_did_not_fit_keeps_the_rest_and_warns_naming_the_line() {
+    const OVERFLOW: &str = r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+    let batch = Batch::new("unread");
+    // Three chunks of the default 16,000 bytes: the vendor in the first, a stretch the model
+    // cannot take in the second.
+    batch.server.respond_with(|request| {
+        let conversation = request["messages"].to_string();
+        if conversation.contains("TOO-LONG") {
+            Scripted::from(Reply::status(400, OVERFLOW))
+        } else if conversation.contains("Acme Ltd") {
+            Reply::tool_call("submit", json!({"vendor": "Acme Ltd"}).to_string()).into()
+        } else {
+            Reply::tool_call("submit", json!({"vendor": null}).to_string()).into()
+        }
+    });
+    let filler = "Nothing to see in this sentence. ".repeat(500);
+    let text = format!("Invoice from Acme Ltd. {filler}TOO-LONG {filler}{filler}");
+    let input = [
+        json!({"text": "Invoice from Acme Ltd."}).to_string(),
+        json!({"text": text}).to_string(),
+    ]
+    .join("\n");
+    let output = batch.run(&input, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        lines(&output),
+        [json!({"vendor": "Acme Ltd"}), json!({"vendor": "Acme Ltd"})]
+    );
+    let warnings: Vec<String> = stderr(&output)
+        .lines()
+        .filter(|line| line.starts_with("warning:"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("warning: line 2: characters ")
+            && warnings[0].contains("were not read")
+            && warnings[0].contains("context length"),
+        "{warnings:?}"
+    );
+}
