@@ -11,13 +11,12 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{
-    ModelRequest, Sandbox, SeededKeys, Server, between, model_args, search_documents, seed_keys,
-    serve_with_model, stderr, stdout, submit_value,
+    ModelRequest, PythonPackage, Sandbox, SeededKeys, Server, between, model_args,
+    search_documents, seed_keys, serve_with_model, stderr, stdout, submit_value,
 };
 use quarry_testkit::{Reply, Scripted};
 use serde_json::{Value, json};
@@ -82,35 +81,14 @@ fn a_real_mcp_client_uses_every_tool_over_stdio_and_http() {
 /// The folder holding the `mcp` package, or `None` (after saying so) when it is not installed
 /// outside CI.
 fn mcp_client() -> Option<PathBuf> {
-    let pythonpath = std::env::var_os("QUARRY_MCP_PYTHONPATH")
-        .filter(|path| !path.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/python-mcp/mcp-2.3.0")
-        });
-    let importable = Command::new("python3")
-        .args(["-c", "import mcp.client.stdio, mcp.client.streamable_http"])
-        .env("PYTHONPATH", &pythonpath)
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if importable {
-        return Some(pythonpath);
+    PythonPackage {
+        name: "Python MCP client (mcp)",
+        env: "QUARRY_MCP_PYTHONPATH",
+        default_dir: "python-mcp/mcp-2.3.0",
+        imports: "import mcp.client.stdio, mcp.client.streamable_http",
+        script: "mcp.sh",
     }
-    if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) {
-        panic!(
-            "the Python MCP client is not importable from {} while CI is set: run scripts/mcp.sh \
-             (export QUARRY_MCP_PYTHONPATH=$(scripts/mcp.sh))",
-            pythonpath.display()
-        );
-    }
-    // Written past the test harness's capture so the skip is visible.
-    let _ = writeln!(
-        std::io::stderr(),
-        "NOTICE: the MCP client test is SKIPPED: the Python package mcp is not importable from {} \
-         (run scripts/mcp.sh)",
-        pythonpath.display()
-    );
-    None
+    .locate()
 }
 
 /// The scripted model: field agents search, then submit `FIELD_VALUES`; the schema agent fills

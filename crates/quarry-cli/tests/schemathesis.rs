@@ -21,7 +21,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Sandbox, Server, stderr, stdout};
+use common::{PythonPackage, Sandbox, Server, stderr, stdout};
 use serde_json::Value;
 
 /// The pinned version (as in `scripts/schemathesis.sh`).
@@ -233,37 +233,14 @@ fn figure<'a>(report: &'a str, prefix: &str) -> &'a str {
 
 /// schemathesis's folder, or `None` (SKIPPED) outside CI when it is not installed.
 fn schemathesis() -> Option<PathBuf> {
-    let pythonpath = std::env::var_os("QUARRY_SCHEMATHESIS_PYTHONPATH")
-        .filter(|path| !path.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
-                "../../target/python-schemathesis/schemathesis-{VERSION}"
-            ))
-        });
-    let importable = Command::new("python3")
-        .args(["-c", "import schemathesis.cli"])
-        .env("PYTHONPATH", &pythonpath)
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if importable {
-        return Some(pythonpath);
+    PythonPackage {
+        name: "schemathesis",
+        env: "QUARRY_SCHEMATHESIS_PYTHONPATH",
+        default_dir: &format!("python-schemathesis/schemathesis-{VERSION}"),
+        imports: "import schemathesis.cli",
+        script: "schemathesis.sh",
     }
-    if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) {
-        panic!(
-            "schemathesis is not importable from {} while CI is set: run scripts/schemathesis.sh \
-             (export QUARRY_SCHEMATHESIS_PYTHONPATH=$(scripts/schemathesis.sh))",
-            pythonpath.display()
-        );
-    }
-    // Written past the test harness's capture so the skip is visible.
-    let _ = writeln!(
-        std::io::stderr(),
-        "NOTICE: the schemathesis test is SKIPPED: schemathesis is not importable from {} (run \
-         scripts/schemathesis.sh)",
-        pythonpath.display()
-    );
-    None
+    .locate()
 }
 
 /// A project with an entity type, an entity, a linked document and an episode, and a key of

@@ -461,3 +461,57 @@ pub fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
     let len = text[start..].find(close)?;
     Some(&text[start..start + len])
 }
+
+/// A PyPI package a test drives, installed by `scripts/<script>` under `target/` (see
+/// `scripts/pip-target.sh`).
+pub struct PythonPackage<'a> {
+    /// Its name, for messages.
+    pub name: &'a str,
+    /// The variable `scripts/test.sh` sets to the install folder.
+    pub env: &'a str,
+    /// The install folder under the workspace's `target/` when the variable is unset.
+    pub default_dir: &'a str,
+    /// What `python3 -c` runs to check it imports.
+    pub imports: &'a str,
+    /// The script that installs it.
+    pub script: &'a str,
+}
+
+impl PythonPackage<'_> {
+    /// The folder to put on PYTHONPATH, or `None` (after a visible SKIPPED notice) when the
+    /// package does not import outside CI; in CI it must, so the test fails instead.
+    pub fn locate(&self) -> Option<PathBuf> {
+        let pythonpath = std::env::var_os(self.env)
+            .filter(|path| !path.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../target")
+                    .join(self.default_dir)
+            });
+        let importable = Command::new("python3")
+            .args(["-c", self.imports])
+            .env("PYTHONPATH", &pythonpath)
+            .output()
+            .is_ok_and(|output| output.status.success());
+        if importable {
+            return Some(pythonpath);
+        }
+        let (name, script, env) = (self.name, self.script, self.env);
+        if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) {
+            panic!(
+                "{name} is not importable from {} while CI is set: run scripts/{script} \
+                 (export {env}=$(scripts/{script}))",
+                pythonpath.display()
+            );
+        }
+        // Written past the test harness's capture so the skip is visible.
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTICE: the {name} test is SKIPPED: {name} is not importable from {} (run \
+             scripts/{script})",
+            pythonpath.display()
+        );
+        None
+    }
+}
