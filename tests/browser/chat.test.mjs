@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  assertNoPageErrors, env, launch, overflowsHorizontally, PHONE, screenshot, signIn,
+  assertNoPageErrors, env, eventually, expectAttribute, expectCount, expectFocused,
+  expectNoHorizontalOverflow, expectText, expectTexts, expectURL, expectValue, launch, PHONE,
+  screenshot, signIn,
 } from './harness.mjs';
 
 const DOCUMENT = `Invoice from ${env.chat.vendor}, 15 January 2024. Total due: $1,200.`;
@@ -19,6 +21,25 @@ async function messages(page) {
   })));
 }
 
+/** Waits until the chat log's rows, as `messages` reads them, pass `check` (which asserts). */
+async function expectMessages(page, check, what) {
+  return eventually(() => messages(page), (log) => {
+    check(log);
+    return true;
+  }, what);
+}
+
+/**
+ * Waits until the reply being streamed has ended. The result ("Needs your answer",
+ * "Complete") shows while the stream still runs; only at its end does the view switch the input
+ * to "Your reply", empty it and focus it, and reload the conversations. Typing or clicking
+ * before that races the view: the end of the stream empties what was typed and takes the focus
+ * back, and leaving the page aborts the turn.
+ */
+async function expectTurnDone(page) {
+  await expectCount(page.locator('#chat-log > li.streaming'), 0, 'replies still streaming');
+}
+
 test('the agent asks for a missing field, the answer goes through the same input, and every span is marked', async () => {
   const { page, errors, close } = await launch();
   try {
@@ -26,8 +47,16 @@ test('the agent asks for a missing field, the answer goes through the same input
     await page.getByRole('link', { name: 'Chat' }).click();
     await page.getByRole('heading', { name: 'Extraction chat' }).waitFor();
     await page.getByLabel('Start from an example').selectOption('invoice');
-    const schema = await page.getByLabel(/^Schema/).inputValue();
-    assert.deepEqual(JSON.parse(schema).required, ['vendor', 'total']);
+    await expectValue(page.getByLabel(/^Schema/), (schema) => {
+      let parsed;
+      try {
+        parsed = JSON.parse(schema);
+      } catch {
+        return false; // not (yet) the example's JSON
+      }
+      assert.deepEqual(parsed.required, ['vendor', 'total']);
+      return true;
+    }, 'the example schema');
     const input = page.getByLabel('Text to extract from');
     await input.fill(DOCUMENT);
     await page.getByRole('button', { name: 'Extract' }).click();
@@ -36,36 +65,42 @@ test('the agent asks for a missing field, the answer goes through the same input
     const question = page.locator('#chat-log > li.assistant').first();
     await question.filter({ hasText: /total/ }).waitFor();
     await page.locator('#chat-result-status', { hasText: 'Needs your answer' }).waitFor();
-    assert.match(page.url(), /#\/chat\/[^/]+$/, 'the address names the conversation');
+    await expectURL(page, /#\/chat\/[^/]+$/, 'the address names the conversation');
     const totalRow = page.locator('#chat-fields tr[data-field="total"]');
-    assert.match(await totalRow.textContent(), /missing/);
-    assert.deepEqual(await page.locator('#chat-source mark').allTextContents(), [env.chat.vendor]);
+    await expectText(totalRow, /missing/, 'the total\'s row');
+    await expectTexts(page.locator('#chat-source mark'), [env.chat.vendor], 'the marked values');
 
     // The same input, now asking for the reply; Ctrl+Enter sends it.
+    await expectTurnDone(page);
     const reply = page.getByLabel('Your reply');
-    assert.equal(await reply.getAttribute('id'), 'chat-message');
-    await assertFocused(page, '#chat-message');
+    await expectAttribute(reply, 'id', 'chat-message', 'the input labelled "Your reply"');
+    await expectFocused(page, '#chat-message', '#chat-message has the focus');
     await reply.fill('The total is 1200 dollars.');
     await reply.press('Control+Enter');
     await page.locator('#chat-result-status', { hasText: 'Complete' }).waitFor();
+    await expectTurnDone(page);
 
     // The first turn's model text streamed into its reply, kept folded under it.
     const raw = page.locator('#chat-log > li.assistant details.chat-raw').first();
-    assert.match(await raw.textContent(), /Here is what I found/);
+    await expectText(raw, /Here is what I found/, 'the first reply\'s model output');
 
-    const log = await messages(page);
-    assert.deepEqual(log.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
-    assert.match(log[1].text, /total/);
-    assert.match(log[2].text, /The total is 1200 dollars\./);
-    assert.match(await totalRow.textContent(), /1200/);
-    assert.match(await totalRow.textContent(), /valid/);
-    assert.deepEqual(await page.locator('#chat-source mark').allTextContents(), [env.chat.vendor, '1,200']);
+    await expectMessages(page, (log) => {
+      assert.deepEqual(log.map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+      assert.match(log[1].text, /total/);
+      assert.match(log[2].text, /The total is 1200 dollars\./);
+    }, 'the chat log after the reply');
+    await expectText(totalRow, (text) => /1200/.test(text) && /valid/.test(text), 'the total\'s row (1200, valid)');
+    await expectTexts(page.locator('#chat-source mark'), [env.chat.vendor, '1,200'], 'the marked values');
 
     // "Show" on a field marks its span as the focus, scrolls to it and moves focus there.
     await page.getByRole('button', { name: 'Show total in the text' }).click();
     const focused = page.locator('#chat-source mark.mark-focus');
-    assert.equal(await focused.textContent(), '1,200');
-    assert.equal(await page.evaluate(() => document.activeElement.textContent), '1,200');
+    await expectText(focused, '1,200', 'the focused mark');
+    await eventually(
+      () => page.evaluate(() => document.activeElement.textContent),
+      (text) => text === '1,200',
+      'the focus is on the total\'s mark',
+    );
     await screenshot(page, 'chat');
     assertNoPageErrors(errors);
   } finally {
@@ -85,33 +120,35 @@ test('a past conversation reopens with its messages and last result, after a rel
     });
     // The browser reads the file asynchronously: wait until its text is in the input.
     const loaded = `Bill — ${DOCUMENT}`;
-    await page.waitForFunction(
-      (text) => [...document.querySelectorAll('textarea')].some((t) => t.value === text),
-      loaded,
-    );
-    assert.equal(await page.getByLabel('Text to extract from').inputValue(), loaded);
+    await expectValue(page.getByLabel('Text to extract from'), loaded, 'the text read from the file');
     await page.getByRole('button', { name: 'Extract' }).click();
     await page.locator('#chat-result-status', { hasText: 'Needs your answer' }).waitFor();
-    const id = decodeURIComponent(page.url().split('#/chat/')[1]);
+    const url = await expectURL(page, /#\/chat\/[^/]+$/, 'the address names the conversation');
+    const id = decodeURIComponent(url.split('#/chat/')[1]);
+    // Leaving the page mid-stream would abort the turn.
+    await expectTurnDone(page);
 
     // Start afresh, then pick it from the list of past conversations.
     await page.getByRole('link', { name: 'New conversation' }).click();
+    // The old view says "Your reply" now that its turn is over: this label is the new view's.
     await page.getByLabel('Text to extract from').waitFor();
     const past = page.locator(`#chat-conversations a[href="#/chat/${encodeURIComponent(id)}"]`);
     await past.click();
     await page.locator('#chat-result-status', { hasText: 'Needs your answer' }).waitFor();
-    const log = await messages(page);
-    assert.deepEqual(log.map((m) => m.role), ['user', 'assistant']);
-    assert.match(log[1].text, /total/);
-    assert.deepEqual(await page.locator('#chat-source mark').allTextContents(), [env.chat.vendor]);
-    assert.equal(await past.getAttribute('aria-current'), 'page');
+    await expectMessages(page, (log) => {
+      assert.deepEqual(log.map((m) => m.role), ['user', 'assistant']);
+      assert.match(log[1].text, /total/);
+    }, 'the reopened conversation\'s messages');
+    await expectTexts(page.locator('#chat-source mark'), [env.chat.vendor], 'the marked values');
+    await expectAttribute(past, 'aria-current', 'page', 'the reopened conversation in the list');
     // Still the same conversation after a reload: the reply continues it.
     await page.reload();
     await page.locator('#chat-result-status', { hasText: 'Needs your answer' }).waitFor();
     await page.getByLabel('Your reply').fill('The total is 1200 dollars.');
     await page.getByRole('button', { name: 'Send reply' }).click();
     await page.locator('#chat-result-status', { hasText: 'Complete' }).waitFor();
-    assert.equal(decodeURIComponent(page.url().split('#/chat/')[1]), id);
+    await expectTurnDone(page);
+    await expectURL(page, (address) => decodeURIComponent(address.split('#/chat/')[1]) === id, `the address still names conversation ${id}`);
     assertNoPageErrors(errors);
   } finally {
     await close();
@@ -133,9 +170,10 @@ test('a server without a model says so where the reply would be', async () => {
     await page.getByRole('button', { name: /sample text/ }).click();
     await page.getByRole('button', { name: 'Extract' }).click();
     await page.locator('#chat-no-model').waitFor();
-    assert.match(await page.locator('#chat-log .view-error').textContent(), /ModelNotConfigured/);
-    // Nothing was accepted: the text is still there to send again.
-    assert.notEqual(await page.getByLabel('Text to extract from').inputValue(), '');
+    await expectText(page.locator('#chat-log .view-error'), /ModelNotConfigured/, 'the reply\'s error');
+    // Nothing was accepted: the text is still there to send again (once the failed turn is over).
+    await expectTurnDone(page);
+    await expectValue(page.getByLabel('Text to extract from'), (text) => text !== '', 'the text, kept to send again');
     assertNoPageErrors(errors);
   } finally {
     await close();
@@ -149,13 +187,16 @@ test('the chat works by keyboard alone at phone width', async () => {
     await page.goto(`${env.url}/#/chat`);
     await page.getByLabel('Start from an example').focus();
     await page.keyboard.press('Tab');
-    await assertFocused(page, '#chat-schema');
+    await expectFocused(page, '#chat-schema', '#chat-schema has the focus');
     await page.getByLabel('Start from an example').selectOption('invoice');
     await page.getByLabel('Text to extract from').focus();
     await page.keyboard.type(DOCUMENT);
     await page.keyboard.press('Control+Enter');
     await page.locator('#chat-result-status', { hasText: 'Needs your answer' }).waitFor();
-    await assertFocused(page, '#chat-message');
+    // The focus never left #chat-message (Ctrl+Enter was pressed in it), so it proves nothing
+    // about the turn: wait for its end, which empties the input, before typing.
+    await expectTurnDone(page);
+    await expectFocused(page, '#chat-message', '#chat-message has the focus');
     await page.keyboard.type('The total is 1200 dollars.');
     // Tab from the input reaches the send button; Enter presses it.
     let reached = false;
@@ -166,15 +207,11 @@ test('the chat works by keyboard alone at phone width', async () => {
     assert.ok(reached, 'the send button is reachable with Tab');
     await page.keyboard.press('Enter');
     await page.locator('#chat-result-status', { hasText: 'Complete' }).waitFor();
-    assert.equal(await overflowsHorizontally(page), false, 'nothing overflows sideways at 390 px');
+    await expectTurnDone(page);
+    await expectNoHorizontalOverflow(page, 'the chat fits 390 px without sideways scrolling');
     await screenshot(page, 'chat-phone');
     assertNoPageErrors(errors);
   } finally {
     await close();
   }
 });
-
-async function assertFocused(page, selector) {
-  const matches = await page.evaluate((s) => document.activeElement && document.activeElement.matches(s), selector);
-  assert.ok(matches, `${selector} has the focus`);
-}

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  assertNoPageErrors, env, launch, overflowsHorizontally, PHONE, screenshot, signIn,
+  assertNoPageErrors, env, eventually, expectAttribute, expectCount, expectNoHorizontalOverflow,
+  expectText, expectTexts, launch, PHONE, routeSettled, screenshot, signIn,
 } from './harness.mjs';
 
 const node = (id) => `#graph-svg [data-id="${id}"]`;
@@ -20,34 +21,62 @@ test('search by name and by meaning, an entity page, and clicking through the ne
 
     await page.getByLabel('Name or meaning').fill('falcon');
     await page.getByRole('button', { name: 'Search' }).click();
-    await page.locator('#graph-by-name').waitFor();
-    assert.deepEqual(await page.locator('#graph-by-name > li > a').allTextContents(), ['Project Falcon']);
+    await expectTexts(page.locator('#graph-by-name > li > a'), ['Project Falcon'], 'entities named like "falcon"');
 
     // No name holds these words; Berlin's notes do ("Capital of Germany.").
     await page.getByLabel('Name or meaning').fill('capital of germany');
     await page.getByLabel('Name or meaning').press('Enter');
-    await page.locator('#graph-by-meaning').waitFor();
-    assert.equal(await page.locator('#graph-by-name').count(), 0);
-    assert.equal(await page.locator('#graph-by-meaning > li > a').first().textContent(), 'Berlin');
+    // The results for "falcon" (with a by-meaning list of their own) stay until the new search
+    // answers: wait for both halves of the new answer together, or the old page would pass.
+    await eventually(
+      async () => ({
+        byName: await page.locator('#graph-by-name').count(),
+        firstByMeaning: (await page.locator('#graph-by-meaning > li > a').allTextContents())[0],
+      }),
+      ({ byName, firstByMeaning }) => byName === 0 && firstByMeaning === 'Berlin',
+      '"capital of germany" matches no name and Berlin first by meaning',
+    );
     await screenshot(page, 'graph-search');
 
     await page.goto(`${env.url}/#/graph?q=falcon`);
+    // The "capital of germany" results stay until the hashchange runs: click in the new ones.
+    await expectTexts(page.locator('#graph-by-name > li > a'), ['Project Falcon'], 'entities named like "falcon"');
     await page.getByRole('link', { name: 'Project Falcon' }).click();
     await page.getByRole('heading', { level: 1, name: 'Project Falcon' }).waitFor();
-    assert.equal(await page.locator('#graph-notes').textContent(), "Initech's new search engine.");
-    assert.equal(await page.locator('#graph-mentions').textContent(), '2');
-    const relations = (await page.locator('#graph-relations > li').allTextContents()).map(squash);
-    assert.ok(relations.some((r) => r.startsWith('Alice leads Project Falcon')), relations.join(' | '));
-    assert.ok(relations.some((r) => r.startsWith('Bob works_on Project Falcon')), relations.join(' | '));
-    assert.equal(await page.locator('#graph-episodes > li').count(), 2);
+    await expectText(page.locator('#graph-notes'), "Initech's new search engine.", 'Project Falcon\'s notes');
+    await expectText(page.locator('#graph-mentions'), '2', 'Project Falcon\'s mentions');
+    await eventually(
+      async () => (await page.locator('#graph-relations > li').allTextContents()).map(squash),
+      (relations) => {
+        assert.ok(relations.some((r) => r.startsWith('Alice leads Project Falcon')), relations.join(' | '));
+        assert.ok(relations.some((r) => r.startsWith('Bob works_on Project Falcon')), relations.join(' | '));
+        return true;
+      },
+      'Project Falcon\'s relations',
+    );
+    await expectCount(page.locator('#graph-episodes > li'), 2, 'episodes that mention Project Falcon');
 
     // Depth 2 (the default) reaches Initech through Alice, not Berlin; depth 3 reaches Berlin.
-    await page.locator(node(env.graph.initech)).waitFor();
-    assert.equal(await page.locator(node(env.graph.berlin)).count(), 0);
+    // One drawing holds both nodes, so read them together: Initech there proves the drawing is
+    // the depth-2 one in which Berlin must be missing.
+    await eventually(
+      async () => ({
+        initech: await page.locator(node(env.graph.initech)).count(),
+        berlin: await page.locator(node(env.graph.berlin)).count(),
+      }),
+      ({ initech, berlin }) => initech === 1 && berlin === 0,
+      'depth 2 draws Initech and not Berlin',
+    );
     await page.getByLabel('Depth').selectOption('3');
     await page.locator(node(env.graph.berlin)).waitFor();
-    const labels = await page.locator('#graph-svg .graph-edge-label').allTextContents();
-    for (const label of ['leads', 'works_on', 'works_at', 'located_in']) assert.ok(labels.includes(label), labels.join(', '));
+    await eventually(
+      () => page.locator('#graph-svg .graph-edge-label').allTextContents(),
+      (labels) => {
+        for (const label of ['leads', 'works_on', 'works_at', 'located_in']) assert.ok(labels.includes(label), labels.join(', '));
+        return true;
+      },
+      'the depth-3 drawing labels every relation',
+    );
     await screenshot(page, 'graph');
 
     // Keyboard: Tab from the depth select reaches the drawing's nodes; Enter opens one.
@@ -77,11 +106,13 @@ test('the graph pages fit a phone', async () => {
     await signIn(page, env.keys.reader);
     await page.goto(`${env.url}/#/graph/${env.graph.falcon}?depth=3`);
     await page.locator(node(env.graph.berlin)).waitFor();
-    assert.equal(await overflowsHorizontally(page), false, 'nothing overflows sideways at 390 px');
+    await routeSettled(page);
+    await expectNoHorizontalOverflow(page, 'the graph page fits 390 px without sideways scrolling');
     await screenshot(page, 'graph-phone');
     await page.goto(`${env.url}/#/episodes`);
     await page.locator('#episodes-rows tr').first().waitFor();
-    assert.equal(await overflowsHorizontally(page), false, 'nothing overflows sideways at 390 px');
+    await routeSettled(page);
+    await expectNoHorizontalOverflow(page, 'the episodes page fits 390 px without sideways scrolling');
     await screenshot(page, 'episodes-phone');
     assertNoPageErrors(errors);
   } finally {
@@ -96,7 +127,7 @@ test('a key that may only read sees no retry button', async () => {
     await page.goto(`${env.url}/#/episodes`);
     const failed = page.locator(`#episodes-rows tr[data-episode="${env.episodes.failed}"][data-status="failed"]`);
     await failed.waitFor();
-    assert.equal(await failed.getByRole('button', { name: /Retry/ }).count(), 0);
+    await expectCount(failed.getByRole('button', { name: /Retry/ }), 0, 'retry buttons for a read-only key');
     assertNoPageErrors(errors);
   } finally {
     await close();
@@ -112,8 +143,8 @@ test('episodes: a failed extraction shows its error, a retry finishes, and its e
     await page.locator('#episodes-summary', { hasText: '(failed)' }).waitFor();
     const row = page.locator(`#episodes-rows tr[data-episode="${env.episodes.failed}"]`);
     await row.filter({ hasText: 'refused' }).waitFor();
-    assert.equal(await page.locator('#episodes-rows tr').count(), 1, 'only the failed episode is listed');
-    assert.equal(await row.getAttribute('data-status'), 'failed');
+    await expectCount(page.locator('#episodes-rows tr'), 1, 'only the failed episode is listed');
+    await expectAttribute(row, 'data-status', 'failed', 'the failed episode\'s row');
     await screenshot(page, 'episodes');
 
     // The retried episode stays in view while the failed filter is on, and finishes.
@@ -122,7 +153,7 @@ test('episodes: a failed extraction shows its error, a retry finishes, and its e
     await row.getByRole('button', { name: 'Entities' }).click();
     await row.getByRole('link', { name: 'Zorblax', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Zorblax', exact: true }).waitFor();
-    assert.equal(await page.locator('#graph-notes').textContent(), 'Runs the quarterly sync.');
+    await expectText(page.locator('#graph-notes'), 'Runs the quarterly sync.', 'Zorblax\'s notes');
     assertNoPageErrors(errors);
   } finally {
     await close();

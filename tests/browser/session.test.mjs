@@ -3,7 +3,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assertNoPageErrors, env, launch, screenshot, signIn } from './harness.mjs';
+import {
+  assertNoPageErrors, env, eventually, expectCount, expectText, launch, screenshot, signIn,
+} from './harness.mjs';
 
 test('a wrong key is refused with a message, and the app stays signed out', async () => {
   const { page, errors, close } = await launch();
@@ -12,7 +14,11 @@ test('a wrong key is refused with a message, and the app stays signed out', asyn
     await page.getByLabel(/api key/i).fill('qk_wrong_0000000000000000000000000000');
     await page.getByRole('button', { name: /sign in/i }).click();
     await page.locator('#signin-error').filter({ hasText: /invalid|wrong|unknown/i }).waitFor();
-    assert.equal(await page.getByRole('button', { name: /sign out/i }).isVisible(), false);
+    await eventually(
+      () => page.getByRole('button', { name: /sign out/i }).isVisible(),
+      (visible) => visible === false,
+      'the sign-out button stays hidden',
+    );
     await screenshot(page, 'sign-in-wrong-key');
     assertNoPageErrors(errors);
   } finally {
@@ -26,7 +32,7 @@ test('signing in shows the project and key; signing out ends the session for goo
     await signIn(page, env.keys.admin);
     await page.getByText(env.key_names.admin).first().waitFor();
     // The project by the name the CLI gives it, not its id.
-    assert.equal(await page.locator('#who-project').textContent(), 'default');
+    await expectText(page.locator('#who-project'), 'default', 'the project shown in the header');
     const cookies = await context.cookies();
     const session = cookies.find((c) => c.name === 'quarry_session');
     assert.ok(session, 'a session cookie is set');
@@ -54,11 +60,12 @@ test('a key of another project sees nothing of this one', async () => {
   try {
     await signIn(page, env.keys.other);
     await page.goto(`${env.url}/#/entities/${env.entities.acme}`);
+    // Each "nothing" is checked once the page has shown what it does show.
     await page.getByText(/not found|no entity/i).first().waitFor();
-    assert.equal(await page.getByText('Acme Corp').count(), 0);
+    await expectCount(page.getByText('Acme Corp'), 0, 'Acme Corp shown to another project');
     await page.goto(`${env.url}/#/types/${env.type}`);
     await page.getByText('Umbrella Holdings').first().waitFor();
-    assert.equal(await page.getByText('Sakura Robotics').count(), 0);
+    await expectCount(page.getByText('Sakura Robotics'), 0, 'Sakura Robotics shown to another project');
     assertNoPageErrors(errors);
   } finally {
     await close();

@@ -10,15 +10,19 @@ use quarry_core::store::Store;
 use quarry_llm::{ModelSpec, build_client};
 use quarry_pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
 
-use crate::args::ModelArgs;
-use crate::model::{chosen_base_url, chosen_model, model_headers, provider_settings};
+use crate::args::{ModelArgs, QueueArgs};
+use crate::failure::Failure;
+use crate::model::{
+    chosen_base_url, chosen_model, model_failure, model_headers, provider_settings,
+};
 
 pub struct ModelRegistry {
     base_url: Option<String>,
     headers: Vec<(String, String)>,
     retries: u32,
     concurrency: usize,
-    built: Mutex<HashMap<String, Option<ResolvedAgent>>>,
+    /// Each agent name's client, or why it cannot be built (kept, so it is said once).
+    built: Mutex<HashMap<String, Result<ResolvedAgent, String>>>,
 }
 
 impl ModelRegistry {
@@ -32,30 +36,50 @@ impl ModelRegistry {
         }
     }
 
-    fn build(&self, agent: &str) -> Option<ResolvedAgent> {
-        let spec = ModelSpec::parse(agent).ok()?;
+    fn build(&self, agent: &str) -> Result<ResolvedAgent, Failure> {
+        let spec = ModelSpec::parse(agent).map_err(model_failure)?;
         let settings = quarry_llm::ProviderSettings {
             headers: self.headers.clone(),
             ..provider_settings(&spec, self.base_url.clone(), self.retries, self.concurrency)
         };
-        let client = build_client(&spec, settings).ok()?;
-        Some(ResolvedAgent {
+        let client = build_client(&spec, settings).map_err(model_failure)?;
+        Ok(ResolvedAgent {
             client,
             model: spec.model,
         })
+    }
+
+    /// The agent's client, built on first use; the failure says why it cannot be (a missing key
+    /// names its variable).
+    pub fn check(&self, agent: &str) -> Result<ResolvedAgent, Failure> {
+        let mut built = self
+            .built
+            .lock()
+            .expect("the registry lock is never poisoned");
+        if let Some(Ok(resolved)) = built.get(agent) {
+            return Ok(resolved.clone());
+        }
+        let outcome = self.build(agent);
+        built.insert(
+            agent.to_owned(),
+            outcome
+                .as_ref()
+                .map(Clone::clone)
+                .map_err(|failure| failure.to_string()),
+        );
+        outcome
     }
 }
 
 impl AgentRegistry for ModelRegistry {
     fn resolve(&self, agent: &str) -> Option<ResolvedAgent> {
-        let mut built = self
-            .built
-            .lock()
-            .expect("the registry lock is never poisoned");
-        built
-            .entry(agent.to_owned())
-            .or_insert_with(|| self.build(agent))
-            .clone()
+        match self.check(agent) {
+            Ok(resolved) => Some(resolved),
+            Err(failure) => {
+                tracing::warn!(agent, "cannot use agent: {failure}");
+                None
+            }
+        }
     }
 }
 
@@ -65,12 +89,62 @@ pub fn pipeline(
     store: Arc<dyn Store>,
     retriever: Arc<dyn Retriever>,
     args: &ModelArgs,
+    queue: &QueueArgs,
 ) -> Pipeline {
+    checked_pipeline(store, retriever, args, queue).0
+}
+
+/// [`pipeline`], and its registry to check agents with before work is queued.
+pub fn checked_pipeline(
+    store: Arc<dyn Store>,
+    retriever: Arc<dyn Retriever>,
+    args: &ModelArgs,
+    queue: &QueueArgs,
+) -> (Pipeline, Arc<ModelRegistry>) {
     let config = PipelineConfig {
         default_agent: chosen_model(args),
         max_concurrency: args.concurrency.max(1),
-        max_attempts: i64::from(args.task_attempts.max(1)),
+        max_attempts: i64::from(queue.task_attempts.max(1)),
         ..PipelineConfig::default()
     };
-    Pipeline::new(store, retriever, Arc::new(ModelRegistry::new(args)), config)
+    let registry = Arc::new(ModelRegistry::new(args));
+    let pipeline = Pipeline::new(store, retriever, registry.clone(), config);
+    (pipeline, registry)
+}
+
+/// Fails at once, before anything is queued, when an agent that would extract one of `fields`
+/// of the entity (every field when `None`) cannot be used from here: a missing API key names
+/// its variable, a provider without its `--base-url` is a usage error. Fields a person answers
+/// need no agent.
+pub async fn check_agents(
+    pipeline: &Pipeline,
+    registry: &ModelRegistry,
+    project: &str,
+    entity_id: &str,
+    fields: Option<&[String]>,
+) -> Result<(), Failure> {
+    let store = pipeline.store();
+    let Some(entity) = store
+        .get_entity(project, entity_id)
+        .await
+        .map_err(crate::failure::storage)?
+    else {
+        return Ok(()); // the pipeline reports the missing entity itself
+    };
+    let Some(entity_type) = store
+        .get_entity_type(project, &entity.entity_type)
+        .await
+        .map_err(crate::failure::storage)?
+    else {
+        return Ok(());
+    };
+    let chosen = entity_type.fields.iter().filter(|field| {
+        !field.human_input && fields.is_none_or(|names| names.contains(&field.name))
+    });
+    for field in chosen {
+        for agent in pipeline.agents_of(&entity_type, field) {
+            registry.check(&agent)?;
+        }
+    }
+    Ok(())
 }

@@ -15,12 +15,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Extract emails, URLs, dates, phones, IPs, names or entities from text, with no model.
+    /// Extract from text: emails, URLs, dates, phones, IPs, names or entities with no model
+    /// (--target), or the fields of a JSON Schema with a model, grounded to their spans (--schema).
     Extract(ExtractArgs),
     /// Check a model's (or any extractor's) output for the skill against the guardrails: valid
     /// JSON, the target field, value types and formats, and every value grounded in the text.
     Check(CheckArgs),
-    /// Serve the extract skill over HTTP (POST /skill/extract, GET /healthz).
+    /// Serve Quarry over HTTP: the web app at /, the REST API under /v1 (described at
+    /// /openapi.json), the extract skill (/skill/extract, /skill/check), MCP at /mcp, /metrics,
+    /// /healthz and /readyz; with --db it also works the durable queues.
     Serve(ServeArgs),
     /// Serve Quarry's tools to an agent over the Model Context Protocol on stdin/stdout, as the
     /// local user (every scope) on the database and project (the same tools as /mcp of serve).
@@ -33,7 +36,7 @@ pub enum Command {
     /// Entities: add, show, list.
     #[command(subcommand)]
     Entity(EntityCommand),
-    /// Documents the field agents search: add text or Markdown files.
+    /// Documents the field agents search: add text, Markdown or PDF files.
     #[command(subcommand)]
     Doc(DocCommand),
     /// Run the extraction pipeline for an entity (all fields, or --fields a,b): queue the run,
@@ -49,7 +52,7 @@ pub enum Command {
     /// Approve a pending result: its value is promoted into the entity.
     Approve(ReviewArgs),
     /// Reject a result; with --reason the field is extracted again with that feedback.
-    Reject(ReviewArgs),
+    Reject(RejectArgs),
     /// Every result of one field of an entity, superseded ones included.
     History(HistoryArgs),
     /// API keys for the REST API.
@@ -108,7 +111,11 @@ pub enum EpisodeCommand {
         #[command(flatten)]
         model: ModelArgs,
         #[command(flatten)]
+        queue: QueueArgs,
+        #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Show an episode and the state of its extraction.
     Show {
@@ -116,6 +123,8 @@ pub enum EpisodeCommand {
         id: String,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Work the queue until no episode is pending (episodes whose worker died are taken over
     /// once their lease expires; transient failures are retried with a backoff).
@@ -125,7 +134,11 @@ pub enum EpisodeCommand {
         #[command(flatten)]
         model: ModelArgs,
         #[command(flatten)]
+        queue: QueueArgs,
+        #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Queue failed episodes again (attempts from zero), the named ones or with --failed every
     /// failed one of the project; then work the queue as `episode add` does (unless --no-wait).
@@ -144,7 +157,11 @@ pub enum EpisodeCommand {
         #[command(flatten)]
         model: ModelArgs,
         #[command(flatten)]
+        queue: QueueArgs,
+        #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
 }
 
@@ -162,13 +179,19 @@ pub enum GraphCommand {
         limit: usize,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        #[command(flatten)]
+        embedder: EmbedderArgs,
     },
-    /// One entity with the episodes that mention it and its relations.
+    /// One entity with its relations (both directions) and the episodes that mention it.
     Show {
         /// The graph entity's id.
         id: String,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Entities within --depth hops, relations followed in both directions.
     Neighbors {
@@ -179,6 +202,8 @@ pub enum GraphCommand {
         depth: usize,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
 }
 
@@ -191,9 +216,19 @@ pub struct StoreArgs {
     /// Project name (default: `project` in quarry.toml, else "default").
     #[arg(long, env = "QUARRY_PROJECT")]
     pub project: Option<String>,
+}
+
+/// How a command that prints what it found or did writes it.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The embedder of a command that searches by meaning or indexes what it stores.
+#[derive(Debug, Args)]
+pub struct EmbedderArgs {
     /// How documents and entities are embedded for search by meaning: auto (MiniLM when its
     /// files are found, else hashing), hashing, minilm, or provider:model (default:
     /// `embedder` in quarry.toml, else auto).
@@ -201,7 +236,7 @@ pub struct StoreArgs {
     pub embedder: Option<String>,
     /// Base URL of the embeddings server for a provider:model embedder, e.g. with
     /// --embedder openai-compatible:NAME (include /v1; default: `embedder-base-url` in
-    /// quarry.toml).
+    /// quarry.toml, else --base-url when the command also takes a model).
     #[arg(long, env = "QUARRY_EMBEDDER_BASE_URL")]
     pub embedder_base_url: Option<String>,
 }
@@ -214,11 +249,15 @@ pub enum TypeCommand {
         file: PathBuf,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// List the project's entity types with their fields.
     List {
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
 }
 
@@ -243,8 +282,10 @@ pub enum EntityCommand {
         lock: Option<String>,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
-    /// Show an entity with its field values.
+    /// Show an entity with its field values, as JSON.
     Show {
         /// The entity's id (printed by `entity add`).
         id: String,
@@ -258,6 +299,8 @@ pub enum EntityCommand {
         entity_type: Option<String>,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
 }
 
@@ -273,6 +316,10 @@ pub enum DocCommand {
         entity: Option<String>,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        #[command(flatten)]
+        embedder: EmbedderArgs,
     },
 }
 
@@ -289,7 +336,13 @@ pub struct RunArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub queue: QueueArgs,
 }
 
 #[derive(Debug, Args)]
@@ -305,7 +358,13 @@ pub struct RetryArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub queue: QueueArgs,
 }
 
 #[derive(Debug, Args)]
@@ -318,7 +377,11 @@ pub struct WorkerArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub queue: QueueArgs,
 }
 
 #[derive(Debug, Args)]
@@ -327,16 +390,18 @@ pub struct EntityArg {
     pub entity: String,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
+/// What approving and rejecting share. An approval can let a run that waited for the field go
+/// on, and a rejection with a reason queues the field's feedback rerun: either is worked here
+/// with the model unless --no-wait.
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
     /// The result's id (see `quarry results`).
     pub result: String,
-    /// Why the value is wrong (reject only); the field is re-extracted with it.
-    #[arg(long)]
-    pub reason: Option<String>,
-    /// Only queue the feedback rerun; do not work it here.
+    /// Only queue the run the review starts or resumes; do not work it here.
     #[arg(long)]
     pub no_wait: bool,
     /// Who reviews (default: $USER).
@@ -345,7 +410,23 @@ pub struct ReviewArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub queue: QueueArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// Why the value is wrong; the field is extracted again with it as feedback (without a
+    /// reason the result is only marked rejected).
+    #[arg(long)]
+    pub reason: Option<String>,
+    #[command(flatten)]
+    pub review: ReviewArgs,
 }
 
 #[derive(Debug, Args)]
@@ -356,13 +437,17 @@ pub struct HistoryArgs {
     pub field: String,
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum KeyCommand {
     /// Create a key; it is printed once and only its hash is stored.
+    #[command(after_help = scopes_help())]
     Create {
-        /// Comma-separated, e.g. extraction:submit,extraction:trigger,entities:read
+        /// What the key may do, comma-separated (see the scopes below), e.g.
+        /// extraction:submit,extraction:trigger,entities:read.
         #[arg(long)]
         scopes: String,
         /// Who holds the key (the reviewer recorded for its reviews).
@@ -370,6 +455,8 @@ pub enum KeyCommand {
         name: String,
         #[command(flatten)]
         store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
     /// Revoke a key of the project: requests with it, and web app sessions signed in with it,
     /// are refused from then on.
@@ -392,6 +479,8 @@ pub struct ExtractArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
     pub input: InputArgs,
     /// Batch mode (no --text or --file): read one JSON object per line on stdin ({"text", "now"?,
     /// "target"?, "region"?}; with --schema just {"text"}) and write one result per line on
@@ -408,6 +497,14 @@ pub struct ExtractArgs {
     /// Add every match with code-point offsets, normalised value and type.
     #[arg(long)]
     pub detail: bool,
+    /// With --schema: when fields stay unresolved, ask in the terminal and try again with the
+    /// answer.
+    #[arg(long, requires = "schema")]
+    pub interactive: bool,
+    /// With --schema: print per field its value, spans, grounding, confidence and attempts, and
+    /// the tokens used.
+    #[arg(long, requires = "schema")]
+    pub explain: bool,
 }
 
 #[derive(Debug, Args)]
@@ -441,29 +538,47 @@ pub struct ModelArgs {
     /// $QUARRY_HEADERS (one per line).
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header_flag)]
     pub headers: Vec<String>,
-    /// Model turns before unresolved fields are escalated to a person.
-    #[arg(long, default_value_t = 3)]
-    pub max_attempts: u32,
-    /// Claims of a workflow field task or an episode before it fails for good: a transient
-    /// model failure and a worker that died mid-task each use one.
-    #[arg(long, default_value_t = 5)]
-    pub task_attempts: u32,
-    /// Stop before a model call that could take the run past this many tokens.
-    #[arg(long)]
-    pub max_tokens_budget: Option<u64>,
     /// Transport retries per model call (5xx, 429 and connection errors, with backoff).
     #[arg(long, default_value_t = 3)]
     pub retries: u32,
     /// Model calls in flight at once (for `worker` and `serve`, also the field tasks worked at
-    /// once).
+    /// once; for `extract --schema --jsonl`, the documents extracted at once).
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
-    /// When fields stay unresolved, ask in the terminal and try again with the answer.
+}
+
+/// How the schema agent uses the model (`extract --schema`, and the chat of `serve` and `mcp`).
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// Model turns before unresolved fields are escalated to a person.
+    #[arg(long, default_value_t = 3)]
+    pub max_attempts: u32,
+    /// Stop before a model call that could take the run past this many tokens.
     #[arg(long)]
-    pub interactive: bool,
-    /// Print per field: value, spans, grounding, confidence, attempts; and the tokens used.
-    #[arg(long)]
-    pub explain: bool,
+    pub max_tokens_budget: Option<u64>,
+}
+
+/// How often a unit of queued work (a workflow field task, an episode) may be claimed.
+#[derive(Debug, Args)]
+pub struct QueueArgs {
+    /// Claims of a workflow field task or an episode before it fails for good: a transient
+    /// model failure and a worker that died mid-task each use one.
+    #[arg(long, default_value_t = 5)]
+    pub task_attempts: u32,
+}
+
+/// The scopes `key create --scopes` takes, each with what it allows.
+fn scopes_help() -> String {
+    let width = quarry_server::keys::SCOPE_DESCRIPTIONS
+        .iter()
+        .map(|(scope, _)| scope.len())
+        .max()
+        .unwrap_or(0);
+    let mut help = String::from("Scopes:\n");
+    for (scope, allows) in quarry_server::keys::SCOPE_DESCRIPTIONS {
+        help.push_str(&format!("  {scope:<width$}  {allows}\n"));
+    }
+    help
 }
 
 /// `--header` values must read `Name: value`.
@@ -568,18 +683,16 @@ pub struct HostArgs {
     /// The model behind POST /v1/chat and the default pipeline agent (optional).
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub queue: QueueArgs,
     /// Database (SQLite path or postgres:// URL; default: `db` in quarry.toml; for serve, none
     /// serves the skill endpoints only; for mcp, quarry.db).
     #[arg(long, env = "QUARRY_DB")]
     pub db: Option<String>,
-    /// Embedder for search by meaning: auto, hashing, minilm or provider:model (default:
-    /// `embedder` in quarry.toml, else auto).
-    #[arg(long, env = "QUARRY_EMBEDDER")]
-    pub embedder: Option<String>,
-    /// Base URL of the embeddings server for a provider:model embedder (default:
-    /// `embedder-base-url` in quarry.toml, else --base-url).
-    #[arg(long, env = "QUARRY_EMBEDDER_BASE_URL")]
-    pub embedder_base_url: Option<String>,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
     #[command(flatten)]
     pub graph: GraphArgs,
     /// Do not work the queues in this process (leave them to `quarry worker` processes).

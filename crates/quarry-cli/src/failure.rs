@@ -69,6 +69,17 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .any(|io_error| io_error.kind() == io::ErrorKind::BrokenPipe)
 }
 
+/// `<Code> - <message>`, as `report` prints it after `Error: `.
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Skill(error) => write!(f, "{} - {error}", error.code()),
+            Failure::Coded { code, message } => write!(f, "{code} - {message}"),
+            Failure::Other(error) => write!(f, "{error:#}"),
+        }
+    }
+}
+
 impl From<SkillError> for Failure {
     fn from(error: SkillError) -> Self {
         Failure::Skill(error)

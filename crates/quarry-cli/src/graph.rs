@@ -13,7 +13,7 @@ use quarry_graph::{
     EntityMatch, GraphConfig, GraphExtractor, GraphWorker, WorkerStats, find_entities, neighbors,
 };
 
-use crate::args::{EpisodeCommand, GraphArgs, GraphCommand, ModelArgs};
+use crate::args::{EpisodeCommand, GraphArgs, GraphCommand, ModelArgs, QueueArgs};
 use crate::extract::read_file;
 use crate::failure::{Failure, storage};
 use crate::model::{chosen_model, client_from};
@@ -61,6 +61,7 @@ fn comma_list(raw: &str) -> Vec<String> {
 pub fn graph_extractor(
     store: Arc<dyn Store>,
     model: &ModelArgs,
+    queue: &QueueArgs,
     graph: &GraphArgs,
     lease: Option<std::time::Duration>,
 ) -> Result<GraphExtractor, Failure> {
@@ -74,7 +75,7 @@ pub fn graph_extractor(
         model: model_name,
         concurrency: model.concurrency.max(1),
         owner: worker_owner(),
-        max_attempts: model.task_attempts.max(1),
+        max_attempts: queue.task_attempts.max(1),
         ..GraphConfig::default()
     };
     if let Some(lease) = lease {
@@ -100,9 +101,16 @@ pub fn graph_extractor(
 fn work_queue(
     ws: &Workspace,
     model: &ModelArgs,
+    queue: &QueueArgs,
     graph: &GraphArgs,
 ) -> Result<WorkerStats, Failure> {
-    let extractor = Arc::new(graph_extractor(ws.store.clone(), model, graph, None)?);
+    let extractor = Arc::new(graph_extractor(
+        ws.store.clone(),
+        model,
+        queue,
+        graph,
+        None,
+    )?);
     let progress = crate::progress::spinner("extracting episode graphs");
     let stats = ws.runtime.block_on(async {
         let worker = GraphWorker::start(extractor);
@@ -199,7 +207,9 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             no_wait,
             graph_args,
             model,
+            queue,
             store,
+            output,
         } => {
             if user.trim().is_empty() && assistant.trim().is_empty() {
                 return Err(Failure::coded(
@@ -208,7 +218,7 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
                 ));
             }
             let ingest = graph.as_deref().map(read_graph).transpose()?;
-            let ws = Workspace::open(&store)?;
+            let ws = Workspace::open_printing(&store, &output)?;
             let episode = ws
                 .runtime
                 .block_on(ws.store.add_episode(
@@ -221,7 +231,7 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
                 ))
                 .map_err(storage)?;
             if !no_wait {
-                work_queue(&ws, &model, &graph_args)?;
+                work_queue(&ws, &model, &queue, &graph_args)?;
             }
             let episode = fetch_episode(&ws, &episode.id)?;
             if ws.json {
@@ -238,9 +248,11 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             no_wait,
             graph_args,
             model,
+            queue,
             store,
+            output,
         } => {
-            let ws = Workspace::open(&store)?;
+            let ws = Workspace::open_printing(&store, &output)?;
             let chosen = (!ids.is_empty()).then_some(ids.as_slice());
             let retried = ws
                 .runtime
@@ -249,7 +261,7 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             let stats = if no_wait || retried.is_empty() {
                 None
             } else {
-                Some(work_queue(&ws, &model, &graph_args)?)
+                Some(work_queue(&ws, &model, &queue, &graph_args)?)
             };
             let episodes = retried
                 .iter()
@@ -269,8 +281,8 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             }
             extraction_failures(&episodes)
         }
-        EpisodeCommand::Show { id, store } => {
-            let ws = Workspace::open(&store)?;
+        EpisodeCommand::Show { id, store, output } => {
+            let ws = Workspace::open_printing(&store, &output)?;
             let episode = fetch_episode(&ws, &id)?;
             if ws.json {
                 return print_json(&episode);
@@ -283,10 +295,12 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
         EpisodeCommand::Process {
             graph_args,
             model,
+            queue,
             store,
+            output,
         } => {
-            let ws = Workspace::open(&store)?;
-            let stats = work_queue(&ws, &model, &graph_args)?;
+            let ws = Workspace::open_printing(&store, &output)?;
+            let stats = work_queue(&ws, &model, &queue, &graph_args)?;
             if ws.json {
                 return print_json(&stats_json(stats));
             }
@@ -308,6 +322,8 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
             entity_type,
             limit,
             store,
+            output,
+            embedder,
         } => {
             if limit == 0 {
                 return Err(Failure::coded(
@@ -315,8 +331,8 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
                     "--limit must be at least 1",
                 ));
             }
-            let ws = Workspace::open(&store)?;
-            let retriever = ws.retriever(true)?;
+            let ws = Workspace::open_printing(&store, &output)?;
+            let retriever = ws.retriever(&embedder, true)?;
             let found = ws
                 .runtime
                 .block_on(find_entities(
@@ -351,9 +367,9 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
             print_table(&["id", "type", "name", "mentions", "match"], rows);
             Ok(ExitCode::SUCCESS)
         }
-        GraphCommand::Show { id, store } => {
-            let ws = Workspace::open(&store)?;
-            let (entity, episodes, relations) = ws
+        GraphCommand::Show { id, store, output } => {
+            let ws = Workspace::open_printing(&store, &output)?;
+            let (entity, episodes, (relations, titles)) = ws
                 .runtime
                 .block_on(async {
                     let entity = ws.store.get_entity(&ws.project, &id).await?;
@@ -362,7 +378,21 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
                         .store
                         .relations_touching(&ws.project, std::slice::from_ref(&id))
                         .await?;
-                    Ok::<_, quarry_core::store::StoreError>((entity, episodes, relations))
+                    // The other end of each relation, by title, for the table.
+                    let mut titles = std::collections::HashMap::new();
+                    for relation in &relations {
+                        let other = if relation.from_id == id {
+                            &relation.to_id
+                        } else {
+                            &relation.from_id
+                        };
+                        if !titles.contains_key(other)
+                            && let Some(found) = ws.store.get_entity(&ws.project, other).await?
+                        {
+                            titles.insert(other.clone(), found.title);
+                        }
+                    }
+                    Ok::<_, quarry_core::store::StoreError>((entity, episodes, (relations, titles)))
                 })
                 .map_err(storage)?;
             let entity = entity.ok_or_else(|| {
@@ -389,6 +419,23 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
                     .map(|notes| format!(": {notes}"))
                     .unwrap_or_default()
             );
+            let rows = relations
+                .iter()
+                .map(|relation| {
+                    let (direction, other) = if relation.from_id == id {
+                        ("→", &relation.to_id)
+                    } else {
+                        ("←", &relation.from_id)
+                    };
+                    vec![
+                        direction.to_owned(),
+                        relation.label.clone(),
+                        titles.get(other).cloned().unwrap_or_else(|| other.clone()),
+                        relation.mention_count.to_string(),
+                    ]
+                })
+                .collect();
+            print_table(&["", "relation", "entity", "mentions"], rows);
             let rows = episodes
                 .iter()
                 .map(|episode| {
@@ -402,14 +449,19 @@ pub fn graph(command: GraphCommand) -> Result<ExitCode, Failure> {
             print_table(&["episode", "at", "user"], rows);
             Ok(ExitCode::SUCCESS)
         }
-        GraphCommand::Neighbors { id, depth, store } => {
+        GraphCommand::Neighbors {
+            id,
+            depth,
+            store,
+            output,
+        } => {
             if !(1..=3).contains(&depth) {
                 return Err(Failure::coded(
                     ErrorCode::InvalidDepth,
                     "--depth must be between 1 and 3",
                 ));
             }
-            let ws = Workspace::open(&store)?;
+            let ws = Workspace::open_printing(&store, &output)?;
             let neighborhood = ws
                 .runtime
                 .block_on(neighbors(ws.store.as_ref(), &ws.project, &id, depth, 500))

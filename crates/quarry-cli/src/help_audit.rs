@@ -84,3 +84,235 @@ fn every_argument_has_help() {
     }
     assert!(missing.is_empty(), "arguments without help: {missing:?}");
 }
+
+// The option groups of `args.rs`, by the long names clap shows (positionals as `<id>`).
+const STORE: &[&str] = &["db", "project"];
+const OUTPUT: &[&str] = &["json"];
+const EMBEDDER: &[&str] = &["embedder", "embedder-base-url"];
+const MODEL: &[&str] = &["model", "base-url", "header", "retries", "concurrency"];
+const AGENT: &[&str] = &["max-attempts", "max-tokens-budget"];
+const QUEUE: &[&str] = &["task-attempts"];
+const GRAPH: &[&str] = &["graph-types", "stoplist"];
+const INPUT: &[&str] = &["text", "file", "max-bytes"];
+const SERVE_LIMITS: &[&str] = &[
+    "header-timeout-secs",
+    "idle-timeout-secs",
+    "max-connections",
+    "max-uri-bytes",
+    "request-timeout-secs",
+    "max-extractions",
+    "extraction-budget-bytes",
+    "overload-wait-ms",
+    "shutdown-grace-secs",
+];
+
+/// What each command's code reads, written down from its handler: its own options and the
+/// groups it takes. A group used by a command that does not read one of its options (as
+/// `--interactive` once showed under `serve`) makes a command's list differ from clap's, and so
+/// does an option added to a shared group without deciding which commands read it.
+fn options_read() -> Vec<(&'static str, Vec<&'static str>)> {
+    let with = |own: &[&'static str], groups: &[&[&'static str]]| {
+        let mut all = own.to_vec();
+        for group in groups {
+            all.extend_from_slice(group);
+        }
+        all
+    };
+    let review = |own: &[&'static str]| {
+        with(
+            own,
+            &[
+                &["<result>", "no-wait", "reviewer"],
+                STORE,
+                OUTPUT,
+                EMBEDDER,
+                MODEL,
+                QUEUE,
+            ],
+        )
+    };
+    let pipeline_run = with(
+        &["<entity>", "fields", "no-wait"],
+        &[STORE, OUTPUT, EMBEDDER, MODEL, QUEUE],
+    );
+    let host = with(
+        &["no-worker"],
+        &[MODEL, AGENT, QUEUE, STORE[..1].as_ref(), EMBEDDER, GRAPH],
+    );
+    vec![
+        (
+            "quarry extract",
+            with(
+                &[
+                    "target",
+                    "schema",
+                    "jsonl",
+                    "now",
+                    "region",
+                    "detail",
+                    "interactive",
+                    "explain",
+                ],
+                &[MODEL, AGENT, INPUT],
+            ),
+        ),
+        ("quarry check", with(&["target", "output"], &[INPUT])),
+        (
+            "quarry serve",
+            with(
+                &[
+                    "addr",
+                    "max-body-bytes",
+                    "secure-cookies",
+                    "mcp-allowed-host",
+                    "log-format",
+                ],
+                &[&host, SERVE_LIMITS],
+            ),
+        ),
+        ("quarry mcp", with(&["project"], &[&host])),
+        (
+            "quarry bench",
+            vec![
+                "size-mib",
+                "value-share",
+                "passes",
+                "json",
+                "write-corpus",
+                "probe",
+                "probe-mib",
+            ],
+        ),
+        ("quarry type load", with(&["<file>"], &[STORE, OUTPUT])),
+        ("quarry type list", with(&[], &[STORE, OUTPUT])),
+        (
+            "quarry entity add",
+            with(
+                &["type", "title", "parent", "fields", "lock"],
+                &[STORE, OUTPUT],
+            ),
+        ),
+        // Always JSON: no --json.
+        ("quarry entity show", with(&["<id>"], &[STORE])),
+        ("quarry entity list", with(&["type"], &[STORE, OUTPUT])),
+        (
+            "quarry doc add",
+            with(&["<files>", "entity"], &[STORE, OUTPUT, EMBEDDER]),
+        ),
+        ("quarry run", pipeline_run.clone()),
+        ("quarry retry", pipeline_run),
+        // Prints nothing: no --json.
+        (
+            "quarry worker",
+            with(&["lease-secs"], &[GRAPH, STORE, EMBEDDER, MODEL, QUEUE]),
+        ),
+        ("quarry results", with(&["<entity>"], &[STORE, OUTPUT])),
+        ("quarry approve", review(&[])),
+        ("quarry reject", review(&["reason"])),
+        (
+            "quarry history",
+            with(&["<entity>", "<field>"], &[STORE, OUTPUT]),
+        ),
+        (
+            "quarry key create",
+            with(&["scopes", "name"], &[STORE, OUTPUT]),
+        ),
+        // Prints one line: no --json.
+        ("quarry key revoke", with(&["<key>"], &[STORE])),
+        (
+            "quarry episode add",
+            with(
+                &["user", "assistant", "graph", "no-wait"],
+                &[GRAPH, MODEL, QUEUE, STORE, OUTPUT],
+            ),
+        ),
+        ("quarry episode show", with(&["<id>"], &[STORE, OUTPUT])),
+        (
+            "quarry episode process",
+            with(&[], &[GRAPH, MODEL, QUEUE, STORE, OUTPUT]),
+        ),
+        (
+            "quarry episode retry",
+            with(
+                &["<ids>", "failed", "no-wait"],
+                &[GRAPH, MODEL, QUEUE, STORE, OUTPUT],
+            ),
+        ),
+        (
+            "quarry graph entities",
+            with(&["<query>", "type", "limit"], &[STORE, OUTPUT, EMBEDDER]),
+        ),
+        ("quarry graph show", with(&["<id>"], &[STORE, OUTPUT])),
+        (
+            "quarry graph neighbors",
+            with(&["<id>", "depth"], &[STORE, OUTPUT]),
+        ),
+        ("quarry completions", vec!["<shell>"]),
+        ("quarry man", vec!["dir"]),
+    ]
+}
+
+/// The options clap shows for a command, sorted.
+fn shown_options(command: &clap::Command) -> Vec<String> {
+    let mut names: Vec<String> = command
+        .get_arguments()
+        .filter(|arg| !matches!(arg.get_id().as_str(), "help" | "version"))
+        .map(|arg| {
+            arg.get_long()
+                .map_or_else(|| format!("<{}>", arg.get_id()), str::to_owned)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn each_command_lists_only_the_options_its_code_reads() {
+    let read: HashMap<&str, Vec<&str>> = options_read().into_iter().collect();
+    let mut wrong = Vec::new();
+    for (path, command) in all_commands() {
+        if command.has_subcommands() {
+            continue;
+        }
+        let Some(expected) = read.get(path.as_str()) else {
+            wrong.push(format!(
+                "{path}: not in options_read(); say what its code reads"
+            ));
+            continue;
+        };
+        let mut expected: Vec<String> = expected.iter().map(|name| (*name).to_owned()).collect();
+        expected.sort();
+        let shown = shown_options(&command);
+        if shown != expected {
+            let extra: Vec<_> = shown
+                .iter()
+                .filter(|name| !expected.contains(name))
+                .collect();
+            let missing: Vec<_> = expected
+                .iter()
+                .filter(|name| !shown.contains(name))
+                .collect();
+            wrong.push(format!(
+                "{path}: shown but not read {extra:?}, read but not shown {missing:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn key_create_help_lists_every_scope_with_what_it_allows() {
+    let mut root = Cli::command();
+    let help = root
+        .find_subcommand_mut("key")
+        .and_then(|key| key.find_subcommand_mut("create"))
+        .expect("quarry key create exists")
+        .render_long_help()
+        .to_string();
+    for (scope, allows) in quarry_server::keys::SCOPE_DESCRIPTIONS {
+        assert!(
+            help.contains(scope) && help.contains(allows),
+            "`quarry key create --help` lacks {scope}: {help}"
+        );
+    }
+}

@@ -35,6 +35,7 @@ mod workspace;
 use std::process::ExitCode;
 
 use clap::Parser;
+use quarry_core::model::ReviewDecision;
 
 use crate::args::{Cli, Command};
 
@@ -60,8 +61,13 @@ fn main() -> ExitCode {
         Command::Retry(args) => team::retry(args),
         Command::Worker(args) => worker::run(args),
         Command::Results(args) => team::results(args),
-        Command::Approve(args) => team::review(args, true),
-        Command::Reject(args) => team::review(args, false),
+        Command::Approve(args) => team::review(args, ReviewDecision::Approve),
+        Command::Reject(args) => team::review(
+            args.review,
+            ReviewDecision::Reject {
+                reason: args.reason.filter(|reason| !reason.trim().is_empty()),
+            },
+        ),
         Command::History(args) => team::history(args),
         Command::Key(command) => team::keys(command),
         Command::Episode(command) => graph::episodes(command),

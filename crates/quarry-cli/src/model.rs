@@ -11,10 +11,10 @@ use std::sync::Arc;
 use quarry_agent::ExtractorConfig;
 use quarry_core::ErrorCode;
 use quarry_llm::{
-    LlmClient, ModelSpec, ProviderSettings, TransportConfig, build_client, parse_header,
+    LlmClient, LlmError, ModelSpec, ProviderSettings, TransportConfig, build_client, parse_header,
 };
 
-use crate::args::ModelArgs;
+use crate::args::{AgentArgs, ModelArgs};
 use crate::config::{self, pick};
 use crate::failure::Failure;
 
@@ -32,9 +32,21 @@ pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), 
         headers: model_headers(&args.headers),
         ..provider_settings(&spec, chosen_base_url(args), args.retries, args.concurrency)
     };
-    let client = build_client(&spec, settings)
-        .map_err(|error| Failure::coded(ErrorCode::ModelError, error))?;
+    let client = build_client(&spec, settings).map_err(model_failure)?;
     Ok((client, spec))
+}
+
+/// Why a model client cannot be built or called, as the CLI reports it: a missing key names its
+/// variable (`MissingApiKey`, exit 2) and settings that cannot work (a provider that needs
+/// `--base-url` without one) are a usage error (exit 2); anything else is `ModelError`.
+pub fn model_failure(error: LlmError) -> Failure {
+    let code = match &error {
+        LlmError::MissingKey { .. } => ErrorCode::MissingApiKey,
+        LlmError::Misconfigured { .. } => ErrorCode::Usage,
+        LlmError::InvalidModel(_) => ErrorCode::InvalidModel,
+        _ => ErrorCode::ModelError,
+    };
+    Failure::coded(code, error)
 }
 
 /// The model string: `--model` (or `QUARRY_MODEL`), else quarry.toml's `model`.
@@ -93,8 +105,8 @@ pub fn provider_settings(
     }
 }
 
-/// The agent's settings from the model flags.
-pub fn extractor_config(args: &ModelArgs) -> ExtractorConfig {
+/// The schema agent's settings from its flags.
+pub fn extractor_config(args: &AgentArgs) -> ExtractorConfig {
     ExtractorConfig {
         max_attempts: args.max_attempts.max(1),
         max_tokens_budget: args.max_tokens_budget,

@@ -1,6 +1,9 @@
 //! Progress on stderr for long commands, drawn only when stderr is a terminal: in pipes, files
-//! and tests every indicator is hidden, so output stays clean for scripts.
+//! and tests every indicator is hidden, so output stays clean for scripts. Work that waits on a
+//! model still says what it waits for once it has taken a second ([`announced`]), in a terminal
+//! or not, so a slow or unreachable model never looks like a hang.
 
+use std::future::Future;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -31,6 +34,26 @@ pub fn line_counter() -> ProgressBar {
         "{spinner} {pos} lines  {per_sec}  {elapsed}",
         "",
     )
+}
+
+/// How long work may run before it says what it waits for.
+pub const ANNOUNCE_AFTER: Duration = Duration::from_secs(1);
+
+/// Runs `work`; once it has taken [`ANNOUNCE_AFTER`], says `what` it waits for on stderr: a
+/// spinner with the elapsed time in a terminal, else one line.
+pub async fn announced<F: Future>(what: &str, work: F) -> F::Output {
+    tokio::pin!(work);
+    tokio::select! {
+        output = &mut work => return output,
+        () = tokio::time::sleep(ANNOUNCE_AFTER) => {}
+    }
+    let progress = spinner(what);
+    if progress.is_hidden() {
+        eprintln!("{what} …");
+    }
+    let output = work.await;
+    progress.finish_and_clear();
+    output
 }
 
 fn shown(make: impl FnOnce() -> ProgressBar, template: &str, message: &str) -> ProgressBar {

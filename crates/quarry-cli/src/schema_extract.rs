@@ -25,7 +25,7 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     if args.jsonl {
         return crate::schema_jsonl::run(&args, schema);
     }
-    if args.model.interactive && args.input.text.is_none() && args.input.file.is_none() {
+    if args.interactive && args.input.text.is_none() && args.input.file.is_none() {
         return Err(Failure::coded(
             ErrorCode::InvalidArguments,
             "--interactive reads answers from stdin, so pass the document with --text or --file",
@@ -34,7 +34,7 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     let text = read_text(&args.input)?;
     check_text(&text, args.input.max_bytes)?;
     let (client, spec) = client_from(&args.model)?;
-    let extractor = Extractor::new(client, spec.model.clone(), extractor_config(&args.model));
+    let extractor = Extractor::new(client, spec.model.clone(), extractor_config(&args.agent));
     // One conversation at a time: a current-thread runtime spares the worker threads' start-up.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -44,12 +44,15 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     let mut clarifications = Vec::new();
     let extraction = loop {
         let extraction = runtime
-            .block_on(extractor.extract(&schema, &text, &clarifications))
+            .block_on(crate::progress::announced(
+                &format!("waiting for {spec} to fill the schema's fields"),
+                extractor.extract(&schema, &text, &clarifications),
+            ))
             .map_err(engine_failure)?;
         let Some(question) = extraction.question() else {
             break extraction;
         };
-        if !args.model.interactive {
+        if !args.interactive {
             break extraction;
         }
         match ask(question)? {
@@ -64,7 +67,7 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
         to_spaced_string(&extraction.value)
     )
     .context("writing the result to stdout")?;
-    if args.model.explain {
+    if args.explain {
         eprint!("{}", explain(&extraction));
     }
     for unread in &extraction.unread_chunks {

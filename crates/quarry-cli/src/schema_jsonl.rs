@@ -71,7 +71,7 @@ impl LineFailure {
 }
 
 pub fn run(args: &ExtractArgs, schema: Schema) -> Result<ExitCode, Failure> {
-    if args.model.interactive || args.model.explain {
+    if args.interactive || args.explain {
         return Err(Failure::coded(
             ErrorCode::InvalidArguments,
             "--interactive and --explain work on one document; with --jsonl each line's \
@@ -82,7 +82,7 @@ pub fn run(args: &ExtractArgs, schema: Schema) -> Result<ExitCode, Failure> {
     let extractor = Arc::new(Extractor::new(
         client,
         spec.model.clone(),
-        extractor_config(&args.model),
+        extractor_config(&args.agent),
     ));
     let schema = Arc::new(schema);
     let max_bytes = args.input.max_bytes;

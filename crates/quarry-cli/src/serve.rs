@@ -61,10 +61,11 @@ pub fn start_graph_worker(
     store: Arc<dyn quarry_core::store::Store>,
     retriever: Arc<dyn quarry_core::retrieval::Retriever>,
     model: &crate::args::ModelArgs,
+    queue: &crate::args::QueueArgs,
     graph: &crate::args::GraphArgs,
     lease: Option<Duration>,
 ) -> Result<quarry_graph::GraphWorkerHandle, Failure> {
-    let extractor = graph_extractor(store, model, graph, lease)?.with_retriever(retriever);
+    let extractor = graph_extractor(store, model, queue, graph, lease)?.with_retriever(retriever);
     let _entered = runtime.enter();
     Ok(GraphWorker::start(Arc::new(extractor)))
 }
@@ -161,7 +162,7 @@ impl Host {
             Some(Arc::new(Extractor::new(
                 client,
                 spec.model,
-                extractor_config(&args.model),
+                extractor_config(&args.agent),
             )))
         } else {
             None
@@ -178,17 +179,23 @@ impl Host {
             let retriever = open_followed_retriever(
                 runtime,
                 store.clone(),
-                args.embedder.as_deref(),
-                embedder_base_url(args.embedder_base_url.as_deref())
+                args.embedder.embedder.as_deref(),
+                embedder_base_url(args.embedder.embedder_base_url.as_deref())
                     .or(chosen_base_url(&args.model)),
             )?;
-            let pipeline = Arc::new(pipeline(store.clone(), retriever.clone(), &args.model));
+            let pipeline = Arc::new(pipeline(
+                store.clone(),
+                retriever.clone(),
+                &args.model,
+                &args.queue,
+            ));
             if !args.no_worker {
                 let worker = start_graph_worker(
                     runtime,
                     store.clone(),
                     retriever.clone(),
                     &args.model,
+                    &args.queue,
                     &args.graph,
                     None,
                 )?;

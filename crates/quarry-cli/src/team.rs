@@ -7,7 +7,7 @@ use std::time::Duration;
 use quarry_core::ErrorCode;
 use quarry_core::model::{ApiKey, Entity, ExtractionResult, NewEntity, ReviewDecision, RunStatus};
 use quarry_pipeline::documents::Documents;
-use quarry_pipeline::{PipelineError, RunReport, WorkerConfig, load_entity_types};
+use quarry_pipeline::{FieldOutcome, PipelineError, RunReport, WorkerConfig, load_entity_types};
 use serde_json::{Map, Value, json};
 
 use crate::agents;
@@ -30,7 +30,11 @@ fn pipeline_failure(error: PipelineError) -> Failure {
 
 pub fn types(command: TypeCommand) -> Result<ExitCode, Failure> {
     match command {
-        TypeCommand::Load { file, store } => {
+        TypeCommand::Load {
+            file,
+            store,
+            output,
+        } => {
             let text = read_file(&file, MAX_DOCUMENT_BYTES)?;
             let loaded = load_entity_types(&text).map_err(|error| {
                 Failure::coded(
@@ -38,7 +42,7 @@ pub fn types(command: TypeCommand) -> Result<ExitCode, Failure> {
                     format!("{}: {error}", file.display()),
                 )
             })?;
-            let ws = Workspace::open(&store)?;
+            let ws = Workspace::open_printing(&store, &output)?;
             for entity_type in &loaded {
                 ws.runtime
                     .block_on(ws.store.put_entity_type(&ws.project, entity_type))
@@ -56,8 +60,8 @@ pub fn types(command: TypeCommand) -> Result<ExitCode, Failure> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        TypeCommand::List { store } => {
-            let ws = Workspace::open(&store)?;
+        TypeCommand::List { store, output } => {
+            let ws = Workspace::open_printing(&store, &output)?;
             let listed = ws
                 .runtime
                 .block_on(ws.store.list_entity_types(&ws.project))
@@ -87,6 +91,7 @@ pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
             fields,
             lock,
             store,
+            output,
         } => {
             let fields: Map<String, Value> = match fields {
                 Some(raw) => serde_json::from_str(&raw).map_err(|error| {
@@ -107,7 +112,7 @@ pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
                     .collect();
                 metadata.insert("locked_fields".to_owned(), Value::Array(locked));
             }
-            let ws = Workspace::open(&store)?;
+            let ws = Workspace::open_printing(&store, &output)?;
             let known = ws
                 .runtime
                 .block_on(ws.store.get_entity_type(&ws.project, &entity_type))
@@ -141,8 +146,12 @@ pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
             let ws = Workspace::open(&store)?;
             print_json(&ws.entity(&id)?)
         }
-        EntityCommand::List { entity_type, store } => {
-            let ws = Workspace::open(&store)?;
+        EntityCommand::List {
+            entity_type,
+            store,
+            output,
+        } => {
+            let ws = Workspace::open_printing(&store, &output)?;
             if let Some(slug) = &entity_type {
                 let known = ws
                     .runtime
@@ -180,6 +189,8 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
         files,
         entity,
         store,
+        output,
+        embedder,
     } = command;
     // Read every file first: a bad one adds nothing.
     let mut texts = Vec::new();
@@ -197,13 +208,13 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
         );
         texts.push((title, text));
     }
-    let ws = Workspace::open(&store)?;
+    let ws = Workspace::open_printing(&store, &output)?;
     if let Some(entity) = &entity {
         ws.entity(entity)?;
     }
     // Indexing only computes the new documents' chunks and embeddings for the store: no search
     // runs here, so the index is not rebuilt first.
-    let documents = Documents::new(ws.store.clone(), ws.retriever(false)?);
+    let documents = Documents::new(ws.store.clone(), ws.retriever(&embedder, false)?);
     let mut added = Vec::new();
     let progress = crate::progress::bar(texts.len(), "adding documents");
     // Idempotent: a title and text already stored gives back that document (noted on stderr);
@@ -238,19 +249,20 @@ pub fn documents(command: DocCommand) -> Result<ExitCode, Failure> {
 }
 
 pub fn keys(command: KeyCommand) -> Result<ExitCode, Failure> {
-    let (scopes, name, store) = match command {
+    let (scopes, name, store, output) = match command {
         KeyCommand::Create {
             scopes,
             name,
             store,
-        } => (scopes, name, store),
+            output,
+        } => (scopes, name, store, output),
         KeyCommand::Revoke { key, store } => return revoke_key(&key, &store),
     };
     let scopes = quarry_server::keys::parse_scopes(&scopes)
         .map_err(|error| Failure::coded(ErrorCode::InvalidScopes, error))?;
     let made = quarry_server::keys::generate()
         .map_err(|error| Failure::coded(ErrorCode::KeyError, error))?;
-    let ws = Workspace::open(&store)?;
+    let ws = Workspace::open_printing(&store, &output)?;
     let key = ApiKey {
         // The prefix is random and unique (the store refuses a duplicate), so it names the key.
         id: made.prefix.clone(),
@@ -314,10 +326,22 @@ fn revoke_key(key: &str, store: &crate::args::StoreArgs) -> Result<ExitCode, Fai
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
-    let ws = Workspace::open(&args.store)?;
-    let retriever = ws.retriever(true)?;
-    let pipeline = agents::pipeline(ws.store.clone(), retriever, &args.model);
+    let ws = Workspace::open_printing(&args.store, &args.output)?;
+    let retriever = ws.retriever(&args.embedder, true)?;
+    let (pipeline, registry) =
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue);
     let fields = comma_list(args.fields.as_deref());
+    if !args.no_wait {
+        // Worked here: agents this process cannot use fail the command before anything is
+        // queued (with --no-wait a worker, with its own keys, does the work).
+        ws.runtime.block_on(agents::check_agents(
+            &pipeline,
+            &registry,
+            &ws.project,
+            &args.entity,
+            fields.as_deref(),
+        ))?;
+    }
     let who = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
     let (run, _) = ws
         .runtime
@@ -356,9 +380,21 @@ fn wait_for(
         .block_on(async {
             let waiting = pipeline.wait(&ws.project, run_id, &worker);
             tokio::pin!(waiting);
+            // Outside a terminal the spinner is hidden: one line says what the run waits for
+            // once it has taken a second.
+            let announce = tokio::time::sleep(crate::progress::ANNOUNCE_AFTER);
+            tokio::pin!(announce);
+            let mut announced = !progress.is_hidden();
             loop {
                 tokio::select! {
                     report = &mut waiting => break report,
+                    () = &mut announce, if !announced => {
+                        announced = true;
+                        let counts = field_counts(pipeline, &ws.project, run_id)
+                            .await
+                            .unwrap_or_default();
+                        eprintln!("{message}: waiting on the field agents' model calls ({counts}) …");
+                    }
                     () = tokio::time::sleep(Duration::from_millis(500)), if !progress.is_hidden() => {
                         if let Ok(counts) = field_counts(pipeline, &ws.project, run_id).await {
                             progress.set_message(format!("{message}: {counts}"));
@@ -394,8 +430,7 @@ async fn field_counts(
     ))
 }
 
-/// Prints a run's report; the exit status says how it ended: 0 completed, 3 waiting for a
-/// person, and `ExtractionFailed`'s status when it failed or was partial.
+/// Prints a run's report; the exit status says how it ended (see [`run_exit_code`]).
 fn print_report(ws: &Workspace, report: &RunReport) -> Result<ExitCode, Failure> {
     if ws.json {
         print_json(report)?;
@@ -418,10 +453,8 @@ fn print_report(ws: &Workspace, report: &RunReport) -> Result<ExitCode, Failure>
             .collect();
         print_table(&["field", "outcome", "value / reason"], rows);
     }
-    let code = match report.run.status {
-        RunStatus::Completed | RunStatus::Running => return Ok(ExitCode::SUCCESS),
-        RunStatus::WaitingHuman => ErrorCode::NeedsPerson,
-        RunStatus::Failed | RunStatus::Partial => ErrorCode::ExtractionFailed,
+    let Some(code) = run_exit_code(report) else {
+        return Ok(ExitCode::SUCCESS);
     };
     if !ws.json {
         eprintln!(
@@ -432,6 +465,40 @@ fn print_report(ws: &Workspace, report: &RunReport) -> Result<ExitCode, Failure>
         );
     }
     Ok(ExitCode::from(code.exit_status()))
+}
+
+/// How a run ended, as the code its exit status comes from (`None`: success). A failure wins
+/// over a wait: `ExtractionFailed` (4) when any field of the run or of its cascades failed or
+/// the run ended failed or partial, else `NeedsPerson` (3) when something waits for a person,
+/// else success.
+fn run_exit_code(report: &RunReport) -> Option<ErrorCode> {
+    let mut outcomes = Vec::new();
+    let mut statuses = Vec::new();
+    let mut pending = vec![report];
+    while let Some(report) = pending.pop() {
+        outcomes.extend(report.fields.iter().map(|field| &field.outcome));
+        statuses.push(report.run.status);
+        pending.extend(&report.cascaded);
+    }
+    let failed = outcomes
+        .iter()
+        .any(|outcome| matches!(outcome, FieldOutcome::Failed { .. }))
+        || statuses
+            .iter()
+            .any(|status| matches!(status, RunStatus::Failed | RunStatus::Partial));
+    let waiting = outcomes.iter().any(|outcome| {
+        matches!(
+            outcome,
+            FieldOutcome::WaitingHuman | FieldOutcome::AwaitingApproval { .. }
+        )
+    }) || statuses.contains(&RunStatus::WaitingHuman);
+    if failed {
+        Some(ErrorCode::ExtractionFailed)
+    } else if waiting {
+        Some(ErrorCode::NeedsPerson)
+    } else {
+        None
+    }
 }
 
 fn comma_list(raw: Option<&str>) -> Option<Vec<String>> {
@@ -446,10 +513,20 @@ fn comma_list(raw: Option<&str>) -> Option<Vec<String>> {
 
 /// `quarry retry ENTITY [--fields a,b]`: the failed or blocked fields start over.
 pub fn retry(args: RetryArgs) -> Result<ExitCode, Failure> {
-    let ws = Workspace::open(&args.store)?;
-    let retriever = ws.retriever(true)?;
-    let pipeline = agents::pipeline(ws.store.clone(), retriever, &args.model);
+    let ws = Workspace::open_printing(&args.store, &args.output)?;
+    let retriever = ws.retriever(&args.embedder, true)?;
+    let (pipeline, registry) =
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue);
     let fields = comma_list(args.fields.as_deref());
+    if !args.no_wait {
+        ws.runtime.block_on(agents::check_agents(
+            &pipeline,
+            &registry,
+            &ws.project,
+            &args.entity,
+            fields.as_deref(),
+        ))?;
+    }
     let tasks = ws
         .runtime
         .block_on(pipeline.retry(&ws.project, &args.entity, fields.as_deref()))
@@ -486,7 +563,7 @@ pub fn retry(args: RetryArgs) -> Result<ExitCode, Failure> {
 }
 
 pub fn results(args: EntityArg) -> Result<ExitCode, Failure> {
-    let ws = Workspace::open(&args.store)?;
+    let ws = Workspace::open_printing(&args.store, &args.output)?;
     ws.entity(&args.entity)?;
     let results: Vec<ExtractionResult> = ws
         .runtime
@@ -500,7 +577,7 @@ pub fn results(args: EntityArg) -> Result<ExitCode, Failure> {
 }
 
 pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
-    let ws = Workspace::open(&args.store)?;
+    let ws = Workspace::open_printing(&args.store, &args.output)?;
     let entity = ws.entity(&args.entity)?;
     known_field(&ws, &entity, &args.field)?;
     let results = ws
@@ -537,23 +614,32 @@ fn known_field(ws: &Workspace, entity: &Entity, field: &str) -> Result<(), Failu
     }
 }
 
-pub fn review(args: ReviewArgs, approve: bool) -> Result<ExitCode, Failure> {
-    if approve && args.reason.is_some() {
-        return Err(Failure::coded(
-            ErrorCode::InvalidArguments,
-            "--reason belongs to quarry reject; approve takes none",
-        ));
-    }
-    let ws = Workspace::open(&args.store)?;
-    let retriever = ws.retriever(true)?;
-    let pipeline = agents::pipeline(ws.store.clone(), retriever, &args.model);
-    let decision = if approve {
-        ReviewDecision::Approve
-    } else {
-        ReviewDecision::Reject {
-            reason: args.reason.clone().filter(|r| !r.trim().is_empty()),
+/// `quarry approve` and `quarry reject`: records the decision, then works the run it starts or
+/// resumes here unless `--no-wait`.
+pub fn review(args: ReviewArgs, decision: ReviewDecision) -> Result<ExitCode, Failure> {
+    let approve = matches!(decision, ReviewDecision::Approve);
+    let ws = Workspace::open_printing(&args.store, &args.output)?;
+    let retriever = ws.retriever(&args.embedder, true)?;
+    let (pipeline, registry) =
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue);
+    let reruns = matches!(&decision, ReviewDecision::Reject { reason: Some(_) });
+    if reruns && !args.no_wait {
+        // The feedback rerun is worked here: an agent this process cannot use fails the
+        // command before the rejection queues it.
+        let result = ws
+            .runtime
+            .block_on(ws.store.get_result(&ws.project, &args.result))
+            .map_err(storage)?;
+        if let Some(result) = result {
+            ws.runtime.block_on(agents::check_agents(
+                &pipeline,
+                &registry,
+                &ws.project,
+                &result.entity_id,
+                Some(std::slice::from_ref(&result.field_name)),
+            ))?;
         }
-    };
+    }
     let reviewer = args
         .reviewer
         .clone()

@@ -19,8 +19,13 @@ use crate::workspace::Workspace;
 pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
     crate::serve::init_logging();
     let ws = Workspace::open(&args.store)?;
-    let retriever = ws.followed_retriever()?;
-    let pipeline = Arc::new(pipeline(ws.store.clone(), retriever.clone(), &args.model));
+    let retriever = ws.followed_retriever(&args.embedder)?;
+    let pipeline = Arc::new(pipeline(
+        ws.store.clone(),
+        retriever.clone(),
+        &args.model,
+        &args.queue,
+    ));
     let lease = Duration::from_secs(args.lease_secs.max(1));
     let config = WorkerConfig {
         owner: worker_owner(),
@@ -33,6 +38,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
         ws.store.clone(),
         retriever,
         &args.model,
+        &args.queue,
         &args.graph,
         Some(lease),
     )?;

@@ -7,7 +7,7 @@ use quarry_core::ErrorCode;
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 
-use crate::args::StoreArgs;
+use crate::args::{EmbedderArgs, OutputArgs, StoreArgs};
 use crate::config::{self, pick};
 use crate::failure::Failure;
 use crate::retrieval::{embedder_base_url, open_retriever};
@@ -17,14 +17,18 @@ pub struct Workspace {
     pub store: Arc<dyn Store>,
     pub project: String,
     pub runtime: tokio::runtime::Runtime,
+    /// `--json`: print JSON instead of tables (false for commands without the flag).
     pub json: bool,
-    /// `--embedder`, if given.
-    embedder: Option<String>,
-    /// Where a provider embedder is served (see [`embedder_base_url`]).
-    embedder_base_url: Option<String>,
 }
 
 impl Workspace {
+    /// The workspace of a command that prints what it found or did, as `--json` says.
+    pub fn open_printing(args: &StoreArgs, output: &OutputArgs) -> Result<Workspace, Failure> {
+        let mut workspace = Workspace::open(args)?;
+        workspace.json = output.json;
+        Ok(workspace)
+    }
+
     pub fn open(args: &StoreArgs) -> Result<Workspace, Failure> {
         let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
         let url = configured_database(args.db.as_deref()).unwrap_or_else(|| "quarry.db".to_owned());
@@ -37,9 +41,7 @@ impl Workspace {
             store,
             project,
             runtime,
-            json: args.json,
-            embedder: args.embedder.clone(),
-            embedder_base_url: embedder_base_url(args.embedder_base_url.as_deref()),
+            json: false,
         })
     }
 
@@ -59,24 +61,31 @@ impl Workspace {
 
     /// The retrieval index with the chosen embedder; with `rebuild`, loaded from the store (what
     /// searches need), else empty (enough to index new documents).
-    pub fn retriever(&self, rebuild: bool) -> Result<Arc<dyn Retriever>, Failure> {
+    pub fn retriever(
+        &self,
+        embedder: &EmbedderArgs,
+        rebuild: bool,
+    ) -> Result<Arc<dyn Retriever>, Failure> {
         open_retriever(
             &self.runtime,
             &self.store,
             rebuild,
-            self.embedder.as_deref(),
-            self.embedder_base_url.clone(),
+            embedder.embedder.as_deref(),
+            embedder_base_url(embedder.embedder_base_url.as_deref()),
         )
     }
 
     /// The retrieval index of a long-lived process: loaded from the store and following what
     /// other processes write to it (see `follow.rs`).
-    pub fn followed_retriever(&self) -> Result<Arc<dyn Retriever>, Failure> {
+    pub fn followed_retriever(
+        &self,
+        embedder: &EmbedderArgs,
+    ) -> Result<Arc<dyn Retriever>, Failure> {
         crate::retrieval::open_followed_retriever(
             &self.runtime,
             self.store.clone(),
-            self.embedder.as_deref(),
-            self.embedder_base_url.clone(),
+            embedder.embedder.as_deref(),
+            embedder_base_url(embedder.embedder_base_url.as_deref()),
         )
     }
 }

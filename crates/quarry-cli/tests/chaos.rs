@@ -11,13 +11,14 @@
 mod common;
 
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{Sandbox, Server, quarry};
 use quarry_core::model::{EpisodeStatus, NodeState, RunStatus};
 use quarry_core::store::Store;
+use quarry_testkit::postgres::TestDatabase;
 use quarry_testkit::{Reply, Scripted};
 use serde_json::{Value, json};
 
@@ -368,8 +369,9 @@ fn chaos(db: &str, label: &str, plan: &Plan) {
     );
 }
 
-/// A fresh database on the test PostgreSQL server (`None`: not configured).
-fn postgres_database() -> Option<String> {
+/// A fresh database on the test PostgreSQL server, dropped with the guard (`None`: not
+/// configured).
+fn postgres_database() -> Option<TestDatabase> {
     let Ok(base) = std::env::var("QUARRY_TEST_POSTGRES_URL") else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -380,34 +382,17 @@ fn postgres_database() -> Option<String> {
         );
         return None;
     };
-    let name = format!(
-        "quarry_chaos_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    );
-    let status = Command::new("psql")
-        .args([base.as_str(), "-qc", &format!("CREATE DATABASE {name}")])
-        .status()
-        .expect("psql runs");
-    assert!(status.success(), "CREATE DATABASE {name}");
-    let (server, query) = match base.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (base.as_str(), String::new()),
-    };
-    let server = server.rsplit_once('/').map_or(server, |(server, _)| server);
-    Some(format!("{server}/{name}{query}"))
+    Some(TestDatabase::create(&base, "chaos"))
 }
 
 #[test]
 fn postgres_three_workers_and_a_server_survive_kill_9() {
-    let Some(db) = postgres_database() else {
+    let Some(database) = postgres_database() else {
         return;
     };
+    let db = database.url();
     chaos(
-        &db,
+        db,
         "postgres",
         &Plan {
             workers: 3,

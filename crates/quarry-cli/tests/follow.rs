@@ -8,6 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Sandbox, Server};
+use quarry_testkit::postgres::TestDatabase;
 use serde_json::{Value, json};
 
 fn call(server: &Server, key: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
@@ -98,14 +99,16 @@ fn sqlite_two_servers_on_one_file_follow_each_others_writes() {
 
 #[test]
 fn postgres_two_servers_on_one_database_follow_each_others_writes() {
-    let Some(db) = postgres_database() else {
+    let Some(database) = postgres_database() else {
         return;
     };
-    two_servers_follow_each_others_writes(&db);
+    let db = database.url();
+    two_servers_follow_each_others_writes(db);
 }
 
-/// A fresh database on the test PostgreSQL server (`None`: not configured).
-fn postgres_database() -> Option<String> {
+/// A fresh database on the test PostgreSQL server, dropped with the guard (`None`: not
+/// configured).
+fn postgres_database() -> Option<TestDatabase> {
     let Ok(base) = std::env::var("QUARRY_TEST_POSTGRES_URL") else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -116,25 +119,7 @@ fn postgres_database() -> Option<String> {
         );
         return None;
     };
-    let name = format!(
-        "quarry_follow_{}_{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    );
-    let status = std::process::Command::new("psql")
-        .args([base.as_str(), "-qc", &format!("CREATE DATABASE {name}")])
-        .status()
-        .expect("psql runs");
-    assert!(status.success(), "CREATE DATABASE {name}");
-    let (server, query) = match base.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (base.as_str(), String::new()),
-    };
-    let server = server.rsplit_once('/').map_or(server, |(server, _)| server);
-    Some(format!("{server}/{name}{query}"))
+    Some(TestDatabase::create(&base, "follow"))
 }
 
 fn two_servers_follow_each_others_writes(db: &str) {

@@ -118,6 +118,8 @@ error_codes! {
     InvalidDepth => 400, 1, "give a depth within the range the message names";
     // Models, indexes and configuration.
     MissingModel => 503, 1, "pass --model provider:model or set QUARRY_MODEL";
+    /// The model's provider needs an API key and none was given.
+    MissingApiKey => 503, 2, "set the variable the message names (or QUARRY_API_KEY)";
     InvalidModel => 400, 1, "give the model as provider:model, e.g. ollama:qwen2.5:3b";
     ModelError => 502, 1, "check the model provider's URL, key and status, then retry";
     ModelNotConfigured => 503, 1, "start the server with a model configured";
@@ -130,6 +132,18 @@ error_codes! {
     KeyError => 500, 1, "retry; the system's random source failed";
     BenchError => 500, 1, "check the benchmark's corpus and output paths";
     Internal => 500, 1, "retry; report it if it persists";
+    // The output guardrail's verdict kinds (`quarry check`, POST /skill/check): why an output
+    // was rejected. /skill/check answers them inside its 200 verdict; the CLI exits 1.
+    /// The output is not JSON the lenient parser can read.
+    MalformedOutput => 422, 1, "return one JSON object, e.g. {\"email\": \"…\"}";
+    /// The output lacks the target's field or has fields it should not.
+    SchemaViolation => 422, 1, "return an object with exactly the target's field";
+    /// A value of the wrong type or format (e.g. a number where a string is due).
+    TypeMismatch => 422, 1, "give each value the type and format the target names";
+    /// A well-formed value that cannot be right (e.g. a date in year 0).
+    ImplausibleValue => 422, 1, "check the value against the text; it cannot be what the text means";
+    /// A value the source text does not contain.
+    Hallucination => 422, 1, "return only values that appear in the text";
     // Outcomes of a unit of work.
     /// Fields stay unresolved until a person answers.
     NeedsPerson => 409, 3, "answer the question (e.g. with --interactive) or review the result";

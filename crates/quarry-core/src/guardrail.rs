@@ -96,14 +96,20 @@ pub enum ViolationKind {
 }
 
 impl ViolationKind {
-    pub fn code(self) -> &'static str {
+    /// The code in the one error-code table (`quarry check` prints it, exit status 1).
+    pub fn error_code(self) -> crate::ErrorCode {
         match self {
-            ViolationKind::MalformedOutput => "MalformedOutput",
-            ViolationKind::SchemaViolation => "SchemaViolation",
-            ViolationKind::TypeMismatch => "TypeMismatch",
-            ViolationKind::Implausible => "ImplausibleValue",
-            ViolationKind::Hallucination => "Hallucination",
+            ViolationKind::MalformedOutput => crate::ErrorCode::MalformedOutput,
+            ViolationKind::SchemaViolation => crate::ErrorCode::SchemaViolation,
+            ViolationKind::TypeMismatch => crate::ErrorCode::TypeMismatch,
+            ViolationKind::Implausible => crate::ErrorCode::ImplausibleValue,
+            ViolationKind::Hallucination => crate::ErrorCode::Hallucination,
         }
+    }
+
+    /// The code's stable name, e.g. `Hallucination`.
+    pub fn code(self) -> &'static str {
+        self.error_code().as_str()
     }
 }
 

@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 
-/// The corpus folder: `QUARRY_EVAL_DIR` if set, else `shared/eval` beside the repository root.
+/// The corpus folder: `QUARRY_EVAL_DIR` if set (e.g. a held-out split in the same format), else
+/// the dev split committed in `data/dev/` (its sources and licences are in its README).
 pub fn default_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("QUARRY_EVAL_DIR") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/dev")
 }
 
 /// Reads one JSONL file into records, naming the file and line of any record that does not parse.

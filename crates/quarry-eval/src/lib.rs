@@ -1,5 +1,5 @@
-//! Scores Quarry's detectors and grounding aligner on the labelled corpus in `shared/eval/`
-//! (see its README for the schemas and scoring rules) and checks the committed quality floor.
+//! Scores Quarry's detectors and grounding aligner on the labelled corpus in `data/dev/`
+//! (the dev split of peers' public test suites; see its README for the schemas and scoring rules) and checks the committed quality floor.
 //!
 //! Each suite module owns one corpus file and returns named [`Metric`]s; `floor.json` beside this
 //! crate's manifest lists the metrics CI holds to a minimum.

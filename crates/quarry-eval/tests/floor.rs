@@ -1,5 +1,5 @@
 //! The quality gate: every metric named in `floor.json` must reach its committed minimum on the
-//! shared corpus.
+//! committed corpus (`data/dev/`, or `QUARRY_EVAL_DIR`).
 
 use quarry_eval::floor::{check_floor, load_floor};
 use quarry_eval::{corpus, evaluate_all};

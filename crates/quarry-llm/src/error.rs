@@ -43,7 +43,12 @@ pub enum LlmError {
         "invalid model '{0}': expected provider:model, e.g. openai:gpt-4o-mini or ollama:qwen2.5:3b"
     )]
     InvalidModel(String),
-    #[error("no API key for {provider}: set {variable}")]
+    /// `variable` is the provider's own key variable (e.g. `OPENAI_API_KEY`); `QUARRY_API_KEY`
+    /// or an `Authorization` header would do as well.
+    #[error(
+        "{variable} is not set: {provider} needs an API key (set {variable} or QUARRY_API_KEY, or \
+         send an Authorization header with --header)"
+    )]
     MissingKey { provider: String, variable: String },
     /// Settings that cannot work, found before any request is sent (e.g. an OpenAI-compatible
     /// server without a base URL).

@@ -378,7 +378,7 @@ pub(crate) fn resolve_endpoint(
     if key_required && api_key.is_none() && !authorised_by_header {
         return Err(LlmError::MissingKey {
             provider: provider.name().to_string(),
-            variable: format!("{} or QUARRY_API_KEY", provider.key_variable()),
+            variable: provider.key_variable().to_owned(),
         });
     }
     Ok(Endpoint {

@@ -192,7 +192,7 @@ impl Pipeline {
 
     /// The agents that extract `field`: its consensus agents, or its own, the type's or the
     /// pipeline's default agent.
-    fn agents_of(&self, entity_type: &EntityType, field: &FieldSpec) -> Vec<String> {
+    pub fn agents_of(&self, entity_type: &EntityType, field: &FieldSpec) -> Vec<String> {
         match &field.consensus {
             Some(consensus) => consensus.agents.clone(),
             None => field

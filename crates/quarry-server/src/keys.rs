@@ -15,6 +15,29 @@ pub const SCOPES: &[&str] = &[
     "extraction:review",
 ];
 
+/// What each scope of [`SCOPES`] allows, in the same order (`quarry key create --help` lists
+/// them).
+pub const SCOPE_DESCRIPTIONS: &[(&str, &str)] = &[
+    (
+        "entities:read",
+        "read entity types, entities, results, documents, runs, episodes and the graph",
+    ),
+    (
+        "entities:write",
+        "create and change entity types, entities and field locks",
+    ),
+    ("documents:write", "upload documents and add episodes"),
+    (
+        "extraction:trigger",
+        "start and retry extraction runs, use the extraction chat",
+    ),
+    (
+        "extraction:submit",
+        "submit field values as an external agent",
+    ),
+    ("extraction:review", "approve and reject results"),
+];
+
 /// A freshly made key: `secret` is shown once; `prefix` and `hash` are stored.
 #[derive(Debug, Clone)]
 pub struct NewKey {
@@ -108,6 +131,12 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_scope_is_described_once_in_order() {
+        let described: Vec<&str> = SCOPE_DESCRIPTIONS.iter().map(|(scope, _)| *scope).collect();
+        assert_eq!(described, SCOPES);
+    }
 
     #[test]
     fn generated_keys_verify_and_others_do_not() {

@@ -15,6 +15,7 @@ use quarry_core::model::{
     StoredChunk,
 };
 use quarry_core::store::{Store, StoreError};
+use quarry_testkit::postgres::TestDatabase;
 use serde_json::{Map, Value, json};
 
 #[path = "conformance/tasks.rs"]
@@ -56,13 +57,18 @@ async fn sqlite_store() -> (Arc<dyn Store>, TempDb) {
     (store, TempDb(path))
 }
 
-async fn postgres_store() -> Option<Arc<dyn Store>> {
-    let url = postgres_database().await?;
-    Some(quarry_store::open(&url).await.expect("open postgres store"))
+/// A store on a fresh database, and the guard that drops the database when the test ends.
+async fn postgres_store() -> Option<(Arc<dyn Store>, TestDatabase)> {
+    let database = postgres_database()?;
+    let store = quarry_store::open(database.url())
+        .await
+        .expect("open postgres store");
+    Some((store, database))
 }
 
-/// The URL of a fresh database on the test server (`None`: skipped, see the module comment).
-async fn postgres_database() -> Option<String> {
+/// A fresh database on the test server, dropped with the guard (`None`: skipped, see the module
+/// comment).
+fn postgres_database() -> Option<TestDatabase> {
     let Ok(base) = std::env::var("QUARRY_TEST_POSTGRES_URL") else {
         if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) {
             panic!(
@@ -82,21 +88,7 @@ async fn postgres_database() -> Option<String> {
         return None;
     };
     // A database per test: queue takes serve every project, so tests must not share one.
-    let admin = sqlx::PgPool::connect(&base)
-        .await
-        .expect("connect to QUARRY_TEST_POSTGRES_URL");
-    let name = format!("quarry_t_{}", uuid::Uuid::new_v4().simple());
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&admin)
-        .await
-        .expect("create a test database");
-    admin.close().await;
-    let (server, query) = match base.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (base.as_str(), String::new()),
-    };
-    let server = server.rsplit_once('/').map_or(server, |(server, _)| server);
-    Some(format!("{server}/{name}{query}"))
+    Some(TestDatabase::create(&base, "store"))
 }
 
 macro_rules! conformance {
@@ -114,7 +106,7 @@ macro_rules! conformance {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $behaviour() {
-                    if let Some(store) = super::postgres_store().await {
+                    if let Some((store, _database)) = super::postgres_store().await {
                         super::$behaviour(store).await;
                     }
                 }
@@ -187,8 +179,8 @@ mod crash {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn postgres_taken_over_after_reopen() {
-        if let Some(url) = super::postgres_database().await {
-            super::taken_over_after_reopen(&url).await;
+        if let Some(database) = super::postgres_database() {
+            super::taken_over_after_reopen(database.url()).await;
         }
     }
 }

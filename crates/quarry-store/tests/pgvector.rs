@@ -8,30 +8,18 @@ use std::sync::Arc;
 
 use quarry_core::model::StoredChunk;
 use quarry_core::store::Store;
+use quarry_testkit::postgres::TestDatabase;
 
 fn notice(message: &str) {
     // Written past the test harness's capture so the skip is visible.
     let _ = writeln!(std::io::stderr(), "NOTICE: {message}");
 }
 
-/// A fresh database on the server at `$variable` (`None`: the variable is unset).
-async fn fresh_database(variable: &str) -> Option<String> {
+/// A fresh database on the server at `$variable`, dropped with the guard (`None`: the variable
+/// is unset).
+fn fresh_database(variable: &str) -> Option<TestDatabase> {
     let base = std::env::var(variable).ok()?;
-    let admin = sqlx::PgPool::connect(&base)
-        .await
-        .unwrap_or_else(|error| panic!("connect to {variable}: {error}"));
-    let name = format!("quarry_v_{}", uuid::Uuid::new_v4().simple());
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&admin)
-        .await
-        .expect("create a test database");
-    admin.close().await;
-    let (server, query) = match base.split_once('?') {
-        Some((server, query)) => (server, format!("?{query}")),
-        None => (base.as_str(), String::new()),
-    };
-    let server = server.rsplit_once('/').map_or(server, |(server, _)| server);
-    Some(format!("{server}/{name}{query}"))
+    Some(TestDatabase::create(&base, "vector"))
 }
 
 fn chunk(document_id: &str, ordinal: i64, embedder: &str, embedding: Vec<f32>) -> StoredChunk {
@@ -78,11 +66,11 @@ async fn sqlite_has_no_vector_search() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_without_pgvector_has_no_vector_search() {
-    let Some(url) = fresh_database("QUARRY_TEST_POSTGRES_URL").await else {
+    let Some(database) = fresh_database("QUARRY_TEST_POSTGRES_URL") else {
         notice("plain PostgreSQL vector_search test SKIPPED: QUARRY_TEST_POSTGRES_URL is unset");
         return;
     };
-    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let pool = sqlx::PgPool::connect(database.url()).await.unwrap();
     let available: bool = sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')",
     )
@@ -94,7 +82,9 @@ async fn postgres_without_pgvector_has_no_vector_search() {
         notice("plain PostgreSQL vector_search test SKIPPED: that server has pgvector");
         return;
     }
-    let store = quarry_store::PostgresStore::connect(&url).await.unwrap();
+    let store = quarry_store::PostgresStore::connect(database.url())
+        .await
+        .unwrap();
     assert!(!store.has_pgvector());
     let project = store.ensure_project("p").await.unwrap();
     let document = store.add_document(&project, "d", TEXT).await.unwrap();
@@ -115,14 +105,16 @@ async fn postgres_without_pgvector_has_no_vector_search() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pgvector_finds_the_nearest_chunks() {
-    let Some(url) = fresh_database("QUARRY_TEST_PGVECTOR_URL").await else {
+    let Some(database) = fresh_database("QUARRY_TEST_PGVECTOR_URL") else {
         notice(
             "pgvector tests SKIPPED: QUARRY_TEST_PGVECTOR_URL is unset \
              (export QUARRY_TEST_PGVECTOR_URL=$(scripts/pgvector.sh))",
         );
         return;
     };
-    let pg = quarry_store::PostgresStore::connect(&url).await.unwrap();
+    let pg = quarry_store::PostgresStore::connect(database.url())
+        .await
+        .unwrap();
     assert!(
         pg.has_pgvector(),
         "the server at QUARRY_TEST_PGVECTOR_URL lacks pgvector"
@@ -216,13 +208,15 @@ async fn pgvector_finds_the_nearest_chunks() {
 
     // A database whose chunks have no vectors yet (written before the extension) is backfilled
     // when opened.
-    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let pool = sqlx::PgPool::connect(database.url()).await.unwrap();
     sqlx::query("DELETE FROM chunk_vectors")
         .execute(&pool)
         .await
         .unwrap();
     pool.close().await;
-    let reopened = quarry_store::PostgresStore::connect(&url).await.unwrap();
+    let reopened = quarry_store::PostgresStore::connect(database.url())
+        .await
+        .unwrap();
     let found = reopened
         .vector_search(&project, "e", &query, 10, None)
         .await

@@ -17,6 +17,9 @@
 //! otherwise), so equal texts get equal vectors. Errors and odd replies for it are queued apart,
 //! with [`ScriptedServer::push_embeddings`], and never consume the chat script.
 //!
+//! [`postgres::TestDatabase`] gives a test a PostgreSQL database of its own that is dropped when
+//! the test ends.
+//!
 //! The server runs on its own thread and runtime, so it works from sync and async tests alike,
 //! and stops when dropped.
 //!
@@ -28,6 +31,8 @@
 //! server.push(Reply::content("```json\n{\"name\": \"Ada\"}\n```").with_usage(120, 30));
 //! let base = server.base_url(); // http://127.0.0.1:PORT/v1
 //! ```
+
+pub mod postgres;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;
