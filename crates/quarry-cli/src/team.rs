@@ -334,13 +334,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     if !args.no_wait {
         // Worked here: agents this process cannot use fail the command before anything is
         // queued (with --no-wait a worker, with its own keys, does the work).
-        ws.runtime.block_on(agents::check_agents(
-            &pipeline,
-            &registry,
-            &ws.project,
-            &args.entity,
-            fields.as_deref(),
-        ))?;
+        check_agents_here(&ws, &pipeline, &registry, &args.entity, fields.as_deref())?;
     }
     let who = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
     let (run, _) = ws
@@ -361,6 +355,24 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         &format!("extracting {}", args.entity),
     )?;
     print_report(&ws, &report)
+}
+
+/// Fails unless every agent of the entity's `fields` (all when `None`) can be used from this
+/// process: called before work this command will do itself is queued.
+fn check_agents_here(
+    ws: &Workspace,
+    pipeline: &quarry_pipeline::Pipeline,
+    registry: &agents::ModelRegistry,
+    entity: &str,
+    fields: Option<&[String]>,
+) -> Result<(), Failure> {
+    ws.runtime.block_on(agents::check_agents(
+        pipeline,
+        registry,
+        &ws.project,
+        entity,
+        fields,
+    ))
 }
 
 /// Works the run here (beside any other worker) until it settles, with a spinner.
@@ -519,13 +531,9 @@ pub fn retry(args: RetryArgs) -> Result<ExitCode, Failure> {
         agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue);
     let fields = comma_list(args.fields.as_deref());
     if !args.no_wait {
-        ws.runtime.block_on(agents::check_agents(
-            &pipeline,
-            &registry,
-            &ws.project,
-            &args.entity,
-            fields.as_deref(),
-        ))?;
+        // Worked here: agents this process cannot use fail the command before anything is
+        // queued (with --no-wait a worker, with its own keys, does the work).
+        check_agents_here(&ws, &pipeline, &registry, &args.entity, fields.as_deref())?;
     }
     let tasks = ws
         .runtime
@@ -631,13 +639,8 @@ pub fn review(args: ReviewArgs, decision: ReviewDecision) -> Result<ExitCode, Fa
             .block_on(ws.store.get_result(&ws.project, &args.result))
             .map_err(storage)?;
         if let Some(result) = result {
-            ws.runtime.block_on(agents::check_agents(
-                &pipeline,
-                &registry,
-                &ws.project,
-                &result.entity_id,
-                Some(std::slice::from_ref(&result.field_name)),
-            ))?;
+            let field = std::slice::from_ref(&result.field_name);
+            check_agents_here(&ws, &pipeline, &registry, &result.entity_id, Some(field))?;
         }
     }
     let reviewer = args

@@ -534,6 +534,15 @@ fn the_cli_adds_episodes_and_reads_the_graph() {
         shown.contains("Erin (person), mentioned 1 time(s): Writes the parser."),
         "{shown}"
     );
+    // Its relations, with the entity at the other end by name.
+    let relation = shown
+        .lines()
+        .find(|line| line.contains("works_on"))
+        .unwrap_or_else(|| panic!("no works_on relation in {shown}"));
+    assert!(
+        relation.contains('→') && relation.contains("Quarry"),
+        "{shown}"
+    );
 
     // A malformed graph file is refused before anything is stored.
     std::fs::write(&file, "{\"entities\": 3}").unwrap();
