@@ -1,8 +1,7 @@
 //! The conversation graph end to end: the real SQLite store in a temp dir and the real
 //! OpenAI-compatible client against a scripted model server.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,20 +15,11 @@ use quarry_graph::{
     AttemptEnd, GraphConfig, GraphExtractor, GraphWorker, neighbors, prompt::SYSTEM_PROMPT,
 };
 use quarry_llm::{Endpoint, LlmClient, OpenAiClient, TransportConfig};
-use quarry_testkit::{Reply, ScriptedServer};
+use quarry_testkit::{Reply, ScriptedServer, TempDb};
 use serde_json::{Value, json};
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-fn temp_db() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "quarry-graph-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("quarry.db")
+fn temp_db() -> TempDb {
+    TempDb::new("graph")
 }
 
 async fn open(path: &Path) -> Arc<dyn Store> {
@@ -62,10 +52,13 @@ struct World {
     store: Arc<dyn Store>,
     project: String,
     extractor: Arc<GraphExtractor>,
+    /// Removes the database's folder when the test ends.
+    _db: TempDb,
 }
 
 async fn world() -> World {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let server = ScriptedServer::start();
     let extractor = Arc::new(GraphExtractor::new(
@@ -78,6 +71,7 @@ async fn world() -> World {
         store,
         project,
         extractor,
+        _db: db,
     }
 }
 
@@ -646,7 +640,8 @@ fn ingest_extraction() -> GraphExtraction {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn ingest_path_needs_no_model() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let extractor = Arc::new(GraphExtractor::new(store.clone(), None, config()));
     let with_ingest = store
@@ -708,7 +703,8 @@ async fn claim(store: &Arc<dyn Store>, limit: usize, ingest_only: bool) -> Vec<E
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn process_and_finish_writes_the_graph_and_the_end_together() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let other = store.ensure_project("other").await.unwrap();
     let extractor = GraphExtractor::new(store.clone(), None, config());
@@ -798,7 +794,8 @@ async fn process_and_finish_writes_the_graph_and_the_end_together() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_late_finisher_whose_lease_was_taken_over_writes_nothing() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let extractor = GraphExtractor::new(store.clone(), None, config());
     let queued = store
@@ -865,7 +862,8 @@ fn retrying_world(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_transient_failure_is_retried_after_a_backoff() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let server = ScriptedServer::start();
     server.push(Reply::status(500, "model crashed"));
@@ -896,7 +894,8 @@ async fn a_transient_failure_is_retried_after_a_backoff() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rate_limits_beyond_max_attempts_fail_the_episode() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let server = ScriptedServer::start();
     for _ in 0..5 {
@@ -926,7 +925,8 @@ async fn rate_limits_beyond_max_attempts_fail_the_episode() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_permanent_error_fails_at_once() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let server = ScriptedServer::start();
     server.push(Reply::status(400, "bad request"));
@@ -962,7 +962,8 @@ async fn a_permanent_error_fails_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_heartbeat_keeps_a_slow_extraction_leased() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let server = ScriptedServer::start();
     server.push(
@@ -1016,7 +1017,8 @@ async fn the_heartbeat_keeps_a_slow_extraction_leased() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_claim_past_max_attempts_gives_up() {
     // A poison episode that kills its worker: every claim counts, so it cannot loop forever.
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let stored = store
         .add_episode(&project, &episode("Alice is here.", "Hi Alice."))
@@ -1260,7 +1262,8 @@ impl Retriever for RecordingRetriever {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn written_entities_are_indexed_and_index_errors_are_not_fatal() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let retriever = Arc::new(RecordingRetriever::default());
     let extractor =
@@ -1313,7 +1316,8 @@ async fn link(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn neighbors_walk_both_directions_to_depth() {
-    let store = open(&temp_db()).await;
+    let db = temp_db();
+    let store = open(&db).await;
     let project = store.ensure_project("graph").await.unwrap();
     let x = GraphExtractor::new(store.clone(), None, config());
     // Alice → Atlas (incoming to the root), Atlas → Rust (outgoing), Bob → Alice and

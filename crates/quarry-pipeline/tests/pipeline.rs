@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use quarry_core::model::{
@@ -18,7 +17,7 @@ use quarry_pipeline::{
     AgentRegistry, FieldOutcome, Pipeline, PipelineConfig, ResolvedAgent, WorkerConfig,
     feedback_sentence, load_entity_types,
 };
-use quarry_testkit::{Reply, ScriptedServer};
+use quarry_testkit::{Reply, ScriptedServer, TempDb};
 use serde_json::{Map, Value, json};
 
 const DOC: &str = "Acme Corp reported revenue of $1.2 million in 2023. Its CEO is Jane Doe; \
@@ -82,21 +81,13 @@ struct World {
     pipeline: Pipeline,
     project: String,
     entity: String,
+    /// Removes the database's folder when the test ends.
+    _db: TempDb,
 }
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
 async fn world() -> World {
-    let dir = std::env::temp_dir().join(format!(
-        "quarry-pipeline-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let store = quarry_store::open(dir.join("quarry.db").to_str().unwrap())
-        .await
-        .unwrap();
+    let db = TempDb::new("pipeline");
+    let store = quarry_store::open(db.url()).await.unwrap();
     let project = store.ensure_project("test").await.unwrap();
     for entity_type in load_entity_types(TYPES).unwrap() {
         store.put_entity_type(&project, &entity_type).await.unwrap();
@@ -128,6 +119,7 @@ async fn world() -> World {
         pipeline,
         project,
         entity: entity.id,
+        _db: db,
     }
 }
 

@@ -18,7 +18,7 @@
 //! with [`ScriptedServer::push_embeddings`], and never consume the chat script.
 //!
 //! [`postgres::TestDatabase`] gives a test a PostgreSQL database of its own that is dropped when
-//! the test ends.
+//! the test ends, and [`TempDb`] a SQLite one whose folder is removed.
 //!
 //! The server runs on its own thread and runtime, so it works from sync and async tests alike,
 //! and stops when dropped.
@@ -33,6 +33,9 @@
 //! ```
 
 pub mod postgres;
+mod temp_db;
+
+pub use temp_db::TempDb;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;
