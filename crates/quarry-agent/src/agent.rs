@@ -157,7 +157,7 @@ pub(crate) async fn run(
     let mut calls = 0;
 
     for attempt in 1..=context.config.max_attempts.max(1) {
-        let request = turn_request(context, &messages, &tools);
+        let request = turn_request(context, &messages, &tools, document);
         let response = match call(context, &request).await {
             Ok(response) => response,
             // The conversation outgrew the context window with the feedback of earlier turns:
@@ -228,7 +228,14 @@ pub(crate) async fn run(
 /// tool, …) the schema goes as the response format and the reply's content is the extraction;
 /// otherwise the model gets the `validate`/`submit` tools and whatever it answers is parsed
 /// leniently. Asked every turn: a server that refuses the schema turns it off for its client.
-fn turn_request(context: &RunContext<'_>, messages: &[Message], tools: &[ToolSpec]) -> ChatRequest {
+/// The document goes along as the grounding source: a client that decodes under a token mask
+/// (a local model) lets plain strings be only text the document contains.
+fn turn_request(
+    context: &RunContext<'_>,
+    messages: &[Message],
+    tools: &[ToolSpec],
+    document: &str,
+) -> ChatRequest {
     let native = context.client.structured_output().is_native();
     ChatRequest {
         model: context.model.to_owned(),
@@ -243,6 +250,7 @@ fn turn_request(context: &RunContext<'_>, messages: &[Message], tools: &[ToolSpe
         temperature: context.config.temperature,
         max_tokens: Some(context.config.max_completion_tokens),
         extra: context.config.extra.clone(),
+        grounding: Some(document.to_owned()),
     }
 }
 

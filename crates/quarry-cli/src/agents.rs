@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex};
 
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
-use quarry_llm::{ModelSpec, build_client};
+use quarry_llm::build_client;
 use quarry_pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
 
 use crate::args::{ModelArgs, QueueArgs};
 use crate::failure::Failure;
 use crate::model::{
-    chosen_base_url, chosen_model, model_failure, model_headers, provider_settings,
+    chosen_base_url, chosen_model, model_failure, model_headers, parse_model, provider_settings,
 };
 
 pub struct ModelRegistry {
@@ -37,7 +37,7 @@ impl ModelRegistry {
     }
 
     fn build(&self, agent: &str) -> Result<ResolvedAgent, Failure> {
-        let spec = ModelSpec::parse(agent).map_err(model_failure)?;
+        let spec = parse_model(agent).map_err(model_failure)?;
         let settings = quarry_llm::ProviderSettings {
             headers: self.headers.clone(),
             ..provider_settings(&spec, self.base_url.clone(), self.retries, self.concurrency)

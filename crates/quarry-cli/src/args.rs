@@ -68,6 +68,11 @@ pub enum Command {
     /// Print a completion script for a shell, e.g. `quarry completions bash >
     /// ~/.local/share/bash-completion/completions/quarry`.
     Completions(CompletionsArgs),
+    /// GGUF models for `--model local:NAME`, kept in the model directory ($QUARRY_MODELS_DIR,
+    /// default ~/.local/share/quarry/models): list, pull, rm, path. A command with no model
+    /// chosen uses the one named `default`, or the only one installed.
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Print quarry's man page (roff) on stdout, e.g. `quarry man | man -l -`, or write one page
     /// per command into --dir.
     Man(ManArgs),
@@ -78,6 +83,50 @@ pub struct CompletionsArgs {
     /// The shell the script is for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// The installed models: name, size and path.
+    List {
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Download a GGUF model into the model directory: resumable (run it again after an
+    /// interruption), its size and SHA-256 checked before it is kept.
+    Pull(PullArgs),
+    /// Remove an installed model.
+    Rm {
+        /// The model's name (see `quarry model list`).
+        name: String,
+    },
+    /// Print an installed model's file path.
+    Path {
+        /// The model's name (see `quarry model list`).
+        name: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// A Hugging Face repository OWNER/REPO (with --file), a URL, or a local .gguf file.
+    pub source: String,
+    /// The GGUF file in the repository, e.g. SmolLM2-135M-Instruct-Q4_K_M.gguf.
+    #[arg(long)]
+    pub file: Option<String>,
+    /// The repository's branch, tag or commit.
+    #[arg(long, default_value = "main")]
+    pub revision: String,
+    /// The name to install it as (default: the file's name without .gguf); `default` makes it
+    /// the model commands use when none is chosen.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The SHA-256 the file must have (default: the one the hub announces, if any).
+    #[arg(long, value_name = "HEX")]
+    pub sha256: Option<String>,
+    /// Replace a model of the same name.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -524,8 +573,9 @@ pub struct CheckArgs {
 pub struct ModelArgs {
     /// provider:model, e.g. openai:gpt-4o-mini, ollama:qwen2.5:3b (native API),
     /// anthropic:claude-sonnet-4-5, gemini:gemini-2.5-flash, azure:DEPLOYMENT, vllm:M,
-    /// llamacpp:, lmstudio:M, or openai-compatible:M with --base-url (default: `model` in
-    /// quarry.toml).
+    /// llamacpp:, lmstudio:M, openai-compatible:M with --base-url, or local:PATH.gguf (a GGUF
+    /// model run inside this process; local:NAME is NAME.gguf in $QUARRY_MODELS_DIR, default
+    /// ~/.local/share/quarry/models) (default: `model` in quarry.toml).
     #[arg(long, env = "QUARRY_MODEL")]
     pub model: Option<String>,
     /// Base URL of the model's server: an OpenAI-compatible one with /v1

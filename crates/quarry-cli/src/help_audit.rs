@@ -247,6 +247,13 @@ fn options_read() -> Vec<(&'static str, Vec<&'static str>)> {
             "quarry graph neighbors",
             with(&["<id>", "depth"], &[STORE, OUTPUT]),
         ),
+        ("quarry model list", with(&[], &[OUTPUT])),
+        (
+            "quarry model pull",
+            vec!["<source>", "file", "revision", "name", "sha256", "force"],
+        ),
+        ("quarry model rm", vec!["<name>"]),
+        ("quarry model path", vec!["<name>"]),
         ("quarry completions", vec!["<shell>"]),
         ("quarry man", vec!["dir"]),
     ]

@@ -18,6 +18,7 @@ mod jsonl;
 mod man;
 mod mcp;
 mod model;
+mod model_files;
 mod open_files;
 mod owner;
 mod progress;
@@ -73,6 +74,7 @@ fn main() -> ExitCode {
         Command::Episode(command) => graph::episodes(command),
         Command::Graph(command) => graph::graph(command),
         Command::Completions(args) => completions::run(args),
+        Command::Model(command) => model_files::run(command),
         Command::Man(args) => man::run(args),
     };
     match outcome {

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use quarry_agent::ExtractorConfig;
 use quarry_core::ErrorCode;
 use quarry_llm::{
-    LlmClient, LlmError, ModelSpec, ProviderSettings, TransportConfig, build_client, parse_header,
+    LlmClient, LlmError, ModelSpec, Provider, ProviderSettings, TransportConfig, build_client,
+    parse_header,
 };
 
 use crate::args::{AgentArgs, ModelArgs};
@@ -23,11 +24,12 @@ pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), 
     let raw = chosen_model(args).ok_or_else(|| {
         Failure::coded(
             ErrorCode::MissingModel,
-            "no model: pass --model provider:model (e.g. ollama:qwen2.5:3b) or set QUARRY_MODEL",
+            "no model: pass --model provider:model (e.g. ollama:qwen2.5:3b or local:PATH.gguf) \
+             or set QUARRY_MODEL; or set `model` in quarry.toml; or install a local model with \
+             `quarry model pull OWNER/REPO --file MODEL.gguf --name default`",
         )
     })?;
-    let spec =
-        ModelSpec::parse(&raw).map_err(|error| Failure::coded(ErrorCode::InvalidModel, error))?;
+    let spec = parse_model(&raw).map_err(|error| Failure::coded(ErrorCode::InvalidModel, error))?;
     let settings = ProviderSettings {
         headers: model_headers(&args.headers),
         ..provider_settings(&spec, chosen_base_url(args), args.retries, args.concurrency)
@@ -49,9 +51,45 @@ pub fn model_failure(error: LlmError) -> Failure {
     Failure::coded(code, error)
 }
 
-/// The model string: `--model` (or `QUARRY_MODEL`), else quarry.toml's `model`.
+/// `provider:model`, with a `local:NAME` (no path separator, no `.gguf`) resolved to
+/// `NAME.gguf` in the model directory ([`models_dir`]).
+pub fn parse_model(raw: &str) -> Result<ModelSpec, LlmError> {
+    let mut spec = ModelSpec::parse(raw)?;
+    if spec.provider == Provider::Local
+        && !spec.model.contains(std::path::MAIN_SEPARATOR)
+        && !spec.model.contains('/')
+        && !spec.model.ends_with(".gguf")
+    {
+        spec.model = models_dir()
+            .join(format!("{}.gguf", spec.model))
+            .display()
+            .to_string();
+    }
+    Ok(spec)
+}
+
+/// Where installed GGUF models live: `QUARRY_MODELS_DIR`, else `$XDG_DATA_HOME/quarry/models`,
+/// else `~/.local/share/quarry/models`.
+pub fn models_dir() -> std::path::PathBuf {
+    if let Some(dir) = env("QUARRY_MODELS_DIR") {
+        return dir.into();
+    }
+    let data = env("XDG_DATA_HOME").map_or_else(
+        || {
+            std::path::PathBuf::from(env("HOME").unwrap_or_else(|| ".".to_owned()))
+                .join(".local/share")
+        },
+        std::path::PathBuf::from,
+    );
+    data.join("quarry/models")
+}
+
+/// The model string: `--model` (or `QUARRY_MODEL`), else quarry.toml's `model`, else the
+/// embedded default: the installed local model named `default`, or the only one installed.
 pub fn chosen_model(args: &ModelArgs) -> Option<String> {
-    pick(args.model.as_deref(), config::file().model.as_deref())
+    pick(args.model.as_deref(), config::file().model.as_deref()).or_else(|| {
+        crate::model_files::default_local_model().map(|path| format!("local:{}", path.display()))
+    })
 }
 
 /// The model server's base URL: `--base-url`, else quarry.toml's `base-url`.

@@ -27,6 +27,15 @@ pub fn bar(len: usize, message: &str) -> ProgressBar {
     )
 }
 
+/// A bar over bytes, e.g. a model file being downloaded (its length set once known).
+pub fn bytes(message: &str) -> ProgressBar {
+    shown(
+        ProgressBar::new_spinner,
+        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        message,
+    )
+}
+
 /// A counter of lines handled with their rate (a batch read from stdin, length unknown).
 pub fn line_counter() -> ProgressBar {
     shown(

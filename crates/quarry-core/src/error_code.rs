@@ -122,6 +122,8 @@ error_codes! {
     MissingApiKey => 503, 2, "set the variable the message names (or QUARRY_API_KEY)";
     InvalidModel => 400, 1, "give the model as provider:model, e.g. ollama:qwen2.5:3b";
     ModelError => 502, 1, "check the model provider's URL, key and status, then retry";
+    /// `quarry model pull` could not fetch or verify a model file.
+    DownloadFailed => 502, 1, "check the source and your network and run it again: it resumes";
     ModelNotConfigured => 503, 1, "start the server with a model configured";
     PipelineNotConfigured => 503, 1, "start the server with a store and a model configured";
     StoreNotConfigured => 503, 1, "start the server with a store configured";

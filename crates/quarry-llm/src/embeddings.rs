@@ -240,6 +240,14 @@ pub fn build_embedder(
     settings: ProviderSettings,
 ) -> Result<EmbeddingsClient, LlmError> {
     let provider = spec.provider;
+    if provider == Provider::Local {
+        return Err(LlmError::Misconfigured {
+            provider: provider.name().to_string(),
+            reason: "local models do not embed; use the minilm or hashing embedder, or a \
+                     provider's embeddings model"
+                .into(),
+        });
+    }
     if provider == Provider::Anthropic {
         return Err(LlmError::Misconfigured {
             provider: provider.name().to_string(),

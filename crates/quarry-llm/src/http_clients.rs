@@ -79,7 +79,7 @@ impl LazyClients {
 
 /// reqwest is built without a default TLS crypto provider (to avoid building aws-lc); install
 /// rustls' `ring` provider unless the program already chose one.
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing a race to another thread installing a provider is fine.
         let _ = rustls::crypto::ring::default_provider().install_default();

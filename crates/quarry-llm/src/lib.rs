@@ -11,6 +11,9 @@
 //!   [`strict_schema`] rewrites a schema to OpenAI's strict subset and maps replies back.
 //! - [`transport`]: timeouts, retries, `Retry-After`, concurrency limit, usage across attempts.
 //! - [`metrics`]: process-wide counts of calls, failures, retries and tokens per provider/model.
+//! - `local` (feature `local`): GGUF models inside the process, decoded under JSON Schema and
+//!   grounded-substring token masks.
+//! - [`model_download`]: fetching a model file, resumable, checked for size and SHA-256.
 //! - [`model_spec`]: `provider:model` strings and [`build_client`]. This crate reads no
 //!   environment variables; `model_spec` documents which ones a binary should pass in.
 
@@ -20,7 +23,10 @@ pub mod embeddings;
 pub mod error;
 mod http_clients;
 mod json_lines;
+#[cfg(feature = "local")]
+pub mod local;
 pub mod metrics;
+pub mod model_download;
 pub mod model_spec;
 pub mod ollama;
 pub mod openai;

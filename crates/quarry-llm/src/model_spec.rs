@@ -42,10 +42,12 @@ pub enum Provider {
     LmStudio,
     /// Any other server speaking the OpenAI chat completions API; needs a base URL.
     OpenAiCompatible,
+    /// A GGUF model run inside this process (`local:PATH.gguf`); needs the `local` feature.
+    Local,
 }
 
 impl Provider {
-    pub const ALL: [Provider; 9] = [
+    pub const ALL: [Provider; 10] = [
         Provider::OpenAi,
         Provider::Azure,
         Provider::Gemini,
@@ -55,6 +57,7 @@ impl Provider {
         Provider::LlamaCpp,
         Provider::LmStudio,
         Provider::OpenAiCompatible,
+        Provider::Local,
     ];
 
     /// The prefix in a model string.
@@ -69,6 +72,7 @@ impl Provider {
             Provider::LlamaCpp => "llamacpp",
             Provider::LmStudio => "lmstudio",
             Provider::OpenAiCompatible => "openai-compatible",
+            Provider::Local => "local",
         }
     }
 
@@ -83,6 +87,7 @@ impl Provider {
             "llamacpp" | "llama.cpp" | "llama-cpp" => Provider::LlamaCpp,
             "lmstudio" | "lm-studio" => Provider::LmStudio,
             "openai-compatible" | "openai_compatible" | "compatible" => Provider::OpenAiCompatible,
+            "local" => Provider::Local,
             _ => return None,
         };
         Some(provider)
@@ -100,7 +105,7 @@ impl Provider {
             Provider::Vllm => Some("http://localhost:8000/v1"),
             Provider::LlamaCpp => Some("http://localhost:8080/v1"),
             Provider::LmStudio => Some("http://localhost:1234/v1"),
-            Provider::Azure | Provider::OpenAiCompatible => None,
+            Provider::Azure | Provider::OpenAiCompatible | Provider::Local => None,
         }
     }
 
@@ -116,6 +121,8 @@ impl Provider {
             Provider::Vllm => "VLLM_API_KEY",
             Provider::LlamaCpp => "LLAMA_API_KEY",
             Provider::LmStudio => "LM_API_TOKEN",
+            // Runs in the process: no key is ever sent.
+            Provider::Local => "QUARRY_API_KEY",
         }
     }
 
@@ -133,9 +140,11 @@ impl Provider {
     pub fn structured_output(self) -> StructuredOutput {
         match self {
             Provider::OpenAi | Provider::Azure => StructuredOutput::StrictJsonSchema,
-            Provider::Gemini | Provider::Vllm | Provider::LlamaCpp | Provider::LmStudio => {
-                StructuredOutput::JsonSchema
-            }
+            Provider::Gemini
+            | Provider::Vllm
+            | Provider::LlamaCpp
+            | Provider::LmStudio
+            | Provider::Local => StructuredOutput::JsonSchema,
             Provider::Ollama => StructuredOutput::OllamaFormat,
             Provider::Anthropic => StructuredOutput::ForcedTool,
             Provider::OpenAiCompatible => StructuredOutput::None,
@@ -259,6 +268,9 @@ pub fn build_client(
     settings: ProviderSettings,
 ) -> Result<Arc<dyn LlmClient>, LlmError> {
     let provider = spec.provider;
+    if provider == Provider::Local {
+        return local_client(spec);
+    }
     let endpoint = resolve_endpoint(spec, &settings, Api::Chat)?;
     let (transport, concurrency) = (settings.transport.clone(), settings.concurrency);
     let headers = &settings.headers;
@@ -285,6 +297,22 @@ pub fn build_client(
         }
     };
     Ok(client)
+}
+
+/// The in-process client of a `local:PATH` model (the path as given: a binary resolves model
+/// names to paths first).
+#[cfg(feature = "local")]
+fn local_client(spec: &ModelSpec) -> Result<Arc<dyn LlmClient>, LlmError> {
+    let client = crate::local::LocalClient::open(std::path::Path::new(&spec.model))?;
+    Ok(Arc::new(client))
+}
+
+#[cfg(not(feature = "local"))]
+fn local_client(_spec: &ModelSpec) -> Result<Arc<dyn LlmClient>, LlmError> {
+    Err(LlmError::Misconfigured {
+        provider: "local".to_owned(),
+        reason: "this build has no in-process inference (quarry-llm's `local` feature)".to_owned(),
+    })
 }
 
 /// The Azure deployment `spec` names (its model) and the `api-version` to call it with; a name

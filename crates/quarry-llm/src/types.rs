@@ -107,6 +107,10 @@ pub struct ChatRequest {
     pub response_format: Option<ResponseFormat>,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
+    /// The source text the reply's plain strings must come from, for clients that can constrain
+    /// decoding to it (local models: grounded decoding); HTTP providers never send it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<String>,
     /// Vendor fields merged into the request body as they are (e.g. Ollama `options`, vLLM
     /// `guided_json`); an object the protocol also sets (Ollama's `options`) is merged key by
     /// key, the vendor's value winning.

@@ -22,6 +22,11 @@ pub fn quarry() -> Command {
         "XDG_CONFIG_HOME",
         std::env::temp_dir().join("quarry-tests-no-config"),
     );
+    // Nor may the user's installed GGUF models become the model of a test that names none.
+    command.env(
+        "QUARRY_MODELS_DIR",
+        std::env::temp_dir().join("quarry-tests-no-models"),
+    );
     command
 }
 

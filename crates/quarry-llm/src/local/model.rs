@@ -1,0 +1,121 @@
+//! A GGUF model's weights on the CPU, through candle's quantized models: the architectures
+//! people run small (llama: SmolLM2, Llama 3.x; qwen2; qwen3; gemma3), chosen by the GGUF's
+//! `general.architecture`.
+
+use std::path::Path;
+
+use candle_core::quantized::gguf_file::Content;
+use candle_core::{DType, Device, Tensor};
+use candle_transformers::models::{
+    quantized_gemma3, quantized_llama, quantized_qwen2, quantized_qwen3,
+};
+
+use super::vocab::{metadata_str, metadata_u32};
+use crate::LlmError;
+
+/// The weights of one architecture, with their key-value cache.
+enum Weights {
+    Llama(quantized_llama::ModelWeights),
+    Qwen2(quantized_qwen2::ModelWeights),
+    Qwen3(quantized_qwen3::ModelWeights),
+    Gemma3(quantized_gemma3::ModelWeights),
+}
+
+/// A loaded model: the weights and how many tokens fit its context window.
+pub struct Model {
+    weights: Weights,
+    pub architecture: String,
+    pub context_length: usize,
+    device: Device,
+}
+
+impl Model {
+    /// Reads the weights of the GGUF at `path`, whose header `content` was read already.
+    pub fn load(path: &Path, content: Content) -> Result<Model, LlmError> {
+        let architecture = metadata_str(&content, "general.architecture")?;
+        let context_length = metadata_u32(&content, &format!("{architecture}.context_length"))
+            .unwrap_or(2048) as usize;
+        let device = Device::Cpu;
+        let mut file = std::fs::File::open(path).map_err(|error| unreadable(path, &error))?;
+        let weights = match architecture.as_str() {
+            "llama" => Weights::Llama(
+                quantized_llama::ModelWeights::from_gguf(content, &mut file, &device)
+                    .map_err(|error| unreadable(path, &error))?,
+            ),
+            "qwen2" => Weights::Qwen2(
+                quantized_qwen2::ModelWeights::from_gguf(content, &mut file, &device)
+                    .map_err(|error| unreadable(path, &error))?,
+            ),
+            "qwen3" => Weights::Qwen3(
+                quantized_qwen3::ModelWeights::from_gguf(content, &mut file, &device)
+                    .map_err(|error| unreadable(path, &error))?,
+            ),
+            "gemma3" => Weights::Gemma3(
+                quantized_gemma3::ModelWeights::from_gguf(content, &mut file, &device)
+                    .map_err(|error| unreadable(path, &error))?,
+            ),
+            other => {
+                return Err(LlmError::Misconfigured {
+                    provider: "local".to_owned(),
+                    reason: format!(
+                        "{}: architecture '{other}' is not supported (llama, qwen2, qwen3 and \
+                         gemma3 are)",
+                        path.display()
+                    ),
+                });
+            }
+        };
+        Ok(Model {
+            weights,
+            architecture,
+            context_length,
+            device,
+        })
+    }
+
+    /// Forgets the previous sequence: the next [`forward`](Self::forward) starts at position 0.
+    pub fn reset(&mut self) {
+        match &mut self.weights {
+            Weights::Llama(weights) => weights.clear_kv_cache(),
+            Weights::Qwen2(weights) => weights.clear_kv_cache(),
+            Weights::Qwen3(weights) => weights.clear_kv_cache(),
+            // Gemma 3 drops its cache when a sequence starts at position 0.
+            Weights::Gemma3(_) => {}
+        }
+    }
+
+    /// The next token's logits after `tokens`, which sit at `position` in the sequence (the
+    /// cache holds the ones before).
+    pub fn forward(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LlmError> {
+        let input = Tensor::new(tokens, &self.device)
+            .and_then(|input| input.unsqueeze(0))
+            .map_err(inference)?;
+        let logits = match &mut self.weights {
+            Weights::Llama(weights) => weights.forward(&input, position),
+            Weights::Qwen2(weights) => weights.forward(&input, position),
+            Weights::Qwen3(weights) => weights.forward(&input, position),
+            Weights::Gemma3(weights) => weights.forward(&input, position),
+        }
+        .map_err(inference)?;
+        logits
+            .squeeze(0)
+            .and_then(|logits| logits.to_dtype(DType::F32))
+            .and_then(|logits| logits.to_vec1::<f32>())
+            .map_err(inference)
+    }
+}
+
+fn unreadable(path: &Path, error: &dyn std::fmt::Display) -> LlmError {
+    LlmError::Misconfigured {
+        provider: "local".to_owned(),
+        reason: format!("cannot load the GGUF model {}: {error}", path.display()),
+    }
+}
+
+fn inference(error: candle_core::Error) -> LlmError {
+    LlmError::BadReply {
+        provider: "local".to_owned(),
+        url: "in-process".to_owned(),
+        reason: format!("inference failed: {error}"),
+    }
+}
