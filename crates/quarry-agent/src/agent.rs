@@ -9,7 +9,7 @@
 
 use quarry_llm::{
     ChatRequest, ChatResponse, LlmClient, LlmError, Message, ResponseFormat, Role, TokenSink,
-    ToolChoice, ToolSpec, Usage,
+    ToolChoice, ToolSpec, Usage, output_budget,
 };
 use serde_json::Value;
 
@@ -248,7 +248,13 @@ fn turn_request(
             strict: true,
         }),
         temperature: context.config.temperature,
-        max_tokens: Some(context.config.max_completion_tokens),
+        // Sized to the schema (a tool call adds its name and wrapper), never above the cap.
+        max_tokens: Some(
+            context
+                .config
+                .max_completion_tokens
+                .min(output_budget(&context.schema.json_schema) + 32),
+        ),
         extra: context.config.extra.clone(),
         grounding: Some(document.to_owned()),
     }

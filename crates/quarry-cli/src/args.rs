@@ -797,4 +797,15 @@ pub struct BenchArgs {
     pub probe: Option<String>,
     #[arg(long, hide = true)]
     pub probe_mib: Option<usize>,
+    /// Measure the embedded model in this GGUF instead: prompt and generated tokens per second,
+    /// time to first token, the token mask's cost, peak memory and `extract --schema`'s wall
+    /// time (scripts/local_model_bench.py puts llama.cpp beside them).
+    #[arg(long, value_name = "PATH.gguf")]
+    pub local_model: Option<std::path::PathBuf>,
+    /// With --local-model: the prompt to measure (default: a 4 KB invoice text).
+    #[arg(long, value_name = "FILE", requires = "local_model")]
+    pub prompt_file: Option<std::path::PathBuf>,
+    /// With --local-model: tokens to generate past the prompt.
+    #[arg(long, default_value_t = 128, requires = "local_model")]
+    pub generate: usize,
 }

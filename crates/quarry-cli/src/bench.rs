@@ -28,6 +28,9 @@ const CORPUS_SEED: u64 = 42;
 
 pub fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     let now = DateTime::parse_from_rfc3339("2024-01-10T12:00:00Z").expect("a valid constant");
+    if let Some(model) = &args.local_model {
+        return crate::bench_local::run(&args, model);
+    }
     if let Some(target) = &args.probe {
         return probe(target, args.probe_mib, now);
     }

@@ -3,6 +3,7 @@
 mod agents;
 mod args;
 mod bench;
+mod bench_local;
 mod check;
 mod completions;
 mod config;

@@ -39,4 +39,11 @@ pub trait LlmClient: Send + Sync {
     fn structured_output(&self) -> StructuredOutput {
         StructuredOutput::None
     }
+
+    /// Whether a field agent on this client should be handed the retrieved passages and asked
+    /// once (retrieve-then-extract) rather than run a loop of tool calls: true for models that
+    /// use tools poorly (the small local ones).
+    fn prefers_retrieval(&self) -> bool {
+        false
+    }
 }

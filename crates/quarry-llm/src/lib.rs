@@ -13,6 +13,7 @@
 //! - [`metrics`]: process-wide counts of calls, failures, retries and tokens per provider/model.
 //! - `local` (feature `local`): GGUF models inside the process, decoded under JSON Schema and
 //!   grounded-substring token masks.
+//! - [`output_budget`]: a turn's output budget, sized to the schema its reply follows.
 //! - [`model_download`]: fetching a model file, resumable, checked for size and SHA-256.
 //! - [`model_spec`]: `provider:model` strings and [`build_client`]. This crate reads no
 //!   environment variables; `model_spec` documents which ones a binary should pass in.
@@ -30,6 +31,7 @@ pub mod model_download;
 pub mod model_spec;
 pub mod ollama;
 pub mod openai;
+pub mod output_budget;
 mod protocol;
 pub mod sse;
 pub mod strict_schema;
@@ -44,6 +46,7 @@ pub use error::LlmError;
 pub use model_spec::{ModelSpec, Provider, ProviderSettings, build_client, parse_header};
 pub use ollama::OllamaClient;
 pub use openai::{AzureDeployment, OpenAi, OpenAiClient};
+pub use output_budget::output_budget;
 pub use protocol::ProtocolClient;
 pub use structured::StructuredOutput;
 pub use transport::{Endpoint, TransportConfig};

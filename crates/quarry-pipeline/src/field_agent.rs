@@ -1,5 +1,6 @@
-//! One field's agent loop: at most `max_steps` model turns with the tools the field's sources
-//! enable, ending with an accepted `submit_value`. Submissions are read leniently, validated
+//! One field's agent: the loop of at most `max_steps` model turns with the tools the field's
+//! sources enable, ending with an accepted `submit_value` (or, for small models,
+//! retrieve-then-extract: `retrieve_extract.rs`). Submissions are read leniently, validated
 //! against the field type and grounded in the documents the agent retrieved or the entity
 //! context it was shown; failures go back to the model as tool results.
 //!
@@ -10,13 +11,15 @@ use std::fmt::Write;
 use std::time::Instant;
 
 use quarry_core::model::{
-    Confidence, Entity, EntityType, FeedbackSummary, FieldSpec, FieldType, SourceRef,
+    Confidence, Entity, EntityType, ExtractionMode, FeedbackSummary, FieldSpec, FieldType,
+    SourceRef,
 };
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
-use quarry_llm::{ChatRequest, LlmClient, Message, Role, ToolChoice, Usage};
+use quarry_llm::{ChatRequest, LlmClient, Message, Role, ToolChoice, Usage, output_budget};
 use serde_json::{Map, Value, json};
 
+use crate::retrieve_extract::retrieve_then_extract;
 use crate::tools::{SUBMIT_VALUE, ToolBox, entity_text, value_text};
 use quarry_agent::ground::{Evidence, GroundingStatus, ground_fields};
 use quarry_agent::repair::read_extraction;
@@ -82,13 +85,40 @@ pub(crate) struct FieldFailure {
     pub tokens_used: i64,
 }
 
-enum Verdict {
+pub(crate) enum Verdict {
     Accepted(Value, Confidence, Vec<SourceRef>),
     NoValue,
     Rejected(String),
 }
 
+/// The field's value from one agent: retrieve-then-extract when the field says so (`mode:
+/// retrieve`) or, with no mode set, when the agent's client prefers it; else the tool loop.
 pub(crate) async fn extract_field(
+    context: &FieldContext<'_>,
+    store: &dyn Store,
+    retriever: &dyn Retriever,
+    project: &str,
+    settings: &AgentSettings<'_>,
+) -> Result<FieldValue, FieldFailure> {
+    let mode = context
+        .field
+        .mode
+        .unwrap_or(if settings.client.prefers_retrieval() {
+            ExtractionMode::Retrieve
+        } else {
+            ExtractionMode::Tools
+        });
+    match mode {
+        ExtractionMode::Retrieve => {
+            retrieve_then_extract(context, store, retriever, project, settings).await
+        }
+        ExtractionMode::Tools => tool_loop(context, store, retriever, project, settings).await,
+    }
+}
+
+/// At most `max_steps` model turns with the field's tools, ending with an accepted
+/// `submit_value`; each turn's output budget is sized to the largest tool argument schema.
+async fn tool_loop(
     context: &FieldContext<'_>,
     store: &dyn Store,
     retriever: &dyn Retriever,
@@ -117,6 +147,12 @@ pub(crate) async fn extract_field(
         context.known_values,
     );
     let specs = tools.specs(&submit_schema_json);
+    let budget = specs
+        .iter()
+        .map(|spec| output_budget(&spec.parameters) + 16)
+        .max()
+        .unwrap_or(settings.max_tokens)
+        .min(settings.max_tokens);
     let mut messages = vec![
         Message::system(system_prompt(context, &specs)),
         Message::user(task_message(context)),
@@ -129,7 +165,7 @@ pub(crate) async fn extract_field(
             tools: specs.clone(),
             tool_choice: Some(ToolChoice::Auto),
             temperature: settings.temperature,
-            max_tokens: Some(settings.max_tokens),
+            max_tokens: Some(budget),
             ..ChatRequest::default()
         };
         let response = settings
@@ -217,7 +253,7 @@ pub(crate) fn value_problems(field: &FieldSpec, value: &Value) -> Vec<String> {
 
 /// `submit_value`'s parameters: the value (nullable, typed by the field), the sources cited and
 /// the confidence.
-fn submit_schema(field: &FieldSpec) -> Value {
+pub(crate) fn submit_schema(field: &FieldSpec) -> Value {
     let mut value = match field.field_type {
         FieldType::String => json!({"type": ["string", "null"]}),
         FieldType::Number => json!({"type": ["number", "null"]}),
@@ -237,7 +273,7 @@ fn submit_schema(field: &FieldSpec) -> Value {
         "confidence": {"type": "string", "enum": ["high", "medium", "low"]}}})
 }
 
-fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::ToolSpec]) -> String {
+pub(crate) fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::ToolSpec]) -> String {
     let field = context.field;
     let entity = context.entity;
     let entity_type = context.entity_type;
@@ -325,8 +361,10 @@ fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::ToolSpec]) -> 
     if let Some(summary) = context.feedback_summary {
         out.push_str(&feedback_block(summary));
     }
-    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-    let _ = write!(out, "\nTools: {}.", names.join(", "));
+    if !specs.is_empty() {
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        let _ = write!(out, "\nTools: {}.", names.join(", "));
+    }
     out
 }
 
@@ -371,7 +409,7 @@ fn task_message(context: &FieldContext<'_>) -> String {
 
 /// Texts a value may be grounded in besides documents: the entity, its neighbours, the values
 /// known to the run and what the entity tools showed.
-fn context_text(context: &FieldContext<'_>, tools: &ToolBox<'_>) -> String {
+pub(crate) fn context_text(context: &FieldContext<'_>, tools: &ToolBox<'_>) -> String {
     let mut parts = vec![entity_text(context.entity)];
     parts.extend(context.known_values.values().map(value_text));
     parts.extend(context.neighbours.iter().map(entity_text));
@@ -379,7 +417,7 @@ fn context_text(context: &FieldContext<'_>, tools: &ToolBox<'_>) -> String {
     parts.join("\n\n")
 }
 
-fn check_submission(
+pub(crate) fn check_submission(
     raw: &str,
     schema: &Schema,
     context: &FieldContext<'_>,

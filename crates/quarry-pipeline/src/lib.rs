@@ -5,7 +5,9 @@
 //! [`quarry_llm::LlmClient`]; no SQL, HTTP or files here.
 //!
 //! Code map: `entity_types` loads and validates types; `layers` orders fields; `tools` are what a
-//! field agent may call (and the BM25 search); `field_agent` is one field's loop; `consensus`
+//! field agent may call (and the BM25 search); `field_agent` is one field's loop;
+//! `retrieve_extract` the one-call agent for small models (the engine searches, the model answers
+//! once under the submit schema); `consensus`
 //! picks among agents; `cascade` creates connected entities; `plan` turns a request into a run's
 //! tasks; `task` runs one claimed task; `worker` claims, heartbeats and completes under leases;
 //! `run` is the [`Pipeline`] (start, wait, report, review, retry);
@@ -20,6 +22,7 @@ mod entity_types;
 mod field_agent;
 mod layers;
 mod plan;
+mod retrieve_extract;
 mod run;
 mod task;
 mod tools;

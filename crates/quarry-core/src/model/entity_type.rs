@@ -1,6 +1,7 @@
 //! Entity types: a slug, a title field and field specs with the extraction config of the
 //! field-extraction reference (instructions, agent, sources, depends_on, required,
-//! requires_approval, validation, max_steps, consensus, human_input, connection with cascade).
+//! requires_approval, validation, max_steps, consensus, human_input, connection with cascade)
+//! and how its agent works (`mode`).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -56,6 +57,22 @@ pub struct FieldSpec {
     pub human_input: bool,
     #[serde(default)]
     pub connection: Option<Connection>,
+    /// How the field's agent works (default: `retrieve` for agents whose client prefers it, the
+    /// local models, `tools` for the others).
+    #[serde(default)]
+    pub mode: Option<ExtractionMode>,
+}
+
+/// How a field agent reaches its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum ExtractionMode {
+    /// Model turns with the search tools the sources enable, ending with `submit_value`.
+    Tools,
+    /// The engine runs the field's searches itself and asks once for the value, the passages in
+    /// the prompt (retrieve-then-extract): what small models manage.
+    Retrieve,
 }
 
 fn default_max_steps() -> u32 {

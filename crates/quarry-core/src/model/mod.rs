@@ -9,8 +9,8 @@ pub mod records;
 pub mod work;
 
 pub use entity_type::{
-    Cascade, Connection, Consensus, ConsensusStrategy, EntityType, EntityTypeError, FieldSpec,
-    FieldType, Source,
+    Cascade, Connection, Consensus, ConsensusStrategy, EntityType, EntityTypeError, ExtractionMode,
+    FieldSpec, FieldType, Source,
 };
 pub use graph::{
     DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST, Episode, EpisodeLease, EpisodeOutcome, EpisodeStatus,

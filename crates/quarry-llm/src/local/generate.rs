@@ -14,6 +14,21 @@ use super::grammar::{ReplyKind, reply_grammar};
 use crate::LlmError;
 use crate::types::{ChatRequest, ChatResponse, ToolCall, Usage};
 
+/// Where the time of one reply went (the benchmark reads it: `LocalModel::last_stats`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DecodeStats {
+    pub prompt_tokens: usize,
+    /// The prompt's forward pass.
+    pub prompt_ms: f64,
+    /// From the start of the reply to its first token chosen.
+    pub first_token_ms: f64,
+    pub generated_tokens: usize,
+    /// Forward passes after the prompt's.
+    pub decode_ms: f64,
+    /// Token masks computed.
+    pub mask_ms: f64,
+}
+
 /// Replies with no `max_tokens` stop here.
 const DEFAULT_MAX_TOKENS: usize = 1024;
 
@@ -63,8 +78,15 @@ pub fn generate(
     local: &LocalModel,
     request: &ChatRequest,
     on_text: &mut dyn FnMut(&str),
-) -> Result<ChatResponse, LlmError> {
+) -> Result<(ChatResponse, DecodeStats), LlmError> {
     let started = Instant::now();
+    let mut stats = DecodeStats::default();
+    // `ignore_eos` (as llama.cpp's): unconstrained text runs to `max_tokens` (benchmarks).
+    let ignore_eos = request
+        .extra
+        .get("ignore_eos")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
     let prompt = local.template.render(request)?;
     let prompt_tokens = local.vocab.encode(&prompt)?;
     let mut model = local
@@ -106,13 +128,23 @@ pub fn generate(
     let mut generated: Vec<TokenId> = Vec::new();
     let mut emitted = 0;
     let mut finish_reason = "length";
+    stats.prompt_tokens = prompt_tokens.len();
     while generated.len() < budget {
+        let forward_started = Instant::now();
         let mut logits = model.forward(&pending, position)?;
+        let forward_ms = forward_started.elapsed().as_secs_f64() * 1e3;
+        if position == 0 {
+            stats.prompt_ms = forward_ms;
+        } else {
+            stats.decode_ms += forward_ms;
+        }
         position += pending.len();
         if let Some(matcher) = matcher.as_mut() {
+            let mask_started = Instant::now();
             let mask = matcher
                 .compute_mask()
                 .map_err(|error| local.failure(&format!("the token mask failed: {error}")))?;
+            stats.mask_ms += mask_started.elapsed().as_secs_f64() * 1e3;
             for (token, logit) in logits.iter_mut().enumerate() {
                 if !mask.is_allowed(token as TokenId) {
                     *logit = f32::NEG_INFINITY;
@@ -124,7 +156,10 @@ pub fn generate(
         let token = sampler
             .sample(&logits)
             .map_err(|error| local.failure(&error.to_string()))?;
-        if local.vocab.is_end_of_turn(token) {
+        if generated.is_empty() {
+            stats.first_token_ms = started.elapsed().as_secs_f64() * 1e3;
+        }
+        if local.vocab.is_end_of_turn(token) && !(ignore_eos && matcher.is_none()) {
             finish_reason = "stop";
             break;
         }
@@ -158,14 +193,16 @@ pub fn generate(
         },
         ReplyKind::Json | ReplyKind::Text => (Some(text), Vec::new()),
     };
-    Ok(ChatResponse {
+    stats.generated_tokens = generated.len();
+    let response = ChatResponse {
         content,
         tool_calls,
         finish_reason: Some(finish_reason.to_owned()),
         usage,
         latency: started.elapsed(),
         attempts: 1,
-    })
+    };
+    Ok((response, stats))
 }
 
 /// Hands `on_text` the text decoded since `emitted` bytes, holding back a character whose bytes

@@ -161,12 +161,17 @@ fn grounded_lark(schema: &Value, source: &str) -> String {
         lark.push_str(rule);
         lark.push('\n');
     }
+    // Never empty, and no space or line break at either end: a value, not a stretch of layout.
     lark.push_str(&format!(
-        "GROUNDED: %regex {}\n",
+        "GROUNDED: %regex {} & {TRIMMED}\n",
         serde_json::json!({ "substring_chunks": chunks })
     ));
     lark
 }
+
+/// A JSON string's content that is not empty and neither starts nor ends with a space or an
+/// escaped line break or tab.
+const TRIMMED: &str = r#"/[^ \\](?s:.*[^ ])?/ & ~/(?s:.*)\\[nrt]/"#;
 
 /// Named rules made while writing out a schema.
 #[derive(Default)]

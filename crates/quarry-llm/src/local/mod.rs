@@ -26,6 +26,7 @@ use crate::client::{BoxFuture, LlmClient, TokenSink};
 use crate::structured::StructuredOutput;
 use crate::types::{ChatRequest, ChatResponse};
 
+pub use generate::DecodeStats;
 pub use grammar::tool_call_text;
 
 /// A loaded GGUF model: its vocabulary, chat template, mask factory and weights.
@@ -36,6 +37,7 @@ pub struct LocalModel {
     template: template::ChatTemplate,
     factory: ParserFactory,
     model: Mutex<model::Model>,
+    last_stats: Mutex<Option<DecodeStats>>,
 }
 
 impl LocalModel {
@@ -81,6 +83,7 @@ impl LocalModel {
             template,
             factory,
             model: Mutex::new(model),
+            last_stats: Mutex::new(None),
         })
     }
 
@@ -94,6 +97,11 @@ impl LocalModel {
         self.model
             .lock()
             .map_or_else(|_| String::new(), |model| model.architecture.clone())
+    }
+
+    /// Where the time of the last reply went.
+    pub fn last_stats(&self) -> Option<DecodeStats> {
+        self.last_stats.lock().ok().and_then(|stats| *stats)
     }
 
     /// The token ids of `text` (special tokens written in it included).
@@ -160,9 +168,13 @@ impl LocalClient {
         let model = self.model.clone();
         let request = request.clone();
         let decoding = tokio::task::spawn_blocking(move || {
-            generate::generate(&model, &request, &mut |text| {
+            let (response, stats) = generate::generate(&model, &request, &mut |text| {
                 let _ = sender.send(text.to_owned());
-            })
+            })?;
+            if let Ok(mut last) = model.last_stats.lock() {
+                *last = Some(stats);
+            }
+            Ok(response)
         });
         while let Some(text) = receiver.recv().await {
             if let Some(sink) = on_token {
@@ -197,5 +209,9 @@ impl LlmClient for LocalClient {
 
     fn structured_output(&self) -> StructuredOutput {
         StructuredOutput::JsonSchema
+    }
+
+    fn prefers_retrieval(&self) -> bool {
+        true
     }
 }

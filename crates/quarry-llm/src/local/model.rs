@@ -2,9 +2,11 @@
 //! people run small (llama: SmolLM2, Llama 3.x; qwen2; qwen3; gemma3), chosen by the GGUF's
 //! `general.architecture`.
 
+use std::io::{Cursor, Read, Seek};
 use std::path::Path;
 
-use candle_core::quantized::gguf_file::Content;
+use candle_core::quantized::gguf_file::{self, Content, Value};
+use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::{
     quantized_gemma3, quantized_llama, quantized_qwen2, quantized_qwen3,
@@ -36,7 +38,9 @@ impl Model {
         let context_length = metadata_u32(&content, &format!("{architecture}.context_length"))
             .unwrap_or(2048) as usize;
         let device = Device::Cpu;
-        let mut file = std::fs::File::open(path).map_err(|error| unreadable(path, &error))?;
+        let file = std::fs::File::open(path).map_err(|error| unreadable(path, &error))?;
+        let (content, mut file) =
+            with_fast_kernels(content, file, &device).map_err(|error| unreadable(path, &error))?;
         let weights = match architecture.as_str() {
             "llama" => Weights::Llama(
                 quantized_llama::ModelWeights::from_gguf(content, &mut file, &device)
@@ -103,6 +107,57 @@ impl Model {
             .and_then(|logits| logits.to_vec1::<f32>())
             .map_err(inference)
     }
+}
+
+/// A GGUF's bytes, from its file or rewritten in memory.
+trait ReadSeek: Read + Seek + Send {}
+impl<T: Read + Seek + Send> ReadSeek for T {}
+
+/// Block types candle multiplies with a scalar loop only on x86: a model stored in them is
+/// requantized to Q8_0 (lossless for their 4- and 5-bit values, twice their size), whose AVX2
+/// kernel is an order of magnitude faster.
+const SCALAR_ONLY: &[GgmlDType] = &[GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q5_1];
+
+/// `content` and its reader, with tensors of [`SCALAR_ONLY`] types requantized to Q8_0 in an
+/// in-memory GGUF (the file as it is when it has none).
+fn with_fast_kernels(
+    content: Content,
+    mut file: std::fs::File,
+    device: &Device,
+) -> candle_core::Result<(Content, Box<dyn ReadSeek>)> {
+    let slow = content
+        .tensor_infos
+        .values()
+        .any(|info| SCALAR_ONLY.contains(&info.ggml_dtype));
+    if !slow {
+        return Ok((content, Box::new(file)));
+    }
+    let mut tensors: Vec<(String, QTensor)> = Vec::with_capacity(content.tensor_infos.len());
+    for (name, info) in &content.tensor_infos {
+        let tensor = content.tensor(&mut file, name, device)?;
+        let tensor = if SCALAR_ONLY.contains(&info.ggml_dtype) {
+            let values = tensor.dequantize(device)?;
+            // A tensor whose rows do not split into Q8_0's 32-value blocks stays as it is.
+            QTensor::quantize(&values, GgmlDType::Q8_0).unwrap_or(tensor)
+        } else {
+            tensor
+        };
+        tensors.push((name.clone(), tensor));
+    }
+    let metadata: Vec<(&str, &Value)> = content
+        .metadata
+        .iter()
+        .map(|(key, value)| (key.as_str(), value))
+        .collect();
+    let tensor_refs: Vec<(&str, &QTensor)> = tensors
+        .iter()
+        .map(|(name, tensor)| (name.as_str(), tensor))
+        .collect();
+    let mut rewritten = Cursor::new(Vec::new());
+    gguf_file::write(&mut rewritten, &metadata, &tensor_refs)?;
+    rewritten.set_position(0);
+    let content = Content::read(&mut rewritten)?;
+    Ok((content, Box::new(rewritten)))
 }
 
 fn unreadable(path: &Path, error: &dyn std::fmt::Display) -> LlmError {
