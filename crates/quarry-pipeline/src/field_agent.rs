@@ -91,6 +91,44 @@ pub(crate) enum Verdict {
     Rejected(String),
 }
 
+impl AgentSettings<'_> {
+    /// This agent's failure for `reason`, naming the tokens it spent.
+    pub(crate) fn failure(&self, reason: String, usage: Usage) -> FieldFailure {
+        FieldFailure {
+            agent_id: self.agent_id.to_owned(),
+            reason: format!("{reason} ({} tokens)", usage.total()),
+            transient: false,
+            tokens_used: usage.total() as i64,
+        }
+    }
+}
+
+/// The field's `submit_value` schema, as JSON and compiled.
+pub(crate) fn compiled_submit_schema(field: &FieldSpec) -> Result<(Value, Schema), String> {
+    let json = submit_schema(field);
+    let schema =
+        Schema::from_value(&json).map_err(|error| format!("field '{}': {error}", field.name))?;
+    Ok((json, schema))
+}
+
+/// The tools the field's sources enable, over this entity and its neighbours.
+pub(crate) fn field_tools<'a>(
+    context: &FieldContext<'a>,
+    store: &'a dyn Store,
+    retriever: &'a dyn Retriever,
+    project: &'a str,
+) -> ToolBox<'a> {
+    ToolBox::new(
+        store,
+        retriever,
+        project,
+        context.entity,
+        context.field,
+        context.neighbours,
+        context.known_values,
+    )
+}
+
 /// The field's value from one agent: retrieve-then-extract when the field says so (`mode:
 /// retrieve`) or, with no mode set, when the agent's client prefers it; else the tool loop.
 pub(crate) async fn extract_field(
@@ -128,24 +166,10 @@ async fn tool_loop(
     let started = Instant::now();
     let field = context.field;
     let mut usage = Usage::default();
-    let fail = |reason: String, usage: Usage| FieldFailure {
-        agent_id: settings.agent_id.to_owned(),
-        reason: format!("{reason} ({} tokens)", usage.total()),
-        transient: false,
-        tokens_used: usage.total() as i64,
-    };
-    let submit_schema_json = submit_schema(field);
-    let submit_schema = Schema::from_value(&submit_schema_json)
-        .map_err(|error| fail(format!("field '{}': {error}", field.name), usage))?;
-    let mut tools = ToolBox::new(
-        store,
-        retriever,
-        project,
-        context.entity,
-        field,
-        context.neighbours,
-        context.known_values,
-    );
+    let fail = |reason: String, usage: Usage| settings.failure(reason, usage);
+    let (submit_schema_json, submit_schema) =
+        compiled_submit_schema(field).map_err(|reason| fail(reason, usage))?;
+    let mut tools = field_tools(context, store, retriever, project);
     let specs = tools.specs(&submit_schema_json);
     let budget = specs
         .iter()

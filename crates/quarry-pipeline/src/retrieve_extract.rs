@@ -17,11 +17,10 @@ use quarry_llm::{ChatRequest, Message, ResponseFormat, Role, Usage, output_budge
 use serde_json::json;
 
 use crate::field_agent::{
-    AgentSettings, FieldContext, FieldFailure, FieldValue, Verdict, check_submission, context_text,
-    submit_schema, system_prompt,
+    AgentSettings, FieldContext, FieldFailure, FieldValue, Verdict, check_submission,
+    compiled_submit_schema, context_text, field_tools, system_prompt,
 };
 use crate::tools::{SEARCH_DOCUMENTS, SEARCH_ENTITIES, ToolBox};
-use quarry_agent::schema::Schema;
 
 /// Passages asked for per search.
 const PASSAGES: usize = 5;
@@ -36,24 +35,10 @@ pub(crate) async fn retrieve_then_extract(
     let started = Instant::now();
     let field = context.field;
     let mut usage = Usage::default();
-    let fail = |reason: String, usage: Usage| FieldFailure {
-        agent_id: settings.agent_id.to_owned(),
-        reason: format!("{reason} ({} tokens)", usage.total()),
-        transient: false,
-        tokens_used: usage.total() as i64,
-    };
-    let submit_schema_json = submit_schema(field);
-    let submit = Schema::from_value(&submit_schema_json)
-        .map_err(|error| fail(format!("field '{}': {error}", field.name), usage))?;
-    let mut tools = ToolBox::new(
-        store,
-        retriever,
-        project,
-        context.entity,
-        field,
-        context.neighbours,
-        context.known_values,
-    );
+    let fail = |reason: String, usage: Usage| settings.failure(reason, usage);
+    let (submit_schema_json, submit) =
+        compiled_submit_schema(field).map_err(|reason| fail(reason, usage))?;
+    let mut tools = field_tools(context, store, retriever, project);
 
     // The searches the tool loop's model would run, run here.
     let query = search_query(context);
