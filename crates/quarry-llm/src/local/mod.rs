@@ -10,6 +10,7 @@
 
 mod generate;
 mod grammar;
+mod llama;
 mod model;
 mod template;
 mod vocab;

@@ -2,22 +2,23 @@
 //! people run small (llama: SmolLM2, Llama 3.x; qwen2; qwen3; gemma3), chosen by the GGUF's
 //! `general.architecture`.
 
-use std::io::{Cursor, Read, Seek};
+use std::io::Cursor;
 use std::path::Path;
+use std::sync::Arc;
 
 use candle_core::quantized::gguf_file::{self, Content, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
-use candle_transformers::models::{
-    quantized_gemma3, quantized_llama, quantized_qwen2, quantized_qwen3,
-};
+use candle_transformers::models::{quantized_gemma3, quantized_qwen2, quantized_qwen3};
+use quarry_kernels::Mmap;
 
+use super::llama::Llama;
 use super::vocab::{metadata_str, metadata_u32};
 use crate::LlmError;
 
 /// The weights of one architecture, with their key-value cache.
 enum Weights {
-    Llama(quantized_llama::ModelWeights),
+    Llama(Llama),
     Qwen2(quantized_qwen2::ModelWeights),
     Qwen3(quantized_qwen3::ModelWeights),
     Gemma3(quantized_gemma3::ModelWeights),
@@ -38,24 +39,30 @@ impl Model {
         let context_length = metadata_u32(&content, &format!("{architecture}.context_length"))
             .unwrap_or(2048) as usize;
         let device = Device::Cpu;
-        let file = std::fs::File::open(path).map_err(|error| unreadable(path, &error))?;
-        let (content, mut file) =
-            with_fast_kernels(content, file, &device).map_err(|error| unreadable(path, &error))?;
+        let file = quarry_kernels::map_file(path).map_err(|error| unreadable(path, &error))?;
+        // The llama implementation multiplies Q4_1 itself; the others widen it to Q8_0.
+        let widen: &[GgmlDType] = match architecture.as_str() {
+            "llama" => &SCALAR_ONLY[1..],
+            _ => SCALAR_ONLY,
+        };
+        let (content, file) = requantized(content, Arc::new(file), widen, GgmlDType::Q8_0, &device)
+            .map_err(|error| unreadable(path, &error))?;
+        let mut reader = Cursor::new(&file[..]);
         let weights = match architecture.as_str() {
             "llama" => Weights::Llama(
-                quantized_llama::ModelWeights::from_gguf(content, &mut file, &device)
+                Llama::load(&content, &file, context_length, &device)
                     .map_err(|error| unreadable(path, &error))?,
             ),
             "qwen2" => Weights::Qwen2(
-                quantized_qwen2::ModelWeights::from_gguf(content, &mut file, &device)
+                quantized_qwen2::ModelWeights::from_gguf(content, &mut reader, &device)
                     .map_err(|error| unreadable(path, &error))?,
             ),
             "qwen3" => Weights::Qwen3(
-                quantized_qwen3::ModelWeights::from_gguf(content, &mut file, &device)
+                quantized_qwen3::ModelWeights::from_gguf(content, &mut reader, &device)
                     .map_err(|error| unreadable(path, &error))?,
             ),
             "gemma3" => Weights::Gemma3(
-                quantized_gemma3::ModelWeights::from_gguf(content, &mut file, &device)
+                quantized_gemma3::ModelWeights::from_gguf(content, &mut reader, &device)
                     .map_err(|error| unreadable(path, &error))?,
             ),
             other => {
@@ -109,36 +116,36 @@ impl Model {
     }
 }
 
-/// A GGUF's bytes, from its file or rewritten in memory.
-trait ReadSeek: Read + Seek + Send {}
-impl<T: Read + Seek + Send> ReadSeek for T {}
-
 /// Block types candle multiplies with a scalar loop only on x86: a model stored in them is
 /// requantized to Q8_0 (lossless for their 4- and 5-bit values, twice their size), whose AVX2
-/// kernel is an order of magnitude faster.
-const SCALAR_ONLY: &[GgmlDType] = &[GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q5_1];
+/// kernel is an order of magnitude faster. Q4_1 comes first: the llama implementation keeps it
+/// ([`quarry_kernels::q4_1`]).
+pub(super) const SCALAR_ONLY: &[GgmlDType] = &[GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q5_1];
 
-/// `content` and its reader, with tensors of [`SCALAR_ONLY`] types requantized to Q8_0 in an
+/// `content` and the mapped `file`, with tensors of the `widen` types requantized to `to` in an
 /// in-memory GGUF (the file as it is when it has none).
-fn with_fast_kernels(
+pub(super) fn requantized(
     content: Content,
-    mut file: std::fs::File,
+    file: Arc<Mmap>,
+    widen: &[GgmlDType],
+    to: GgmlDType,
     device: &Device,
-) -> candle_core::Result<(Content, Box<dyn ReadSeek>)> {
+) -> candle_core::Result<(Content, Arc<Mmap>)> {
     let slow = content
         .tensor_infos
         .values()
-        .any(|info| SCALAR_ONLY.contains(&info.ggml_dtype));
+        .any(|info| widen.contains(&info.ggml_dtype));
     if !slow {
-        return Ok((content, Box::new(file)));
+        return Ok((content, file));
     }
+    let mut reader = Cursor::new(&file[..]);
     let mut tensors: Vec<(String, QTensor)> = Vec::with_capacity(content.tensor_infos.len());
     for (name, info) in &content.tensor_infos {
-        let tensor = content.tensor(&mut file, name, device)?;
-        let tensor = if SCALAR_ONLY.contains(&info.ggml_dtype) {
+        let tensor = content.tensor(&mut reader, name, device)?;
+        let tensor = if widen.contains(&info.ggml_dtype) {
             let values = tensor.dequantize(device)?;
-            // A tensor whose rows do not split into Q8_0's 32-value blocks stays as it is.
-            QTensor::quantize(&values, GgmlDType::Q8_0).unwrap_or(tensor)
+            // A tensor whose rows do not split into the target's blocks stays as it is.
+            QTensor::quantize(&values, to).unwrap_or(tensor)
         } else {
             tensor
         };
@@ -155,9 +162,9 @@ fn with_fast_kernels(
         .collect();
     let mut rewritten = Cursor::new(Vec::new());
     gguf_file::write(&mut rewritten, &metadata, &tensor_refs)?;
-    rewritten.set_position(0);
-    let content = Content::read(&mut rewritten)?;
-    Ok((content, Box::new(rewritten)))
+    let file = Arc::new(quarry_kernels::map_bytes(rewritten.get_ref())?);
+    let content = Content::read(&mut Cursor::new(&file[..]))?;
+    Ok((content, file))
 }
 
 fn unreadable(path: &Path, error: &dyn std::fmt::Display) -> LlmError {

