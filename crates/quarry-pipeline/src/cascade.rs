@@ -1,9 +1,9 @@
 //! Cascade creation: a list value of a connection field with cascade enabled becomes entities of
 //! the target type, deduplicated against existing titles (case-insensitive) and linked to the
-//! extracting entity by a relation labelled with the field name and by `parent_id`.
+//! extracting entity by a relation labelled with the field name and by `parent_id`. This module
+//! says what to write; the store writes it with the task's completion.
 
-use quarry_core::model::{Entity, FieldSpec, NewEntity};
-use quarry_core::store::{Store, StoreError};
+use quarry_core::model::{CascadeEntity, CascadeWrite, Entity, FieldSpec, NewWorkflow};
 use serde_json::{Map, Value, json};
 
 /// One list item: the title of the entity it names and, for object items, its other properties.
@@ -11,15 +11,6 @@ use serde_json::{Map, Value, json};
 pub(crate) struct CascadeItem {
     pub title: String,
     pub properties: Map<String, Value>,
-}
-
-/// What a cascade did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Cascaded {
-    /// Entities created, in list order.
-    pub created: Vec<String>,
-    /// Existing entities the items matched, linked but not created.
-    pub linked: Vec<String>,
 }
 
 /// The items of a list value: strings, or objects whose `title_field` (else `title` or `name`)
@@ -59,58 +50,39 @@ pub(crate) fn cascade_items(value: &Value, title_field: Option<&str>) -> Vec<Cas
     out
 }
 
-/// Creates (or finds) and links the entities a connection field's value names.
-pub(crate) async fn create_cascade(
-    store: &dyn Store,
-    project: &str,
+/// What the cascade of `field` writes for `value` extracted on `parent`: nothing unless the field
+/// is a connection with cascade enabled and the value names at least one item. The store writes
+/// it with the task's completion, behind the lease fence (`CascadeWrite`).
+pub(crate) fn cascade_write(
     parent: &Entity,
     field: &FieldSpec,
     value: &Value,
-) -> Result<Cascaded, StoreError> {
-    let Some(connection) = &field.connection else {
-        return Ok(Cascaded::default());
-    };
-    let Some(cascade) = connection.cascade.as_ref().filter(|c| c.enabled) else {
-        return Ok(Cascaded::default());
-    };
-    let mut cascaded = Cascaded::default();
-    for item in cascade_items(value, cascade.title_field.as_deref()) {
-        let existing = store
-            .find_entity_by_title(project, &connection.entity_type, &item.title)
-            .await?;
-        let id = match existing {
-            Some(entity) => {
-                cascaded.linked.push(entity.id.clone());
-                entity.id
+    follow_up: Option<NewWorkflow>,
+) -> Option<CascadeWrite> {
+    let connection = field.connection.as_ref()?;
+    let cascade = connection.cascade.as_ref().filter(|c| c.enabled)?;
+    let items: Vec<CascadeEntity> = cascade_items(value, cascade.title_field.as_deref())
+        .into_iter()
+        .map(|item| {
+            let mut metadata = Map::new();
+            metadata.insert(
+                "cascade".to_owned(),
+                json!({"from_entity": parent.id, "field": field.name,
+                    "item": Value::Object(item.properties)}),
+            );
+            CascadeEntity {
+                title: item.title,
+                metadata,
             }
-            None => {
-                let mut metadata = Map::new();
-                metadata.insert(
-                    "cascade".to_owned(),
-                    json!({"from_entity": parent.id, "field": field.name,
-                        "item": Value::Object(item.properties.clone())}),
-                );
-                let created = store
-                    .create_entity(
-                        project,
-                        &NewEntity {
-                            entity_type: connection.entity_type.clone(),
-                            title: item.title.clone(),
-                            parent_id: Some(parent.id.clone()),
-                            fields: Map::new(),
-                            metadata,
-                        },
-                    )
-                    .await?;
-                cascaded.created.push(created.id.clone());
-                created.id
-            }
-        };
-        store
-            .upsert_relation(project, &parent.id, &id, &field.name)
-            .await?;
-    }
-    Ok(cascaded)
+        })
+        .collect();
+    (!items.is_empty()).then(|| CascadeWrite {
+        parent_id: parent.id.clone(),
+        entity_type: connection.entity_type.clone(),
+        label: field.name.clone(),
+        items,
+        follow_up,
+    })
 }
 
 #[cfg(test)]

@@ -7,12 +7,12 @@ use std::time::Instant;
 
 use futures_util::future::join_all;
 use quarry_core::model::{
-    Confidence, Entity, EntityType, FieldSpec, FieldTask, NewResult, ResultStatus, TaskCompletion,
-    TaskEnd,
+    Confidence, Entity, EntityType, FieldSpec, FieldTask, NewResult, NewWorkflow, ResultStatus,
+    TaskCompletion, TaskEnd,
 };
 use serde_json::{Map, Value, json};
 
-use crate::cascade::create_cascade;
+use crate::cascade::cascade_write;
 use crate::consensus::decide;
 use crate::field_agent::{AgentSettings, FieldContext, FieldFailure, FieldValue, extract_field};
 use crate::plan::{RunRequest, plan_workflow};
@@ -21,7 +21,7 @@ use crate::run::{BoxFuture, Pipeline, PipelineError, field_spec};
 /// What became of one attempt at a task.
 pub(crate) enum Attempt {
     /// Write this under the lease.
-    Complete(TaskCompletion),
+    Complete(Box<TaskCompletion>),
     /// Every agent failed transiently: try again later.
     Transient {
         error: String,
@@ -74,13 +74,13 @@ impl Pipeline {
         };
         let agents = self.agents_of(&entity_type, field);
         if agents.is_empty() {
-            return Ok(Attempt::Complete(failed(
+            return Ok(Attempt::Complete(Box::new(failed(
                 format!(
                     "field '{}' names no agent and there is no default agent",
                     field.name
                 ),
                 started,
-            )));
+            ))));
         }
         let mut asked: Vec<BoxFuture<'_, Result<FieldValue, FieldFailure>>> = Vec::new();
         for agent in &agents {
@@ -134,21 +134,15 @@ impl Pipeline {
             None => (Some(0), None),
         };
 
-        let mut created_entity_ids = Vec::new();
-        let mut follow_ups = Vec::new();
-        if let Some(winner) = winner {
-            let value = &successes[winner].value;
-            let cascade = create_cascade(store, project, &entity, field, value).await?;
-            created_entity_ids = cascade.created;
-            if !created_entity_ids.is_empty() {
-                // New entities become searchable by meaning at once. An indexing failure does
-                // not fail the field: the next index rebuild picks them up from the store.
-                for created in store.get_entities(project, &created_entity_ids).await? {
-                    let _ = self.retriever().index_entity(&created);
-                }
-                follow_ups = self.cascade_runs(task, field, &created_entity_ids).await?;
-            }
-        }
+        let cascade = match winner {
+            Some(winner) => cascade_write(
+                &entity,
+                field,
+                &successes[winner].value,
+                self.cascade_follow_up(task, field).await?,
+            ),
+            None => None,
+        };
         let results: Vec<NewResult> = successes
             .iter()
             .enumerate()
@@ -165,11 +159,8 @@ impl Pipeline {
                 } else {
                     ResultStatus::Superseded
                 },
-                created_entity_ids: if Some(i) == winner {
-                    created_entity_ids.clone()
-                } else {
-                    Vec::new()
-                },
+                // The store fills in the winner's when it writes the cascade.
+                created_entity_ids: Vec::new(),
                 duration_ms: success.duration_ms,
                 tokens_used: success.tokens_used,
                 metadata: metadata.clone(),
@@ -181,13 +172,13 @@ impl Pipeline {
                 reason: failure.unwrap_or_else(|| "no value".to_owned()),
             },
         };
-        Ok(Attempt::Complete(TaskCompletion {
+        Ok(Attempt::Complete(Box::new(TaskCompletion {
             end,
             results,
             tokens_used,
             duration_ms: elapsed_ms(started),
-            follow_ups,
-        }))
+            cascade,
+        })))
     }
 
     /// The agents that extract `field`: its consensus agents, or its own, the type's or the
@@ -236,48 +227,54 @@ impl Pipeline {
         .await
     }
 
-    /// Runs for entities a cascade created with `auto_extract`, under the same root, one level
-    /// deeper, while the depth allows.
-    async fn cascade_runs(
+    /// With `auto_extract`, while the depth allows: the run each entity the cascade creates gets,
+    /// under the same root, one level deeper (planned here for a new, empty entity of the target
+    /// type; the store sets the entity when it creates it).
+    async fn cascade_follow_up(
         &self,
         task: &FieldTask,
         field: &FieldSpec,
-        created: &[String],
-    ) -> Result<Vec<quarry_core::model::NewWorkflow>, PipelineError> {
-        let auto_extract = field
-            .connection
+    ) -> Result<Option<NewWorkflow>, PipelineError> {
+        let Some(connection) = field.connection.as_ref() else {
+            return Ok(None);
+        };
+        let auto_extract = connection
+            .cascade
             .as_ref()
-            .and_then(|c| c.cascade.as_ref())
             .is_some_and(|c| c.enabled && c.auto_extract);
         if !auto_extract || task.depth >= i64::from(self.config().max_cascade_depth) {
-            return Ok(Vec::new());
+            return Ok(None);
         }
+        let target_type = self
+            .store()
+            .get_entity_type(&task.project_id, &connection.entity_type)
+            .await?
+            .ok_or_else(|| PipelineError::EntityTypeNotFound(connection.entity_type.clone()))?;
+        let placeholder = Entity {
+            project_id: task.project_id.clone(),
+            entity_type: connection.entity_type.clone(),
+            ..Entity::default()
+        };
         let trigger = format!("cascade:{}", task.triggered_by);
-        let mut runs = Vec::new();
-        for id in created {
-            let (entity, entity_type) = self.load(&task.project_id, id).await?;
-            let request = RunRequest {
-                fields: None,
-                triggered_by: &trigger,
-                feedback: HashMap::new(),
-                root_run_id: Some(task.root_run_id.clone()),
-                depth: task.depth + 1,
-                max_attempts: task.max_attempts,
-            };
-            runs.push(plan_workflow(&entity, &entity_type, &[], &request)?);
-        }
-        Ok(runs)
+        let request = RunRequest {
+            fields: None,
+            triggered_by: &trigger,
+            feedback: HashMap::new(),
+            root_run_id: Some(task.root_run_id.clone()),
+            depth: task.depth + 1,
+            max_attempts: task.max_attempts,
+        };
+        Ok(Some(plan_workflow(
+            &placeholder,
+            &target_type,
+            &[],
+            &request,
+        )?))
     }
 }
 
 fn failed(reason: String, started: Instant) -> TaskCompletion {
-    TaskCompletion {
-        end: TaskEnd::Failed { reason },
-        results: Vec::new(),
-        tokens_used: 0,
-        duration_ms: elapsed_ms(started),
-        follow_ups: Vec::new(),
-    }
+    TaskCompletion::failed(reason, 0, elapsed_ms(started))
 }
 
 fn elapsed_ms(started: Instant) -> i64 {

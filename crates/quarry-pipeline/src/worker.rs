@@ -183,19 +183,15 @@ impl Pipeline {
         };
         let project = task.project_id.clone();
         if task.attempts > task.max_attempts {
-            let completion = TaskCompletion {
-                end: TaskEnd::Failed {
-                    reason: format!(
-                        "gave up after {} attempts (the last: {})",
-                        task.max_attempts,
-                        task.last_error.as_deref().unwrap_or("its worker stopped")
-                    ),
-                },
-                results: Vec::new(),
-                tokens_used: 0,
-                duration_ms: 0,
-                follow_ups: Vec::new(),
-            };
+            let completion = TaskCompletion::failed(
+                format!(
+                    "gave up after {} attempts (the last: {})",
+                    task.max_attempts,
+                    task.last_error.as_deref().unwrap_or("its worker stopped")
+                ),
+                0,
+                0,
+            );
             return ended(
                 store.complete_task(&project, &lease, &completion).await,
                 false,
@@ -219,10 +215,11 @@ impl Pipeline {
         match outcome {
             Ok(Attempt::Complete(completion)) => {
                 let failed = matches!(completion.end, TaskEnd::Failed { .. });
-                ended(
-                    store.complete_task(&project, &lease, &completion).await,
-                    failed,
-                )
+                let written = store.complete_task(&project, &lease, &completion).await;
+                if let Ok(task) = &written {
+                    self.index_cascaded(task).await;
+                }
+                ended(written, failed)
             }
             Ok(Attempt::Transient {
                 error,
@@ -243,15 +240,11 @@ impl Pipeline {
                 tokens_used,
                 duration_ms,
             }) => {
-                let completion = TaskCompletion {
-                    end: TaskEnd::Failed {
-                        reason: format!("{error} (gave up after {} attempts)", task.attempts),
-                    },
-                    results: Vec::new(),
+                let completion = TaskCompletion::failed(
+                    format!("{error} (gave up after {} attempts)", task.attempts),
                     tokens_used,
                     duration_ms,
-                    follow_ups: Vec::new(),
-                };
+                );
                 ended(
                     store.complete_task(&project, &lease, &completion).await,
                     true,
@@ -260,19 +253,31 @@ impl Pipeline {
             Err(error) => {
                 // The store or the entity type failed under us (not the model): fail the task
                 // with the reason; a person can retry it.
-                let completion = TaskCompletion {
-                    end: TaskEnd::Failed {
-                        reason: error.to_string(),
-                    },
-                    results: Vec::new(),
-                    tokens_used: 0,
-                    duration_ms: 0,
-                    follow_ups: Vec::new(),
-                };
+                let completion = TaskCompletion::failed(error.to_string(), 0, 0);
                 ended(
                     store.complete_task(&project, &lease, &completion).await,
                     true,
                 )
+            }
+        }
+    }
+}
+
+impl Pipeline {
+    /// Makes the entities a completed task's cascade created searchable by meaning at once. A
+    /// failure here does not undo the task: the next index rebuild reads them from the store.
+    async fn index_cascaded(&self, task: &FieldTask) {
+        let Some(result_id) = &task.result_id else {
+            return;
+        };
+        let store = self.store().as_ref();
+        let created = match store.get_result(&task.project_id, result_id).await {
+            Ok(Some(result)) if !result.created_entity_ids.is_empty() => result.created_entity_ids,
+            _ => return,
+        };
+        if let Ok(entities) = store.get_entities(&task.project_id, &created).await {
+            for entity in &entities {
+                let _ = self.retriever().index_entity(entity);
             }
         }
     }

@@ -101,6 +101,16 @@ pub(crate) const ENTITIES: &str = concat!(
     " FROM entities WHERE project_id = $1 AND ($2 IS NULL OR entity_type = $2) \
      ORDER BY created_at DESC, id DESC LIMIT $3"
 );
+/// An entity a cascade creates, keyed by its lower-cased title (`cascade_key`, unique per project
+/// and type): when another process created it first, nothing is inserted.
+pub(crate) const INSERT_CASCADE_ENTITY: &str = concat!(
+    "INSERT INTO entities (",
+    entity_columns!(),
+    ", cascade_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, lower($4)) \
+     ON CONFLICT (project_id, entity_type, cascade_key) DO NOTHING"
+);
+pub(crate) const ENTITY_BY_CASCADE_KEY: &str = "SELECT id FROM entities \
+     WHERE project_id = $1 AND entity_type = $2 AND cascade_key = lower($3)";
 pub(crate) const ENTITY_BY_TITLE: &str = concat!(
     "SELECT ",
     entity_columns!(),

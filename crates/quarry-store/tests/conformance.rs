@@ -118,6 +118,7 @@ macro_rules! conformance {
 conformance!(
     tasks_move_through_dependencies_gates_and_retries,
     expired_task_leases_are_taken_over_and_the_late_finisher_is_refused,
+    cascades_commit_behind_the_lease_fence,
     released_tasks_wait_for_their_backoff,
     concurrent_task_claims_never_overlap,
     projects_are_isolated,

@@ -23,6 +23,7 @@ pub use records::{
     ReviewEvent, RunScope, RunStatus, SourceRef,
 };
 pub use work::{
-    AttemptRecord, FieldTask, NewFieldTask, NewWorkflow, NodeState, Settled, TaskCompletion,
-    TaskEnd, TaskLease, TaskView, Transition, settle, shown_state, waiting_on,
+    AttemptRecord, CascadeEntity, CascadeWrite, FieldTask, NewFieldTask, NewWorkflow, NodeState,
+    Settled, TaskCompletion, TaskEnd, TaskLease, TaskView, Transition, settle, shown_state,
+    waiting_on,
 };

@@ -271,8 +271,48 @@ pub struct TaskCompletion {
     pub results: Vec<super::records::NewResult>,
     pub tokens_used: i64,
     pub duration_ms: i64,
-    /// Runs to queue in the same transaction (cascades with `auto_extract`).
-    pub follow_ups: Vec<NewWorkflow>,
+    /// The winner's cascade: entities to find or create and link, in the same transaction.
+    pub cascade: Option<CascadeWrite>,
+}
+
+impl TaskCompletion {
+    /// The task ends without a value, for `reason`.
+    pub fn failed(reason: impl Into<String>, tokens_used: i64, duration_ms: i64) -> TaskCompletion {
+        TaskCompletion {
+            end: TaskEnd::Failed {
+                reason: reason.into(),
+            },
+            results: Vec::new(),
+            tokens_used,
+            duration_ms,
+            cascade: None,
+        }
+    }
+}
+
+/// A connection field's cascade, written by [`TaskCompletion`] behind the lease fence: each item
+/// is linked to the parent by a relation labelled with the field's name, and created first when
+/// no entity of the target type has its title (case-insensitive). Created entities are unique per
+/// (project, type, lower-cased title), so two processes cascading the same item create it once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CascadeWrite {
+    pub parent_id: String,
+    /// The target entity type.
+    pub entity_type: String,
+    /// The relation label (the field's name).
+    pub label: String,
+    pub items: Vec<CascadeEntity>,
+    /// With `auto_extract`: the run to queue for each entity the cascade creates (its
+    /// `entity_id` is set to the created entity's).
+    pub follow_up: Option<NewWorkflow>,
+}
+
+/// One entity a cascade names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CascadeEntity {
+    pub title: String,
+    /// Stored on the entity when the cascade creates it.
+    pub metadata: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The view of a task [`settle`] needs.

@@ -47,8 +47,8 @@ macro_rules! impl_store {
                 StoredChunk,
             };
             use quarry_core::model::{
-                AttemptRecord, FieldTask, NewWorkflow, NodeState, TaskCompletion, TaskEnd,
-                TaskLease, TaskView, settle,
+                AttemptRecord, CascadeWrite, FieldTask, NewWorkflow, NodeState, TaskCompletion,
+                TaskEnd, TaskLease, TaskView, settle,
             };
             use quarry_core::store::{
                 DocumentLink, Page, QueueDepths, QueuedResult, Reviewed, SchemaVersion, Store,
@@ -77,7 +77,15 @@ macro_rules! impl_store {
 
             /// The one INSERT of an entity row (API, cascade and graph inserts alike).
             fn insert_entity(entity: &Entity) -> sqlx::query::Query<'_, $db, Arguments> {
-                sqlx::query(sql::INSERT_ENTITY)
+                insert_entity_as(sql::INSERT_ENTITY, entity)
+            }
+
+            /// `statement` (an INSERT of the entity columns in order) bound to `entity`.
+            fn insert_entity_as<'q>(
+                statement: &'static str,
+                entity: &'q Entity,
+            ) -> sqlx::query::Query<'q, $db, Arguments> {
+                sqlx::query(statement)
                     .bind(&entity.id)
                     .bind(&entity.project_id)
                     .bind(&entity.entity_type)

@@ -208,6 +208,85 @@ macro_rules! tasks_items {
 
             /// The first write of every fenced transaction: the task is still running under
             /// exactly this lease, else nothing may be written.
+            /// Finds or creates each entity of `cascade`, links it to the parent (a relation
+            /// mentioned once more) and queues the follow-up run of each created one; returns
+            /// the created entities' ids. The caller holds the fenced transaction.
+            async fn write_cascade(
+                tx: &mut Connection,
+                project: &str,
+                cascade: &CascadeWrite,
+            ) -> Result<Vec<String>, StoreError> {
+                let mut created = Vec::new();
+                for item in &cascade.items {
+                    let existing = sqlx::query_as::<_, EntityRow>(sql::ENTITY_BY_TITLE)
+                        .bind(project)
+                        .bind(&cascade.entity_type)
+                        .bind(&item.title)
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    let id = match existing {
+                        Some(row) => Entity::from(row).id,
+                        None => {
+                            let at = now();
+                            let entity = Entity {
+                                id: new_id(),
+                                project_id: project.to_owned(),
+                                entity_type: cascade.entity_type.clone(),
+                                title: item.title.clone(),
+                                parent_id: Some(cascade.parent_id.clone()),
+                                fields: Map::new(),
+                                metadata: item.metadata.clone(),
+                                created_at: at.clone(),
+                                updated_at: at,
+                                mention_count: 0,
+                                notes: None,
+                                last_seen_at: None,
+                            };
+                            let inserted = insert_entity_as(sql::INSERT_CASCADE_ENTITY, &entity)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                            match inserted.rows_affected() {
+                                1 => {
+                                    created.push(entity.id.clone());
+                                    entity.id
+                                }
+                                // Another process's cascade created it since the look-up.
+                                _ => sqlx::query_scalar(sql::ENTITY_BY_CASCADE_KEY)
+                                    .bind(project)
+                                    .bind(&cascade.entity_type)
+                                    .bind(&item.title)
+                                    .fetch_one(&mut *tx)
+                                    .await
+                                    .map_err(backend)?,
+                            }
+                        }
+                    };
+                    sqlx::query(sql::UPSERT_RELATION)
+                        .bind(new_id())
+                        .bind(project)
+                        .bind(&cascade.parent_id)
+                        .bind(&id)
+                        .bind(&cascade.label)
+                        .bind(now())
+                        .bind(None::<&str>)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                }
+                if let Some(template) = &cascade.follow_up {
+                    for id in &created {
+                        let follow_up = NewWorkflow {
+                            entity_id: id.clone(),
+                            ..template.clone()
+                        };
+                        Self::insert_workflow(tx, project, &follow_up).await?;
+                    }
+                }
+                Ok(created)
+            }
+
             async fn fence_task(
                 tx: &mut Connection,
                 project: &str,
@@ -333,7 +412,18 @@ macro_rules! tasks_methods {
                 let _writer = self.write_gate().await;
                 let mut tx = self.pool.begin().await.map_err(backend)?;
                 let task = Self::fence_task(&mut tx, project, held).await?;
-                let stored = Self::write_results(&mut tx, project, &completion.results).await?;
+                // The cascade commits with the completion, or not at all: a worker whose lease
+                // was taken over has failed the fence above and writes nothing.
+                let mut results = std::borrow::Cow::Borrowed(&completion.results);
+                if let (TaskEnd::Extracted { winner }, Some(cascade)) =
+                    (&completion.end, &completion.cascade)
+                {
+                    let created = Self::write_cascade(&mut tx, project, cascade).await?;
+                    if let Some(result) = results.to_mut().get_mut(*winner) {
+                        result.created_entity_ids = created;
+                    }
+                }
+                let stored = Self::write_results(&mut tx, project, &results).await?;
                 let (state, error, result_id) = match &completion.end {
                     TaskEnd::Extracted { winner } => {
                         let result = stored.get(*winner).ok_or_else(|| {
@@ -362,9 +452,6 @@ macro_rules! tasks_methods {
                     &task.available_at,
                 )
                 .await?;
-                for follow_up in &completion.follow_ups {
-                    Self::insert_workflow(&mut tx, project, follow_up).await?;
-                }
                 Self::settle_run(&mut tx, project, &task.run_id).await?;
                 let task = Self::task_by_id(&mut tx, project, &task.id).await?;
                 tx.commit().await.map_err(backend)?;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quarry_core::model::{
-    Confidence, NewFieldTask, NewWorkflow, NodeState, ReviewDecision, RunScope, RunStatus,
-    TaskCompletion, TaskEnd,
+    CascadeEntity, CascadeWrite, Confidence, NewFieldTask, NewWorkflow, NodeState, ReviewDecision,
+    RunScope, RunStatus, TaskCompletion, TaskEnd,
 };
 use quarry_core::store::{Store, StoreError};
 use serde_json::json;
@@ -47,7 +47,7 @@ fn extracted(entity_id: &str, field: &str, value: serde_json::Value) -> TaskComp
         results: vec![candidate(entity_id, field, value, Confidence::High)],
         tokens_used: 10,
         duration_ms: 5,
-        follow_ups: Vec::new(),
+        cascade: None,
     }
 }
 
@@ -59,7 +59,7 @@ fn failed(reason: &str) -> TaskCompletion {
         results: Vec::new(),
         tokens_used: 0,
         duration_ms: 1,
-        follow_ups: Vec::new(),
+        cascade: None,
     }
 }
 
@@ -290,6 +290,140 @@ pub async fn expired_task_leases_are_taken_over_and_the_late_finisher_is_refused
         .map(|r| (r.attempt, r.outcome.as_str(), r.owner.as_deref()))
         .collect();
     assert_eq!(log, [(1, "abandoned", None), (2, "done", Some("alive"))]);
+}
+
+fn cascade(parent: &str, titles: &[&str], follow_up: Option<NewWorkflow>) -> CascadeWrite {
+    CascadeWrite {
+        parent_id: parent.to_owned(),
+        entity_type: "subsidiary".to_owned(),
+        label: "subsidiaries".to_owned(),
+        items: titles
+            .iter()
+            .map(|title| CascadeEntity {
+                title: (*title).to_owned(),
+                metadata: serde_json::Map::new(),
+            })
+            .collect(),
+        follow_up,
+    }
+}
+
+/// A cascade is written with its task's completion or not at all: a late finisher whose lease
+/// was taken over creates no entity, links nothing and queues no run, and the finisher that
+/// holds the lease creates each entity once (two parents naming the same subsidiary share it),
+/// with one mention per relation and one follow-up run per created entity.
+pub async fn cascades_commit_behind_the_lease_fence(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let parents = [
+        store
+            .create_entity(&p, &new_entity("company", "A"))
+            .await
+            .unwrap(),
+        store
+            .create_entity(&p, &new_entity("company", "B"))
+            .await
+            .unwrap(),
+    ];
+    for parent in &parents {
+        store
+            .create_workflow(
+                &p,
+                &workflow(
+                    &parent.id,
+                    vec![task("subsidiaries", NodeState::Queued, &[], false)],
+                ),
+            )
+            .await
+            .unwrap();
+    }
+    let follow_up = workflow("", vec![task("ceo", NodeState::Queued, &[], false)]);
+    let with_cascade = |parent: &str, titles: &[&str]| TaskCompletion {
+        cascade: Some(cascade(parent, titles, Some(follow_up.clone()))),
+        ..extracted(parent, "subsidiaries", json!(titles))
+    };
+
+    let dead = store.claim_tasks("dead", SHORT, 10, None).await.unwrap();
+    assert_eq!(dead.len(), 2);
+    tokio::time::sleep(SHORT * 2).await;
+    let alive = store.claim_tasks("alive", LONG, 10, None).await.unwrap();
+    assert_eq!(alive.len(), 2, "expired leases are taken over");
+    for claimed in &dead {
+        let late = store
+            .complete_task(
+                &p,
+                &claimed.lease().unwrap(),
+                &with_cascade(&claimed.entity_id, &["Globex", "Initech"]),
+            )
+            .await;
+        assert!(matches!(late, Err(StoreError::LeaseLost(_))), "{late:?}");
+    }
+    assert!(
+        store
+            .list_entities(&p, Some("subsidiary"), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "the refused cascades created nothing"
+    );
+    for parent in &parents {
+        assert!(
+            store
+                .connected_entities(&p, &parent.id, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    let mut created = Vec::new();
+    for claimed in &alive {
+        let done = store
+            .complete_task(
+                &p,
+                &claimed.lease().unwrap(),
+                &with_cascade(&claimed.entity_id, &["Globex", "initech"]),
+            )
+            .await
+            .unwrap();
+        let result = store
+            .get_result(&p, done.result_id.as_ref().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        created.extend(result.created_entity_ids);
+    }
+    let subsidiaries = store
+        .list_entities(&p, Some("subsidiary"), 10)
+        .await
+        .unwrap();
+    let mut titles: Vec<String> = subsidiaries
+        .iter()
+        .map(|e| e.title.to_lowercase())
+        .collect();
+    titles.sort();
+    assert_eq!(titles, ["globex", "initech"], "each subsidiary exists once");
+    assert_eq!(
+        created.len(),
+        2,
+        "the second parent linked what the first created"
+    );
+    for parent in &parents {
+        let linked = store.connected_entities(&p, &parent.id, 10).await.unwrap();
+        assert_eq!(linked.len(), 2);
+        let relations = store
+            .relations_touching(&p, std::slice::from_ref(&parent.id))
+            .await
+            .unwrap();
+        assert_eq!(relations.len(), 2);
+        assert!(
+            relations.iter().all(|r| r.mention_count == 1),
+            "{relations:?}"
+        );
+    }
+    for id in &created {
+        let runs = store.list_runs(&p, id, 10).await.unwrap();
+        assert_eq!(runs.len(), 1, "one follow-up run per created entity");
+    }
 }
 
 pub async fn released_tasks_wait_for_their_backoff(store: Arc<dyn Store>) {
