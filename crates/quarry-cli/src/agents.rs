@@ -85,13 +85,24 @@ impl AgentRegistry for ModelRegistry {
 
 /// The entity pipeline over `store`, with agents built from model strings and the chosen model
 /// (`--model` / `QUARRY_MODEL`) as the default agent.
+///
+/// `models` is the process's one registry: an agent named by several parts of the process (the
+/// pipeline's default agent, the graph's model, the schema agent) gets one client, whose
+/// `--concurrency` limit then holds for the whole process.
 pub fn pipeline(
     store: Arc<dyn Store>,
     retriever: Arc<dyn Retriever>,
+    models: Arc<ModelRegistry>,
     args: &ModelArgs,
     queue: &QueueArgs,
 ) -> Pipeline {
-    checked_pipeline(store, retriever, args, queue).0
+    let config = PipelineConfig {
+        default_agent: chosen_model(args),
+        max_concurrency: args.concurrency.max(1),
+        max_attempts: i64::from(queue.task_attempts.max(1)),
+        ..PipelineConfig::default()
+    };
+    Pipeline::new(store, retriever, models, config)
 }
 
 /// [`pipeline`], and its registry to check agents with before work is queued.
@@ -101,14 +112,8 @@ pub fn checked_pipeline(
     args: &ModelArgs,
     queue: &QueueArgs,
 ) -> (Pipeline, Arc<ModelRegistry>) {
-    let config = PipelineConfig {
-        default_agent: chosen_model(args),
-        max_concurrency: args.concurrency.max(1),
-        max_attempts: i64::from(queue.task_attempts.max(1)),
-        ..PipelineConfig::default()
-    };
     let registry = Arc::new(ModelRegistry::new(args));
-    let pipeline = Pipeline::new(store, retriever, registry.clone(), config);
+    let pipeline = pipeline(store, retriever, registry.clone(), args, queue);
     (pipeline, registry)
 }
 

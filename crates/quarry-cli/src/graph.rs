@@ -13,10 +13,11 @@ use quarry_graph::{
     EntityMatch, GraphConfig, GraphExtractor, GraphWorker, WorkerStats, find_entities, neighbors,
 };
 
+use crate::agents::ModelRegistry;
 use crate::args::{EpisodeCommand, GraphArgs, GraphCommand, ModelArgs, QueueArgs};
 use crate::extract::read_file;
 use crate::failure::{Failure, storage};
-use crate::model::{chosen_model, client_from};
+use crate::model::chosen_model;
 use crate::owner::worker_owner;
 use crate::table::{print_json, print_table};
 use crate::workspace::Workspace;
@@ -60,16 +61,18 @@ fn comma_list(raw: &str) -> Vec<String> {
 /// pre-structured episodes are processed), types and stoplist from the flags.
 pub fn graph_extractor(
     store: Arc<dyn Store>,
+    models: &ModelRegistry,
     model: &ModelArgs,
     queue: &QueueArgs,
     graph: &GraphArgs,
     lease: Option<std::time::Duration>,
 ) -> Result<GraphExtractor, Failure> {
-    let (client, model_name) = if chosen_model(model).is_some() {
-        let (client, spec) = client_from(model)?;
-        (Some(client), spec.model)
-    } else {
-        (None, String::new())
+    let (client, model_name) = match chosen_model(model) {
+        Some(chosen) => {
+            let resolved = models.check(&chosen)?;
+            (Some(resolved.client), resolved.model)
+        }
+        None => (None, String::new()),
     };
     let mut config = GraphConfig {
         model: model_name,
@@ -106,6 +109,7 @@ fn work_queue(
 ) -> Result<WorkerStats, Failure> {
     let extractor = Arc::new(graph_extractor(
         ws.store.clone(),
+        &ModelRegistry::new(model),
         model,
         queue,
         graph,

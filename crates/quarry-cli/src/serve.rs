@@ -15,9 +15,9 @@ use quarry_server::{ConnectionLimits, ServerConfig, WorkLimits};
 
 use crate::owner::worker_owner;
 
-use crate::agents::pipeline;
+use crate::agents::{ModelRegistry, pipeline};
 use crate::graph::graph_extractor;
-use crate::model::{chosen_base_url, chosen_model, client_from, extractor_config};
+use crate::model::{chosen_base_url, chosen_model, extractor_config};
 use crate::retrieval::{embedder_base_url, open_followed_retriever};
 use crate::workspace::{configured_database, open_store};
 
@@ -55,19 +55,13 @@ pub fn init_logging_as(level: &str, format: LogFormat) {
     }
 }
 
-/// The episode queue's background worker over `store`.
+/// The episode queue's background worker, running `extractor` on `runtime`.
 pub fn start_graph_worker(
     runtime: &tokio::runtime::Runtime,
-    store: Arc<dyn quarry_core::store::Store>,
-    retriever: Arc<dyn quarry_core::retrieval::Retriever>,
-    model: &crate::args::ModelArgs,
-    queue: &crate::args::QueueArgs,
-    graph: &crate::args::GraphArgs,
-    lease: Option<Duration>,
-) -> Result<quarry_graph::GraphWorkerHandle, Failure> {
-    let extractor = graph_extractor(store, model, queue, graph, lease)?.with_retriever(retriever);
+    extractor: quarry_graph::GraphExtractor,
+) -> quarry_graph::GraphWorkerHandle {
     let _entered = runtime.enter();
-    Ok(GraphWorker::start(Arc::new(extractor)))
+    GraphWorker::start(Arc::new(extractor))
 }
 
 pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
@@ -157,15 +151,19 @@ impl Host {
         args: &HostArgs,
         database: Option<&str>,
     ) -> Result<Host, Failure> {
-        let agent = if chosen_model(&args.model).is_some() {
-            let (client, spec) = client_from(&args.model)?;
-            Some(Arc::new(Extractor::new(
-                client,
-                spec.model,
-                extractor_config(&args.agent),
-            )))
-        } else {
-            None
+        // One client per model for the whole process: the schema agent, the pipeline and the
+        // graph share it, and with it the `--concurrency` limit.
+        let models = Arc::new(ModelRegistry::new(&args.model));
+        let agent = match chosen_model(&args.model) {
+            Some(chosen) => {
+                let resolved = models.check(&chosen)?;
+                Some(Arc::new(Extractor::new(
+                    resolved.client,
+                    resolved.model,
+                    extractor_config(&args.agent),
+                )))
+            }
+            None => None,
         };
         let mut task_worker = None;
         let mut config = ServerConfig {
@@ -186,19 +184,21 @@ impl Host {
             let pipeline = Arc::new(pipeline(
                 store.clone(),
                 retriever.clone(),
+                models.clone(),
                 &args.model,
                 &args.queue,
             ));
             if !args.no_worker {
-                let worker = start_graph_worker(
-                    runtime,
+                let extractor = graph_extractor(
                     store.clone(),
-                    retriever.clone(),
+                    &models,
                     &args.model,
                     &args.queue,
                     &args.graph,
                     None,
-                )?;
+                )?
+                .with_retriever(retriever.clone());
+                let worker = start_graph_worker(runtime, extractor);
                 config.graph_worker = Some(Arc::new(worker));
                 let signal = WorkerSignal::new();
                 let worker_config = WorkerConfig {

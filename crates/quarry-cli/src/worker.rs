@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use quarry_pipeline::{WorkerConfig, WorkerSignal};
 
-use crate::agents::pipeline;
+use crate::agents::{ModelRegistry, pipeline};
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
 use crate::owner::worker_owner;
@@ -20,9 +20,13 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
     crate::serve::init_logging();
     let ws = Workspace::open(&args.store)?;
     let retriever = ws.followed_retriever(&args.embedder)?;
+    // One client per model for the process: field tasks and episodes share it and its
+    // `--concurrency` limit.
+    let models = Arc::new(ModelRegistry::new(&args.model));
     let pipeline = Arc::new(pipeline(
         ws.store.clone(),
         retriever.clone(),
+        models.clone(),
         &args.model,
         &args.queue,
     ));
@@ -33,15 +37,16 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
         lease,
         ..WorkerConfig::default()
     };
-    let graph = crate::serve::start_graph_worker(
-        &ws.runtime,
+    let extractor = crate::graph::graph_extractor(
         ws.store.clone(),
-        retriever,
+        &models,
         &args.model,
         &args.queue,
         &args.graph,
         Some(lease),
-    )?;
+    )?
+    .with_retriever(retriever);
+    let graph = crate::serve::start_graph_worker(&ws.runtime, extractor);
     let signal = WorkerSignal::new();
     tracing::info!(owner = %config.owner, "worker started");
     let stats = ws

@@ -15,7 +15,7 @@ use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Sandbox, Server, quarry};
+use common::{Sandbox, Server, quarry, quarry_on};
 use quarry_core::model::{EpisodeStatus, NodeState, RunStatus};
 use quarry_core::store::Store;
 use quarry_testkit::postgres::TestDatabase;
@@ -110,24 +110,6 @@ fn respond(body: &Value) -> Scripted {
     reply.after(LATENCY)
 }
 
-/// `quarry ARGS --db DB` with only flags deciding database, model and project.
-fn quarry_ok(db: &str, args: &[&str]) -> String {
-    let output = quarry()
-        .args(args)
-        .args(["--db", db])
-        .env_remove("QUARRY_MODEL")
-        .env_remove("QUARRY_DB")
-        .env_remove("QUARRY_PROJECT")
-        .output()
-        .expect("quarry runs");
-    assert!(
-        output.status.success(),
-        "quarry {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8 output")
-}
-
 fn spawn_worker(db: &str, model_url: &str) -> Child {
     quarry()
         .args([
@@ -172,8 +154,8 @@ fn chaos(db: &str, label: &str, plan: &Plan) {
     let model_url = sandbox.model.base_url();
     let types = sandbox.dir.join("quarry.yaml");
     std::fs::write(&types, TYPES).unwrap();
-    quarry_ok(db, &["type", "load", types.to_str().unwrap()]);
-    let key = quarry_ok(
+    quarry_on(db, &["type", "load", types.to_str().unwrap()]);
+    let key = quarry_on(
         db,
         &[
             "key",
@@ -437,8 +419,8 @@ fn commands_and_workers_beside_a_server_leave_its_live_leases_alone() {
     let model_url = sandbox.model.base_url();
     let types = sandbox.dir.join("quarry.yaml");
     std::fs::write(&types, TYPES).unwrap();
-    quarry_ok(&db, &["type", "load", types.to_str().unwrap()]);
-    let entity = quarry_ok(
+    quarry_on(&db, &["type", "load", types.to_str().unwrap()]);
+    let entity = quarry_on(
         &db,
         &["entity", "add", "--type", "company", "--title", "Company 7"],
     )
@@ -446,11 +428,11 @@ fn commands_and_workers_beside_a_server_leave_its_live_leases_alone() {
     .to_owned();
     let doc = sandbox.dir.join("note.md");
     std::fs::write(&doc, document(7)).unwrap();
-    quarry_ok(
+    quarry_on(
         &db,
         &["doc", "add", doc.to_str().unwrap(), "--entity", &entity],
     );
-    let key = quarry_ok(
+    let key = quarry_on(
         &db,
         &[
             "key",
@@ -503,8 +485,8 @@ fn commands_and_workers_beside_a_server_leave_its_live_leases_alone() {
     };
 
     // Read-only commands and a new worker while the server's task is in flight.
-    quarry_ok(&db, &["entity", "list"]);
-    quarry_ok(&db, &["results", &entity]);
+    quarry_on(&db, &["entity", "list"]);
+    quarry_on(&db, &["results", &entity]);
     let mut worker = spawn_worker(&db, &model_url);
     std::thread::sleep(Duration::from_millis(800));
     let current = status_of();

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Sandbox, quarry};
+use common::{Sandbox, quarry, quarry_on};
 use quarry_core::model::RunStatus;
 use quarry_core::store::Store;
 use quarry_testkit::postgres::TestDatabase;
@@ -49,22 +49,6 @@ fn respond(body: &Value) -> Scripted {
         )
     };
     reply.after(Duration::from_millis(300))
-}
-
-fn quarry_ok(db: &str, args: &[&str]) -> String {
-    let output = quarry()
-        .args(args)
-        .args(["--db", db])
-        .env_remove("QUARRY_DB")
-        .env_remove("QUARRY_PROJECT")
-        .output()
-        .expect("quarry runs");
-    assert!(
-        output.status.success(),
-        "quarry {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8 output")
 }
 
 fn spawn_worker(db: &str, model_url: &str, log: &std::path::Path) -> Child {
@@ -111,8 +95,8 @@ fn paused_worker_writes_nothing(db: &str, label: &str) {
     let model_url = sandbox.model.base_url();
     let types = sandbox.dir.join("quarry.yaml");
     std::fs::write(&types, TYPES).unwrap();
-    quarry_ok(db, &["type", "load", types.to_str().unwrap()]);
-    let entity = quarry_ok(
+    quarry_on(db, &["type", "load", types.to_str().unwrap()]);
+    let entity = quarry_on(
         db,
         &["entity", "add", "--type", "company", "--title", "Acme"],
     )
@@ -120,11 +104,11 @@ fn paused_worker_writes_nothing(db: &str, label: &str) {
     .to_owned();
     let note = sandbox.dir.join("note.txt");
     std::fs::write(&note, "Acme owns two subsidiaries, Globex and Initech.").unwrap();
-    quarry_ok(
+    quarry_on(
         db,
         &["doc", "add", note.to_str().unwrap(), "--entity", &entity],
     );
-    quarry_ok(db, &["run", &entity, "--no-wait"]);
+    quarry_on(db, &["run", &entity, "--no-wait"]);
 
     let (log_a, log_b) = (sandbox.dir.join("a.log"), sandbox.dir.join("b.log"));
     let mut a = spawn_worker(db, &model_url, &log_a);

@@ -121,6 +121,25 @@ pub fn run_with_stdin(mut command: Command, stdin: &str) -> Output {
     child.wait_with_output().expect("quarry exits")
 }
 
+/// `quarry ARGS --db DB`, which must succeed, with only its flags deciding the database, model
+/// and project; returns its stdout.
+pub fn quarry_on(db: &str, args: &[&str]) -> String {
+    let output = quarry()
+        .args(args)
+        .args(["--db", db])
+        .env_remove("QUARRY_MODEL")
+        .env_remove("QUARRY_DB")
+        .env_remove("QUARRY_PROJECT")
+        .output()
+        .expect("quarry runs");
+    assert!(
+        output.status.success(),
+        "quarry {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8 output")
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
 }
