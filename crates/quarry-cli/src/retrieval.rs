@@ -176,10 +176,44 @@ fn embedder(
     }
 }
 
-/// The retrieval index over `store` with the chosen embedder, in memory. With `rebuild`, loaded
-/// from the store's documents, chunks and entities (chunks that had to be embedded anew are
-/// stored back, so the next start reuses them). On a store that searches vectors itself
-/// (PostgreSQL with pgvector) the vector half of searches runs there (`store_vectors.rs`).
+/// Where a process's searches run.
+enum SearchHome {
+    /// PostgreSQL with pgvector: `database_retrieval.rs`, no copy in the process.
+    Database,
+    /// SQLite, or PostgreSQL without pgvector: the in-process `Library`.
+    Process,
+}
+
+/// Where searches over `store` run; on PostgreSQL without pgvector, says at start that this
+/// process keeps its own copy of the index.
+fn search_home(
+    runtime: &tokio::runtime::Runtime,
+    store: &Arc<dyn Store>,
+    embedder_name: &str,
+) -> Result<SearchHome, Failure> {
+    runtime
+        .block_on(async {
+            if crate::database_retrieval::searches_in_database(store.as_ref(), embedder_name)
+                .await?
+            {
+                return Ok(SearchHome::Database);
+            }
+            if store.text_search("", "", 0, None).await?.is_some() {
+                tracing::warn!(
+                    "this PostgreSQL server has no vector extension (pgvector): this process keeps \
+                 its own copy of the search index, rebuilt at start; install pgvector to search \
+                 in the database"
+                );
+            }
+            Ok::<_, quarry_core::store::StoreError>(SearchHome::Process)
+        })
+        .map_err(index_failure)
+}
+
+/// The retrieval index over `store` with the chosen embedder. On PostgreSQL with pgvector the
+/// searches run in the database (`database_retrieval.rs`) and nothing is loaded. Otherwise it is
+/// in memory: with `rebuild`, loaded from the store's documents, chunks and entities (chunks that
+/// had to be embedded anew are stored back, so the next start reuses them).
 pub fn open_retriever(
     runtime: &tokio::runtime::Runtime,
     store: &Arc<dyn Store>,
@@ -189,22 +223,18 @@ pub fn open_retriever(
 ) -> Result<Arc<dyn Retriever>, Failure> {
     let (embedder, name) = embedder(runtime, embedder_flag, base_url)?;
     let library = Library::new(embedder, name).map_err(index_failure)?;
-    if rebuild {
-        runtime
-            .block_on(async {
-                let report = library.rebuild(store.as_ref()).await?;
-                report.persist(store.as_ref()).await?;
-                Ok::<_, quarry_index::LibraryError>(report)
-            })
-            .map_err(index_failure)?;
+    if let SearchHome::Database = search_home(runtime, store, library.embedder_name())? {
+        return in_database(runtime, library, store.clone());
     }
-    crate::store_vectors::with_store_vectors(runtime, Arc::new(library), store.clone())
-        .map_err(index_failure)
+    if rebuild {
+        rebuild_library(runtime, &library, store)?;
+    }
+    Ok(Arc::new(library))
 }
 
-/// The retrieval index of a long-lived process (`quarry serve`, `quarry worker`): rebuilt from
-/// the store, then kept following what other processes write to it (`follow.rs`, polled on
-/// `runtime`).
+/// The retrieval index of a long-lived process (`quarry serve`, `quarry worker`). In the
+/// database on PostgreSQL with pgvector; otherwise rebuilt from the store, then kept following
+/// what other processes write to it (`follow.rs`, polled on `runtime`).
 pub fn open_followed_retriever(
     runtime: &tokio::runtime::Runtime,
     store: Arc<dyn Store>,
@@ -212,9 +242,37 @@ pub fn open_followed_retriever(
     base_url: Option<String>,
 ) -> Result<Arc<dyn Retriever>, Failure> {
     let (embedder, name) = embedder(runtime, embedder_flag, base_url)?;
-    let library = Arc::new(Library::new(embedder, name).map_err(index_failure)?);
+    let library = Library::new(embedder, name).map_err(index_failure)?;
+    if let SearchHome::Database = search_home(runtime, &store, library.embedder_name())? {
+        return in_database(runtime, library, store);
+    }
+    let library = Arc::new(library);
     // Taken before the rebuild reads the store: whatever commits meanwhile is followed.
     let from = crate::follow::store_now();
+    rebuild_library(runtime, &library, &store)?;
+    let follower = crate::follow::Follower::new(store.clone(), library.clone(), from);
+    {
+        let _entered = runtime.enter();
+        crate::follow::spawn(follower);
+    }
+    Ok(library)
+}
+
+fn in_database(
+    runtime: &tokio::runtime::Runtime,
+    library: Library,
+    store: Arc<dyn Store>,
+) -> Result<Arc<dyn Retriever>, Failure> {
+    let retriever = crate::database_retrieval::DatabaseRetriever::open(runtime, library, store);
+    Ok(retriever)
+}
+
+/// Loads `library` from the store (chunks embedded anew are stored back).
+fn rebuild_library(
+    runtime: &tokio::runtime::Runtime,
+    library: &Library,
+    store: &Arc<dyn Store>,
+) -> Result<(), Failure> {
     runtime
         .block_on(async {
             let report = library.rebuild(store.as_ref()).await?;
@@ -222,10 +280,5 @@ pub fn open_followed_retriever(
             Ok::<_, quarry_index::LibraryError>(report)
         })
         .map_err(index_failure)?;
-    let follower = crate::follow::Follower::new(store.clone(), library.clone(), from);
-    {
-        let _entered = runtime.enter();
-        crate::follow::spawn(follower);
-    }
-    crate::store_vectors::with_store_vectors(runtime, library, store).map_err(index_failure)
+    Ok(())
 }

@@ -26,14 +26,22 @@ pub struct StoredDocument {
     pub created: bool,
 }
 
-/// One chunk found by [`Store::vector_search`]: the document, the chunk's ordinal and its
-/// code-point offsets (end exclusive), and the cosine similarity to the query (1 − distance).
+/// One chunk found by [`Store::vector_search`] (the score: cosine similarity to the query, 1 −
+/// distance) or [`Store::text_search`] (the score: the full-text rank): the document, the chunk's
+/// ordinal and its code-point offsets (end exclusive).
 #[derive(Debug, Clone, PartialEq)]
-pub struct VectorMatch {
+pub struct ChunkMatch {
     pub document_id: String,
     pub ordinal: i64,
     pub start: usize,
     pub end: usize,
+    pub score: f32,
+}
+
+/// One entity found by [`Store::entity_vector_search`], with its cosine similarity to the query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntityMatch {
+    pub entity_id: String,
     pub score: f32,
 }
 
@@ -666,7 +674,50 @@ pub trait Store: Send + Sync {
         query: &'a [f32],
         k: usize,
         document_ids: Option<&'a [String]>,
-    ) -> StoreFuture<'a, Option<Vec<VectorMatch>>>;
+    ) -> StoreFuture<'a, Option<Vec<ChunkMatch>>>;
+    /// The `k` chunks of the project that best match the words of `query` (any of them; more
+    /// and rarer matches rank higher), among `document_ids` when given, best first. `Ok(None)`
+    /// when this backend keeps no text index of its own (SQLite: the in-process index does);
+    /// with `k` = 0 it answers at once, the probe. Never fails on what the query says.
+    fn text_search<'a>(
+        &'a self,
+        project: &'a str,
+        query: &'a str,
+        k: usize,
+        document_ids: Option<&'a [String]>,
+    ) -> StoreFuture<'a, Option<Vec<ChunkMatch>>>;
+    /// The ids of the project's documents linked to any of `entity_ids`.
+    fn linked_document_ids<'a>(
+        &'a self,
+        project: &'a str,
+        entity_ids: &'a [String],
+    ) -> StoreFuture<'a, Vec<String>>;
+    /// Keeps `vector` (of `embedder`, made from `text`) as the entity's for
+    /// [`entity_vector_search`](Self::entity_vector_search), replacing the one it had. `false`
+    /// when this backend keeps no entity vectors (nothing is written).
+    fn put_entity_vector<'a>(
+        &'a self,
+        entity: &'a Entity,
+        embedder: &'a str,
+        text: &'a str,
+        vector: &'a [f32],
+    ) -> StoreFuture<'a, bool>;
+    /// The `k` entities of the project (of `entity_type` when given) whose vectors of `embedder`
+    /// are nearest to `query`, best first; `Ok(None)` when this backend keeps no entity vectors.
+    fn entity_vector_search<'a>(
+        &'a self,
+        project: &'a str,
+        embedder: &'a str,
+        query: &'a [f32],
+        entity_type: Option<&'a str>,
+        k: usize,
+    ) -> StoreFuture<'a, Option<Vec<EntityMatch>>>;
+    /// Up to `limit` entities (any project) with no vector of `embedder` yet, for a backfill.
+    fn entities_without_vectors<'a>(
+        &'a self,
+        embedder: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Entity>>;
 
     // --- following other processes' writes ------------------------------------------------
     // Across all projects, oldest first by (time, id), at most `limit`, times at or after

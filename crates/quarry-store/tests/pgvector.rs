@@ -206,10 +206,10 @@ async fn pgvector_finds_the_nearest_chunks() {
         .collect();
     assert_eq!(order, [(&*second.id, 0), (&*first.id, 0)]);
 
-    // A database whose chunks have no vectors yet (written before the extension) is backfilled
-    // when opened.
+    // A database whose chunks have no vectors yet (written before the extension, so without
+    // the table) is backfilled when opened.
     let pool = sqlx::PgPool::connect(database.url()).await.unwrap();
-    sqlx::query("DELETE FROM chunk_vectors")
+    sqlx::query("DROP TABLE chunk_vectors")
         .execute(&pool)
         .await
         .unwrap();
@@ -224,4 +224,183 @@ async fn pgvector_finds_the_nearest_chunks() {
         .unwrap();
     assert_eq!(found.len(), 2);
     assert_eq!(found[0].document_id, second.id);
+}
+
+/// Entity vectors live in the database on PostgreSQL with pgvector: the nearest of the project
+/// (and of a type when asked) come back best first, a new vector replaces the old one, and
+/// entities without a vector of an embedder are listed for the backfill.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgvector_keeps_and_searches_entity_vectors() {
+    let Some(database) = fresh_database("QUARRY_TEST_PGVECTOR_URL") else {
+        notice("pgvector entity tests SKIPPED: QUARRY_TEST_PGVECTOR_URL is unset");
+        return;
+    };
+    let store: Arc<dyn Store> = Arc::new(
+        quarry_store::PostgresStore::connect(database.url())
+            .await
+            .unwrap(),
+    );
+    let project = store.ensure_project("p").await.unwrap();
+    let other = store.ensure_project("other").await.unwrap();
+    let entity = |project: &str, kind: &str, title: &str| {
+        let store = store.clone();
+        let (project, kind, title) = (project.to_owned(), kind.to_owned(), title.to_owned());
+        async move {
+            store
+                .create_entity(
+                    &project,
+                    &quarry_core::model::NewEntity {
+                        entity_type: kind,
+                        title,
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap()
+        }
+    };
+    let acme = entity(&project, "company", "Acme").await;
+    let globex = entity(&project, "company", "Globex").await;
+    let jane = entity(&project, "person", "Jane").await;
+    let foreign = entity(&other, "company", "Foreign").await;
+    assert_eq!(
+        store.entities_without_vectors("e", 10).await.unwrap().len(),
+        4
+    );
+    for (found, degrees) in [(&acme, 0.0), (&globex, 60.0), (&jane, 5.0), (&foreign, 1.0)] {
+        assert!(
+            store
+                .put_entity_vector(found, "e", &found.title, &at(degrees))
+                .await
+                .unwrap()
+        );
+    }
+    assert!(
+        store
+            .entities_without_vectors("e", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .entities_without_vectors("other", 10)
+            .await
+            .unwrap()
+            .len(),
+        4
+    );
+
+    let ids = |found: Vec<quarry_core::store::EntityMatch>| -> Vec<String> {
+        found.into_iter().map(|m| m.entity_id).collect()
+    };
+    let nearest = store
+        .entity_vector_search(&project, "e", &at(2.0), None, 3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        ids(nearest),
+        [acme.id.clone(), jane.id.clone(), globex.id.clone()]
+    );
+    let companies = store
+        .entity_vector_search(&project, "e", &at(2.0), Some("company"), 3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ids(companies), [acme.id.clone(), globex.id.clone()]);
+
+    // A new vector replaces the old one.
+    store
+        .put_entity_vector(&globex, "e", "Globex", &at(3.0))
+        .await
+        .unwrap();
+    let companies = store
+        .entity_vector_search(&project, "e", &at(2.0), Some("company"), 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ids(companies), std::slice::from_ref(&globex.id));
+}
+
+/// Full-text search of chunks runs in the database on any PostgreSQL (`QUARRY_TEST_POSTGRES_URL`):
+/// chunks with more of the query's words rank first, a document filter holds, a query of
+/// punctuation finds nothing and fails nothing; SQLite has none of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_searches_chunk_text() {
+    let sqlite = quarry_store::open(":memory:").await.unwrap();
+    assert_eq!(
+        sqlite.text_search("p", "anything", 3, None).await.unwrap(),
+        None
+    );
+    let Some(database) = fresh_database("QUARRY_TEST_POSTGRES_URL") else {
+        notice("PostgreSQL text search test SKIPPED: QUARRY_TEST_POSTGRES_URL is unset");
+        return;
+    };
+    let store = quarry_store::open(database.url()).await.unwrap();
+    let project = store.ensure_project("p").await.unwrap();
+    let text = "Pallets leave Rotterdam. The warehouse in Rotterdam ships pallets on Tuesday.";
+    let document = store.add_document(&project, "note", text).await.unwrap();
+    let other = store
+        .add_document(&project, "other", "Invoices are paid within thirty days.")
+        .await
+        .unwrap();
+    let split = "Pallets leave Rotterdam. ".chars().count();
+    let mut first = chunk(&document.id, 0, "e", at(0.0));
+    (first.start, first.end) = (0, split);
+    let mut second = chunk(&document.id, 1, "e", at(0.0));
+    (second.start, second.end) = (split, text.chars().count());
+    store
+        .put_chunks(&project, &document.id, &[first, second])
+        .await
+        .unwrap();
+    let mut only = chunk(&other.id, 0, "e", at(0.0));
+    (only.start, only.end) = (0, 38);
+    store
+        .put_chunks(&project, &other.id, &[only])
+        .await
+        .unwrap();
+
+    let found = store
+        .text_search(&project, "warehouse ships pallets", 5, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let ordinals: Vec<(String, i64)> = found
+        .iter()
+        .map(|m| (m.document_id.clone(), m.ordinal))
+        .collect();
+    assert_eq!(
+        ordinals,
+        [(document.id.clone(), 1), (document.id.clone(), 0)]
+    );
+    assert_eq!(
+        (found[0].start, found[0].end),
+        (split, text.chars().count())
+    );
+    let invoices = store
+        .text_search(
+            &project,
+            "paid invoices",
+            5,
+            Some(std::slice::from_ref(&document.id)),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(invoices.is_empty(), "the document filter holds");
+    let nothing = store
+        .text_search(&project, "-\"' ()&|!", 5, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(nothing.is_empty());
+    assert_eq!(
+        store
+            .text_search("elsewhere", "pallets", 5, None)
+            .await
+            .unwrap(),
+        Some(Vec::new()),
+        "another project sees nothing"
+    );
 }

