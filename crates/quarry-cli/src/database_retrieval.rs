@@ -43,8 +43,10 @@ pub struct DatabaseRetriever {
 }
 
 impl DatabaseRetriever {
-    /// The retriever, at once; the entities that have no vector of this embedder yet (a
-    /// database written before, or by another embedder) are embedded on a thread of their own.
+    /// The retriever, at once. On a thread of its own it then makes sure the vectors of its
+    /// embedder's width have their indexes (`Store::prepare_vector_search`: built once, over
+    /// the rows present) and embeds the entities that have no vector of this embedder yet (a
+    /// database written before, or by another embedder).
     pub fn open(
         runtime: &tokio::runtime::Runtime,
         library: Library,
@@ -57,11 +59,21 @@ impl DatabaseRetriever {
         });
         let backfilling = retriever.clone();
         std::thread::spawn(move || {
+            if let Err(error) = backfilling.prepare() {
+                tracing::warn!(%error, "preparing the search indexes failed");
+            }
             if let Err(error) = backfilling.backfill_entities() {
                 tracing::warn!(%error, "embedding the entities without a vector failed");
             }
         });
         retriever
+    }
+
+    /// Builds the vector indexes for this embedder's width where missing.
+    pub fn prepare(&self) -> Result<(), RetrievalError> {
+        let dims = self.library.embed_query("width").map_err(retrieval)?.len();
+        self.block_on(self.store.prepare_vector_search(dims))
+            .map_err(retrieval)
     }
 
     /// Embeds every entity without a vector of this embedder, in batches; returns how many.

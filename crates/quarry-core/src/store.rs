@@ -712,6 +712,11 @@ pub trait Store: Send + Sync {
         entity_type: Option<&'a str>,
         k: usize,
     ) -> StoreFuture<'a, Option<Vec<EntityMatch>>>;
+    /// Makes sure vectors of width `dims` are searched through an index: on PostgreSQL with
+    /// pgvector, builds the HNSW indexes of chunk and entity vectors of that width when missing
+    /// (a while over many rows, once; searches meanwhile are exact); a no-op elsewhere. Searches
+    /// and writes never build one themselves, so none of them waits for a build.
+    fn prepare_vector_search(&self, dims: usize) -> StoreFuture<'_, ()>;
     /// Up to `limit` entities (any project) with no vector of `embedder` yet, for a backfill.
     fn entities_without_vectors<'a>(
         &'a self,

@@ -13,9 +13,9 @@
 //! statement: an operator may add a partial expression index that the planner then uses, e.g.
 //! `CREATE INDEX ON chunk_vectors USING ivfflat ((embedding::vector(384)) vector_cosine_ops)
 //! WITH (lists = 1000) WHERE dims = 384` (after loading: ivfflat trains on the rows present).
-//! Quarry creates such an index itself, HNSW, the first time a process searches or writes
-//! vectors of a width ([`ensure_vector_index`]); searches set `hnsw.ef_search` and iterative
-//! scans so a project filter still yields `k` rows. Entities have their own table,
+//! Quarry creates such an index itself, HNSW, when a process that searches in the database
+//! starts (`Store::prepare_vector_search`, off the request path: [`ensure_vector_index`]);
+//! searches set `hnsw.ef_search` and iterative scans so a project filter still yields `k` rows. Entities have their own table,
 //! `entity_vectors` (one vector per entity and embedder, also HNSW-indexed per width), written by
 //! [`put_entity_vector`] and searched by [`entity_vector_search`].
 
@@ -31,6 +31,10 @@ use crate::rows::EntityRow;
 
 /// Taken (transaction-scoped) while the extension and table are created and backfilled.
 const SETUP_LOCK: i64 = 0x7175_6172_7279_7663; // "quarryvc"
+
+/// Held (by the building session) while HNSW indexes are built: apart from [`SETUP_LOCK`], so
+/// a process opening the store never waits for another's build.
+const INDEX_LOCK: i64 = 0x7175_6172_7279_6878; // "quarryhx"
 
 /// Chunks per backfill statement.
 const BACKFILL_BATCH: i64 = 1000;
@@ -71,6 +75,9 @@ const CREATE: [&str; 5] = [
 /// Candidates an HNSW search keeps while it walks the graph (pgvector's default is 40): more
 /// is slower and finds the true nearest more often.
 pub const HNSW_EF_SEARCH: u32 = 100;
+
+/// Memory an HNSW build may use (`maintenance_work_mem`, for that transaction only).
+const HNSW_BUILD_MEMORY: &str = "1GB";
 
 /// The tables whose vectors get an HNSW index per width.
 const VECTOR_TABLES: [&str; 2] = ["chunk_vectors", "entity_vectors"];
@@ -195,7 +202,8 @@ pub(crate) async fn write_chunk_vectors(
 
 /// Makes sure both vector tables have an HNSW index for vectors of width `dims` (once per
 /// process and width: `indexed` remembers). Built under an advisory lock, so processes starting
-/// together build it once; building over many existing rows takes a while, once.
+/// together build it once; building over many existing rows takes a while, once. An index made
+/// while the tables are empty (a new database) is then kept up by every write.
 pub(crate) async fn ensure_vector_index(
     pool: &PgPool,
     indexed: &Mutex<HashSet<usize>>,
@@ -209,28 +217,70 @@ pub(crate) async fn ensure_vector_index(
     {
         return Ok(());
     }
-    let mut tx = pool.begin().await.map_err(backend)?;
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(SETUP_LOCK)
-        .execute(&mut *tx)
-        .await
-        .map_err(backend)?;
-    for table in VECTOR_TABLES {
-        // `dims` is a number and `table` a constant: no user text reaches the statement.
-        let statement = format!(
-            "CREATE INDEX IF NOT EXISTS {table}_hnsw_{dims} ON {table} USING hnsw \
-             ((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}"
-        );
-        sqlx::query(sqlx::AssertSqlSafe(statement))
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
-    }
-    tx.commit().await.map_err(backend)?;
+    // A connection of its own, closed afterwards: the build is concurrent (writes go on while
+    // it runs), which cannot happen inside a transaction, so its settings and the advisory lock
+    // are the session's.
+    let mut connection = pool.acquire().await.map_err(backend)?.detach();
+    let built = build_vector_indexes(&mut connection, dims).await;
+    let _ = sqlx::Connection::close(connection).await;
+    built?;
     indexed
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .insert(dims);
+    Ok(())
+}
+
+/// Builds the missing HNSW indexes for width `dims` (and rebuilds one a crashed build left
+/// invalid) with `CREATE INDEX CONCURRENTLY`, under a session advisory lock, so processes
+/// starting together build each once while writes go on.
+async fn build_vector_indexes(
+    connection: &mut PgConnection,
+    dims: usize,
+) -> Result<(), StoreError> {
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(INDEX_LOCK)
+        .execute(&mut *connection)
+        .await
+        .map_err(backend)?;
+    // HNSW builds in memory while the graph fits (pgvector's advice); with the default 64 MB,
+    // 200,000 vectors of 384 dimensions spill to disk and take many times as long.
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SET maintenance_work_mem = '{HNSW_BUILD_MEMORY}'"
+    )))
+    .execute(&mut *connection)
+    .await
+    .map_err(backend)?;
+    for table in VECTOR_TABLES {
+        let name = format!("{table}_hnsw_{dims}");
+        let valid: Option<bool> = sqlx::query_scalar(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+             WHERE c.relname = $1",
+        )
+        .bind(&name)
+        .fetch_optional(&mut *connection)
+        .await
+        .map_err(backend)?;
+        if valid == Some(true) {
+            continue;
+        }
+        // `dims` is a number and `table` a constant: no user text reaches the statements.
+        if valid == Some(false) {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP INDEX CONCURRENTLY IF EXISTS {name}"
+            )))
+            .execute(&mut *connection)
+            .await
+            .map_err(backend)?;
+        }
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} USING hnsw \
+             ((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}"
+        )))
+        .execute(&mut *connection)
+        .await
+        .map_err(backend)?;
+    }
     Ok(())
 }
 

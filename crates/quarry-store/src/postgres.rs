@@ -60,9 +60,6 @@ impl PostgresStore {
         if !self.pgvector {
             return Ok(());
         }
-        if let Some(chunk) = chunks.first() {
-            self.vector_index(chunk.embedding.len()).await?;
-        }
         crate::pgvector::write_chunk_vectors(tx, project, chunks).await
     }
 
@@ -88,7 +85,6 @@ impl PostgresStore {
         if !self.pgvector {
             return Ok(false);
         }
-        self.vector_index(vector.len()).await?;
         crate::pgvector::put_entity_vector(&self.pool, entity, embedder, text, vector).await?;
         Ok(true)
     }
@@ -104,7 +100,6 @@ impl PostgresStore {
         if !self.pgvector {
             return Ok(None);
         }
-        self.vector_index(query.len()).await?;
         crate::pgvector::entity_vector_search(&self.pool, project, embedder, query, entity_type, k)
             .await
             .map(Some)
@@ -132,14 +127,16 @@ impl PostgresStore {
         if !self.pgvector {
             return Ok(None);
         }
-        self.vector_index(query.len()).await?;
         crate::pgvector::vector_search(&self.pool, project, embedder, query, k, document_ids)
             .await
             .map(Some)
     }
 
     /// The HNSW indexes for vectors of width `dims` (see `pgvector::ensure_vector_index`).
-    async fn vector_index(&self, dims: usize) -> Result<(), StoreError> {
+    async fn native_prepare_vector_search(&self, dims: usize) -> Result<(), StoreError> {
+        if !self.pgvector {
+            return Ok(());
+        }
         crate::pgvector::ensure_vector_index(&self.pool, &self.vector_indexes, dims).await
     }
 

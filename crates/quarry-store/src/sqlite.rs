@@ -120,6 +120,11 @@ impl SqliteStore {
         Ok(None)
     }
 
+    /// No vector indexes to prepare.
+    async fn native_prepare_vector_search(&self, _dims: usize) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     async fn native_entities_without_vectors(
         &self,
         _embedder: &str,

@@ -310,6 +310,27 @@ async fn pgvector_keeps_and_searches_entity_vectors() {
         .unwrap();
     assert_eq!(ids(companies), [acme.id.clone(), globex.id.clone()]);
 
+    // With the HNSW indexes for the width built, the answers stay the same.
+    store.prepare_vector_search(4).await.unwrap();
+    let pool = sqlx::PgPool::connect(database.url()).await.unwrap();
+    let indexes: Vec<String> = sqlx::query_scalar(
+        "SELECT indexname::text FROM pg_indexes WHERE indexname LIKE '%_hnsw_4' ORDER BY 1",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    assert_eq!(indexes, ["chunk_vectors_hnsw_4", "entity_vectors_hnsw_4"]);
+    let nearest = store
+        .entity_vector_search(&project, "e", &at(2.0), None, 3)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        ids(nearest),
+        [acme.id.clone(), jane.id.clone(), globex.id.clone()]
+    );
+
     // A new vector replaces the old one.
     store
         .put_entity_vector(&globex, "e", "Globex", &at(3.0))

@@ -98,6 +98,15 @@ impl Model {
     /// The next token's logits after `tokens`, which sit at `position` in the sequence (the
     /// cache holds the ones before).
     pub fn forward(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LlmError> {
+        // candle's Gemma 3 cannot build the mask of several tokens after a cached prefix (it
+        // joins an f32 block to a u32 one): such tokens go one at a time.
+        if matches!(self.weights, Weights::Gemma3(_)) && position > 0 && tokens.len() > 1 {
+            let mut logits = Vec::new();
+            for (offset, token) in tokens.iter().enumerate() {
+                logits = self.forward(std::slice::from_ref(token), position + offset)?;
+            }
+            return Ok(logits);
+        }
         let input = Tensor::new(tokens, &self.device)
             .and_then(|input| input.unsqueeze(0))
             .map_err(inference)?;

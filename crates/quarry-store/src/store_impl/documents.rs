@@ -227,6 +227,10 @@ macro_rules! documents_methods {
             Box::pin(self.native_entity_vector_search(project, embedder, query, entity_type, k))
         }
 
+        fn prepare_vector_search(&self, dims: usize) -> StoreFuture<'_, ()> {
+            Box::pin(self.native_prepare_vector_search(dims))
+        }
+
         fn entities_without_vectors<'a>(
             &'a self,
             embedder: &'a str,
