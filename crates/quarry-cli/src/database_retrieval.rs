@@ -43,30 +43,35 @@ pub struct DatabaseRetriever {
 }
 
 impl DatabaseRetriever {
-    /// The retriever, at once. On a thread of its own it then makes sure the vectors of its
-    /// embedder's width have their indexes (`Store::prepare_vector_search`: built once, over
-    /// the rows present) and embeds the entities that have no vector of this embedder yet (a
-    /// database written before, or by another embedder).
+    /// The retriever, at once.
     pub fn open(
         runtime: &tokio::runtime::Runtime,
         library: Library,
         store: Arc<dyn Store>,
     ) -> Arc<DatabaseRetriever> {
-        let retriever = Arc::new(DatabaseRetriever {
+        Arc::new(DatabaseRetriever {
             library,
             store,
             runtime: runtime.handle().clone(),
-        });
-        let backfilling = retriever.clone();
+        })
+    }
+
+    /// What a long-lived process (`serve`, `worker`) does for the database once, on a thread of
+    /// its own: makes sure the vectors of its embedder's width have their indexes
+    /// (`Store::prepare_vector_search`: built once, over the rows present) and embeds the
+    /// entities that have no vector of this embedder yet (a database written before, or by
+    /// another embedder). One-shot commands skip it: an index build they started would be
+    /// abandoned when they exit.
+    pub fn start_upkeep(self: &Arc<Self>) {
+        let upkeep = self.clone();
         std::thread::spawn(move || {
-            if let Err(error) = backfilling.prepare() {
+            if let Err(error) = upkeep.prepare() {
                 tracing::warn!(%error, "preparing the search indexes failed");
             }
-            if let Err(error) = backfilling.backfill_entities() {
+            if let Err(error) = upkeep.backfill_entities() {
                 tracing::warn!(%error, "embedding the entities without a vector failed");
             }
         });
-        retriever
     }
 
     /// Builds the vector indexes for this embedder's width where missing.

@@ -18,6 +18,7 @@ use quarry_index::{Embedder, HashingEmbedder, IndexError, Library};
 use quarry_llm::{EmbeddingsClient, ModelSpec, build_embedder};
 
 use crate::config::{self, pick};
+use crate::database_retrieval::DatabaseRetriever;
 use crate::failure::Failure;
 use crate::model::{env, provider_settings};
 
@@ -224,7 +225,8 @@ pub fn open_retriever(
     let (embedder, name) = embedder(runtime, embedder_flag, base_url)?;
     let library = Library::new(embedder, name).map_err(index_failure)?;
     if let SearchHome::Database = search_home(runtime, store, library.embedder_name())? {
-        return in_database(runtime, library, store.clone());
+        let retriever = DatabaseRetriever::open(runtime, library, store.clone());
+        return Ok(retriever);
     }
     if rebuild {
         rebuild_library(runtime, &library, store)?;
@@ -244,7 +246,9 @@ pub fn open_followed_retriever(
     let (embedder, name) = embedder(runtime, embedder_flag, base_url)?;
     let library = Library::new(embedder, name).map_err(index_failure)?;
     if let SearchHome::Database = search_home(runtime, &store, library.embedder_name())? {
-        return in_database(runtime, library, store);
+        let retriever = DatabaseRetriever::open(runtime, library, store);
+        retriever.start_upkeep();
+        return Ok(retriever);
     }
     let library = Arc::new(library);
     // Taken before the rebuild reads the store: whatever commits meanwhile is followed.
@@ -256,15 +260,6 @@ pub fn open_followed_retriever(
         crate::follow::spawn(follower);
     }
     Ok(library)
-}
-
-fn in_database(
-    runtime: &tokio::runtime::Runtime,
-    library: Library,
-    store: Arc<dyn Store>,
-) -> Result<Arc<dyn Retriever>, Failure> {
-    let retriever = crate::database_retrieval::DatabaseRetriever::open(runtime, library, store);
-    Ok(retriever)
 }
 
 /// Loads `library` from the store (chunks embedded anew are stored back).

@@ -42,9 +42,13 @@ const BACKFILL_BATCH: i64 = 1000;
 const AVAILABLE: &str =
     "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')";
 
-const CREATE: [&str; 5] = [
-    "CREATE EXTENSION IF NOT EXISTS vector",
-    "CREATE TABLE IF NOT EXISTS chunk_vectors (
+/// What setup creates, each with the object whose presence skips it: a `CREATE … IF NOT EXISTS`
+/// still locks its table, and would wait behind an HNSW build running there.
+const CREATE: [(&str, &str); 5] = [
+    ("", "CREATE EXTENSION IF NOT EXISTS vector"),
+    (
+        "chunk_vectors",
+        "CREATE TABLE IF NOT EXISTS chunk_vectors (
         document_id TEXT NOT NULL,
         ordinal BIGINT NOT NULL,
         project_id TEXT NOT NULL,
@@ -57,8 +61,14 @@ const CREATE: [&str; 5] = [
         FOREIGN KEY (document_id, ordinal) REFERENCES chunks (document_id, ordinal)
             ON DELETE CASCADE
     )",
-    "CREATE INDEX IF NOT EXISTS chunk_vectors_search ON chunk_vectors (project_id, embedder, dims)",
-    "CREATE TABLE IF NOT EXISTS entity_vectors (
+    ),
+    (
+        "chunk_vectors_search",
+        "CREATE INDEX IF NOT EXISTS chunk_vectors_search ON chunk_vectors (project_id, embedder, dims)",
+    ),
+    (
+        "entity_vectors",
+        "CREATE TABLE IF NOT EXISTS entity_vectors (
         entity_id TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
         embedder TEXT NOT NULL,
         project_id TEXT NOT NULL,
@@ -68,8 +78,12 @@ const CREATE: [&str; 5] = [
         embedding vector NOT NULL,
         PRIMARY KEY (entity_id, embedder)
     )",
-    "CREATE INDEX IF NOT EXISTS entity_vectors_search \
+    ),
+    (
+        "entity_vectors_search",
+        "CREATE INDEX IF NOT EXISTS entity_vectors_search \
      ON entity_vectors (project_id, embedder, dims, entity_type)",
+    ),
 ];
 
 /// Candidates an HNSW search keeps while it walks the graph (pgvector's default is 40): more
@@ -125,7 +139,17 @@ pub(crate) async fn setup(pool: &PgPool) -> Result<bool, StoreError> {
         .fetch_one(&mut *tx)
         .await
         .map_err(backend)?;
-    for statement in CREATE {
+    for (object, statement) in CREATE {
+        if !object.is_empty() {
+            let present: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+                .bind(object)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(backend)?;
+            if present {
+                continue;
+            }
+        }
         if let Err(error) = sqlx::query(statement).execute(&mut *tx).await {
             // Typically: not allowed to create the extension. Stay with the in-process index.
             if is_privilege_error(&error) {
