@@ -197,12 +197,7 @@ impl Retriever for DatabaseRetriever {
         let lists = [ids.hits(words), ids.hits(meaning)];
         Ok(reciprocal_rank_fusion(&lists, RRF_K, limit)
             .into_iter()
-            .map(|hit| PassageHit {
-                document_id: hit.document_id,
-                start: hit.code_points.start,
-                end: hit.code_points.end,
-                score: hit.score,
-            })
+            .map(PassageHit::from)
             .collect())
     }
 

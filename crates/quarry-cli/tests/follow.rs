@@ -11,21 +11,6 @@ use common::{Sandbox, Server};
 use quarry_testkit::postgres::TestDatabase;
 use serde_json::{Value, json};
 
-fn call(server: &Server, key: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let bytes = body.map(|b| b.to_string()).unwrap_or_default();
-    let (status, _, response) = server.request_as(
-        Some(key),
-        method,
-        path,
-        Some("application/json"),
-        bytes.as_bytes(),
-    );
-    (
-        status,
-        serde_json::from_str(&response).unwrap_or(Value::Null),
-    )
-}
-
 /// Polls `probe` until it answers `Some`, failing after a generous deadline.
 fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -40,15 +25,14 @@ fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
 
 fn finished(server: &Server, key: &str, id: &str) -> Value {
     eventually("the episode's extraction ended", || {
-        let (status, episode) = call(server, key, "GET", &format!("/v1/episodes/{id}"), None);
+        let (status, episode) = server.call(key, "GET", &format!("/v1/episodes/{id}"), None);
         assert_eq!(status, 200, "{episode}");
         (episode["status"] == "done" || episode["status"] == "failed").then_some(episode)
     })
 }
 
 fn ingest(server: &Server, key: &str, user: &str, entities: Value) -> Value {
-    let (status, episode) = call(
-        server,
+    let (status, episode) = server.call(
         key,
         "POST",
         "/v1/episodes",
@@ -61,8 +45,7 @@ fn ingest(server: &Server, key: &str, user: &str, entities: Value) -> Value {
 }
 
 fn organizations(server: &Server, key: &str) -> Vec<Value> {
-    let (status, found) = call(
-        server,
+    let (status, found) = server.call(
         key,
         "GET",
         "/v1/graph/entities?type=organization&limit=50",
@@ -136,8 +119,7 @@ fn two_servers_follow_each_others_writes(db: &str) {
 
     // A document added through A is found through B's search.
     let text = "The zeppelin maintenance contract renews every October.";
-    let (status, added) = call(
-        &a,
+    let (status, added) = a.call(
         &key,
         "POST",
         "/v1/documents",
@@ -147,8 +129,7 @@ fn two_servers_follow_each_others_writes(db: &str) {
     let document_id = added["id"].as_str().unwrap().to_owned();
     let started = Instant::now();
     eventually("B finds the document A added", || {
-        let (status, hits) = call(
-            &b,
+        let (status, hits) = b.call(
             &key,
             "GET",
             "/v1/documents/search?q=zeppelin%20maintenance",
@@ -164,8 +145,7 @@ fn two_servers_follow_each_others_writes(db: &str) {
     eprintln!("B found A's document after {:?}", started.elapsed());
 
     // Added again (a client retrying): the same document, 200, and still one hit.
-    let (status, again) = call(
-        &b,
+    let (status, again) = b.call(
         &key,
         "POST",
         "/v1/documents",
@@ -173,7 +153,7 @@ fn two_servers_follow_each_others_writes(db: &str) {
     );
     assert_eq!(status, 200, "{again}");
     assert_eq!(again["id"], document_id.as_str());
-    let (_, hits) = call(&b, &key, "GET", "/v1/documents/search?q=zeppelin", None);
+    let (_, hits) = b.call(&key, "GET", "/v1/documents/search?q=zeppelin", None);
     let hits: Vec<&Value> = hits
         .as_array()
         .unwrap()
@@ -196,7 +176,7 @@ fn two_servers_follow_each_others_writes(db: &str) {
         .find(|e| e["title"] == "Acme Corp")
         .expect("A stored Acme Corp");
     eventually("B finds A's entity by meaning", || {
-        let (status, found) = call(&b, &key, "GET", "/v1/graph/entities?q=anvils", None);
+        let (status, found) = b.call(&key, "GET", "/v1/graph/entities?q=anvils", None);
         assert_eq!(status, 200, "{found}");
         found
             .as_array()

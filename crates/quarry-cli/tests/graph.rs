@@ -56,26 +56,11 @@ impl Graph {
     }
 }
 
-fn call(server: &Server, key: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let bytes = body.map(|b| b.to_string()).unwrap_or_default();
-    let (status, _, response) = server.request_as(
-        Some(key),
-        method,
-        path,
-        Some("application/json"),
-        bytes.as_bytes(),
-    );
-    (
-        status,
-        serde_json::from_str(&response).unwrap_or(Value::Null),
-    )
-}
-
 /// Polls the episode until its extraction ended; returns it.
 fn finished(server: &Server, key: &str, id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let (status, episode) = call(server, key, "GET", &format!("/v1/episodes/{id}"), None);
+        let (status, episode) = server.call(key, "GET", &format!("/v1/episodes/{id}"), None);
         assert_eq!(status, 200, "{episode}");
         if episode["status"] == "done" || episode["status"] == "failed" {
             return episode;
@@ -142,8 +127,7 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
     ];
     let mut ids = Vec::new();
     for (user, assistant) in turns {
-        let (status, episode) = call(
-            &server,
+        let (status, episode) = server.call(
             &key,
             "POST",
             "/v1/episodes",
@@ -174,7 +158,7 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
     assert!(!requests[0].to_string().contains("Already known entities"));
 
     // Three spellings, one node, mentioned three times, notes kept and then replaced.
-    let (status, found) = call(&server, &key, "GET", "/v1/graph/entities?q=acme", None);
+    let (status, found) = server.call(&key, "GET", "/v1/graph/entities?q=acme", None);
     assert_eq!(status, 200, "{found}");
     let names: Vec<&str> = found
         .as_array()
@@ -189,25 +173,18 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
     assert_eq!(acme["notes"], "Anvils and rockets.", "{acme}");
     let acme_id = acme["id"].as_str().unwrap();
 
-    let (status, typed) = call(&server, &key, "GET", "/v1/graph/entities?type=place", None);
+    let (status, typed) = server.call(&key, "GET", "/v1/graph/entities?type=place", None);
     assert_eq!(status, 200);
     assert_eq!(typed[0]["title"], "Berlin", "{typed}");
 
-    let (status, detail) = call(
-        &server,
-        &key,
-        "GET",
-        &format!("/v1/graph/entities/{acme_id}"),
-        None,
-    );
+    let (status, detail) = server.call(&key, "GET", &format!("/v1/graph/entities/{acme_id}"), None);
     assert_eq!(status, 200, "{detail}");
     assert_eq!(detail["episodes"].as_array().unwrap().len(), 3, "{detail}");
     assert_eq!(detail["relations"].as_array().unwrap().len(), 2, "{detail}");
 
     // From Berlin, two hops against the direction of the edges reach Alice.
     let berlin = typed[0]["id"].as_str().unwrap();
-    let (status, around) = call(
-        &server,
+    let (status, around) = server.call(
         &key,
         "GET",
         &format!("/v1/graph/entities/{berlin}/neighbors?depth=2"),
@@ -216,8 +193,7 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
     assert_eq!(status, 200, "{around}");
     let reached = around.to_string();
     assert!(reached.contains("\"Alice\""), "{around}");
-    let (status, near) = call(
-        &server,
+    let (status, near) = server.call(
         &key,
         "GET",
         &format!("/v1/graph/entities/{berlin}/neighbors?depth=1"),
@@ -227,8 +203,7 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
     assert!(!near.to_string().contains("\"Alice\""), "{near}");
 
     // Bad requests: the API's one error shape.
-    let (status, error) = call(
-        &server,
+    let (status, error) = server.call(
         &key,
         "POST",
         "/v1/episodes",
@@ -239,8 +214,7 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
         (400, Some("MalformedRequest")),
         "{error}"
     );
-    let (status, error) = call(
-        &server,
+    let (status, error) = server.call(
         &key,
         "POST",
         "/v1/episodes",
@@ -251,8 +225,7 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
         (403, Some("Forbidden")),
         "{error}"
     );
-    let (status, error) = call(
-        &server,
+    let (status, error) = server.call(
         &key,
         "GET",
         "/v1/graph/entities/nope/neighbors?depth=9",
@@ -263,13 +236,7 @@ fn episodes_answer_at_once_and_build_one_node_per_entity_in_the_background() {
         (400, Some("InvalidDepth")),
         "{error}"
     );
-    let (status, error) = call(
-        &server,
-        &key,
-        "GET",
-        "/v1/graph/entities/nope/neighbors",
-        None,
-    );
+    let (status, error) = server.call(&key, "GET", "/v1/graph/entities/nope/neighbors", None);
     assert_eq!(
         (status, error["error"].as_str()),
         (404, Some("NotFound")),
@@ -286,8 +253,7 @@ fn a_failed_extraction_is_recorded_on_the_episode_not_returned() {
         .model
         .push(Reply::status(400, "model rejected the request"));
     let server = graph.serve(true);
-    let (status, episode) = call(
-        &server,
+    let (status, episode) = server.call(
         &key,
         "POST",
         "/v1/episodes",
@@ -307,7 +273,7 @@ fn a_failed_extraction_is_recorded_on_the_episode_not_returned() {
         json!([]),
     ));
     let retry = format!("/v1/episodes/{id}/retry");
-    let (status, queued) = call(&server, &key, "POST", &retry, None);
+    let (status, queued) = server.call(&key, "POST", &retry, None);
     assert_eq!(status, 202, "{queued}");
     assert_eq!(queued["status"], "pending", "{queued}");
     assert_eq!(queued["attempts"], 0, "{queued}");
@@ -316,7 +282,7 @@ fn a_failed_extraction_is_recorded_on_the_episode_not_returned() {
     assert_eq!(done["status"], "done", "{done}");
     assert_eq!(done["entities_stored"], 2, "{done}");
     // Only failed episodes are retried.
-    let (status, refused) = call(&server, &key, "POST", &retry, None);
+    let (status, refused) = server.call(&key, "POST", &retry, None);
     assert_eq!(
         (status, refused["error"].as_str()),
         (409, Some("InvalidState")),
@@ -326,14 +292,14 @@ fn a_failed_extraction_is_recorded_on_the_episode_not_returned() {
         refused["message"].as_str().unwrap().contains("not failed"),
         "{refused}"
     );
-    let (status, missing) = call(&server, &key, "POST", "/v1/episodes/nope/retry", None);
+    let (status, missing) = server.call(&key, "POST", "/v1/episodes/nope/retry", None);
     assert_eq!(
         (status, missing["error"].as_str()),
         (404, Some("NotFound")),
         "{missing}"
     );
     let reader = graph.key("entities:read");
-    let (status, _) = call(&server, &reader, "POST", &retry, None);
+    let (status, _) = server.call(&reader, "POST", &retry, None);
     assert_eq!(status, 403, "retrying needs the write scope");
 }
 
@@ -424,8 +390,7 @@ fn the_queue_survives_a_restart_and_ingest_needs_no_model() {
     let key = graph.key("documents:write,entities:read");
     let server = graph.serve(false);
     // Without a model, a plain episode waits on the queue...
-    let (status, waiting) = call(
-        &server,
+    let (status, waiting) = server.call(
         &key,
         "POST",
         "/v1/episodes",
@@ -433,9 +398,7 @@ fn the_queue_survives_a_restart_and_ingest_needs_no_model() {
     );
     assert_eq!(status, 202);
     // ...while a pre-structured one is applied without any model.
-    let (status, ingested) = call(
-        &server,
-        &key,
+    let (status, ingested) = server.call(&key,
         "POST",
         "/v1/episodes",
         Some(json!({
@@ -454,13 +417,7 @@ fn the_queue_survives_a_restart_and_ingest_needs_no_model() {
     let done = finished(&server, &key, ingested["id"].as_str().unwrap());
     assert_eq!(done["relationships_stored"], 1, "{done}");
     let waiting_id = waiting["id"].as_str().unwrap().to_owned();
-    let (_, still) = call(
-        &server,
-        &key,
-        "GET",
-        &format!("/v1/episodes/{waiting_id}"),
-        None,
-    );
+    let (_, still) = server.call(&key, "GET", &format!("/v1/episodes/{waiting_id}"), None);
     assert_eq!(still["status"], "pending", "{still}");
     drop(server);
     assert_eq!(graph.model.request_count(), 0);
@@ -580,8 +537,7 @@ fn a_provider_embeddings_endpoint_embeds_entities_and_documents() {
         "--base-url",
         &url,
     ]);
-    let (status, episode) = call(
-        &server,
+    let (status, episode) = server.call(
         &key,
         "POST",
         "/v1/episodes",
@@ -593,15 +549,14 @@ fn a_provider_embeddings_endpoint_embeds_entities_and_documents() {
     );
     assert_eq!(status, 202, "{episode}");
     finished(&server, &key, episode["id"].as_str().unwrap());
-    let (status, document) = call(
-        &server,
+    let (status, document) = server.call(
         &key,
         "POST",
         "/v1/documents",
         Some(json!({"title": "billing.md", "text": "The billing service sends invoices nightly."})),
     );
     assert_eq!(status, 201, "{document}");
-    let (status, _) = call(&server, &key, "GET", "/v1/graph/entities?q=invoices", None);
+    let (status, _) = server.call(&key, "GET", "/v1/graph/entities?q=invoices", None);
     assert_eq!(status, 200);
     // Every vector came from the provider's real wire: the entity as "name (type): notes", the
     // episode's conversation and the document as chunks, the query.

@@ -7,22 +7,7 @@ mod common;
 
 use common::{Sandbox, Server, quarry_on};
 use quarry_testkit::postgres::TestDatabase;
-use serde_json::{Value, json};
-
-fn call(server: &Server, key: &str, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let bytes = body.map(|body| body.to_string()).unwrap_or_default();
-    let (status, _, response) = server.request_as(
-        Some(key),
-        method,
-        path,
-        Some("application/json"),
-        bytes.as_bytes(),
-    );
-    (
-        status,
-        serde_json::from_str(&response).unwrap_or(Value::Null),
-    )
-}
+use serde_json::json;
 
 #[test]
 fn a_document_added_through_one_server_is_found_through_another_at_once() {
@@ -50,8 +35,7 @@ fn a_document_added_through_one_server_is_found_through_another_at_once() {
     let first = Server::start(&["--db", db, "--no-worker"]);
     let second = Server::start(&["--db", db, "--no-worker"]);
 
-    let (status, added) = call(
-        &first,
+    let (status, added) = first.call(
         &key,
         "POST",
         "/v1/documents",
@@ -61,8 +45,7 @@ fn a_document_added_through_one_server_is_found_through_another_at_once() {
     assert!(status == 201 || status == 200, "{added}");
     let document_id = added["id"].as_str().expect("the document's id").to_owned();
     // Asked once, right after the write committed: nothing may need to catch up.
-    let (status, found) = call(
-        &second,
+    let (status, found) = second.call(
         &key,
         "GET",
         "/v1/documents/search?q=warehouse%20Rotterdam%20pallets",
@@ -76,16 +59,14 @@ fn a_document_added_through_one_server_is_found_through_another_at_once() {
         "{found}"
     );
 
-    let (status, entity) = call(
-        &first,
+    let (status, entity) = first.call(
         &key,
         "POST",
         "/v1/entities",
         Some(json!({"entity_type": "company", "title": "Rotterdam Pallet Works"})),
     );
     assert_eq!(status, 201, "{entity}");
-    let (status, entities) = call(
-        &second,
+    let (status, entities) = second.call(
         &key,
         "GET",
         "/v1/graph/entities?q=Rotterdam%20Pallet%20Works&type=company",

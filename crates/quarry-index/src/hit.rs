@@ -14,6 +14,18 @@ pub struct Hit {
     pub code_points: Range<usize>,
 }
 
+impl From<Hit> for quarry_core::retrieval::PassageHit {
+    /// The hit as the engine cites it: document and code-point offsets.
+    fn from(hit: Hit) -> Self {
+        quarry_core::retrieval::PassageHit {
+            document_id: hit.document_id,
+            start: hit.code_points.start,
+            end: hit.code_points.end,
+            score: hit.score,
+        }
+    }
+}
+
 /// Restricts a search to one project and, optionally, to chunks of documents linked to any of
 /// `entity_ids` and/or to any of `document_ids`. `Some(vec![])` matches nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

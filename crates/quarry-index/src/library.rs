@@ -353,15 +353,7 @@ impl Retriever for Library {
         let hits = read(&self.documents)
             .search_embedded(query, &vector, &filter, limit)
             .map_err(retrieval)?;
-        Ok(hits
-            .into_iter()
-            .map(|hit| PassageHit {
-                document_id: hit.document_id,
-                start: hit.code_points.start,
-                end: hit.code_points.end,
-                score: hit.score,
-            })
-            .collect())
+        Ok(hits.into_iter().map(PassageHit::from).collect())
     }
 
     /// Only entities with a positive cosine similarity are returned.

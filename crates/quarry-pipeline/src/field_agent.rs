@@ -101,6 +101,23 @@ impl AgentSettings<'_> {
             tokens_used: usage.total() as i64,
         }
     }
+
+    /// This agent's accepted value, with the tokens and time it spent since `started`.
+    pub(crate) fn value(
+        &self,
+        (value, confidence, sources): (Value, Confidence, Vec<SourceRef>),
+        usage: Usage,
+        started: std::time::Instant,
+    ) -> FieldValue {
+        FieldValue {
+            value,
+            sources,
+            confidence,
+            agent_id: self.agent_id.to_owned(),
+            tokens_used: usage.total() as i64,
+            duration_ms: started.elapsed().as_millis() as i64,
+        }
+    }
 }
 
 /// The field's `submit_value` schema, as JSON and compiled.
@@ -218,14 +235,7 @@ async fn tool_loop(
             let reply = if call.name == SUBMIT_VALUE {
                 match check_submission(&call.arguments, &submit_schema, context, &tools) {
                     Verdict::Accepted(value, confidence, sources) => {
-                        return Ok(FieldValue {
-                            value,
-                            sources,
-                            confidence,
-                            agent_id: settings.agent_id.to_owned(),
-                            tokens_used: usage.total() as i64,
-                            duration_ms: started.elapsed().as_millis() as i64,
-                        });
+                        return Ok(settings.value((value, confidence, sources), usage, started));
                     }
                     Verdict::NoValue => {
                         return Err(fail(

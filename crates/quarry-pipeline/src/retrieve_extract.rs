@@ -120,14 +120,7 @@ pub(crate) async fn retrieve_then_extract(
             &tools,
         ) {
             Verdict::Accepted(value, confidence, sources) => {
-                return Ok(FieldValue {
-                    value,
-                    sources,
-                    confidence,
-                    agent_id: settings.agent_id.to_owned(),
-                    tokens_used: usage.total() as i64,
-                    duration_ms: started.elapsed().as_millis() as i64,
-                });
+                return Ok(settings.value((value, confidence, sources), usage, started));
             }
             Verdict::NoValue => {
                 return Err(fail(

@@ -369,8 +369,7 @@ pub(crate) async fn vector_search(
             ordinal,
             start: usize::try_from(start).unwrap_or(0),
             end: usize::try_from(end).unwrap_or(0),
-            // A zero vector has no direction: its distance is NaN.
-            score: score.filter(|score| score.is_finite()).unwrap_or(0.0),
+            score: similarity(score),
         })
         .collect())
 }
@@ -447,7 +446,7 @@ pub(crate) async fn entity_vector_search(
         .into_iter()
         .map(|(entity_id, score)| EntityMatch {
             entity_id,
-            score: score.filter(|score| score.is_finite()).unwrap_or(0.0),
+            score: similarity(score),
         })
         .collect())
 }
@@ -465,6 +464,11 @@ pub(crate) async fn entities_without_vectors(
         .await
         .map_err(backend)?;
     Ok(rows.into_iter().map(Entity::from).collect())
+}
+
+/// A row's `1 - distance`: 0 for a zero vector, which has no direction (its distance is NaN).
+fn similarity(score: Option<f32>) -> f32 {
+    score.filter(|score| score.is_finite()).unwrap_or(0.0)
 }
 
 /// pgvector's text form, `[1,0.5,-2]`; Rust prints the shortest text that reads back exactly.

@@ -273,6 +273,28 @@ impl Server {
         self.request_as(None, method, path, content_type, body)
     }
 
+    /// A JSON call as `key`: the status and the parsed body (`Null` when it is not JSON).
+    pub fn call(
+        &self,
+        key: &str,
+        method: &str,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let bytes = body.map(|b| b.to_string()).unwrap_or_default();
+        let (status, _, response) = self.request_as(
+            Some(key),
+            method,
+            path,
+            Some("application/json"),
+            bytes.as_bytes(),
+        );
+        (
+            status,
+            serde_json::from_str(&response).unwrap_or(serde_json::Value::Null),
+        )
+    }
+
     /// Like `request`, with `Authorization: Bearer <key>` when a key is given.
     pub fn request_as(
         &self,
