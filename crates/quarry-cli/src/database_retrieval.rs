@@ -122,22 +122,19 @@ impl DatabaseRetriever {
             Some(entity_ids) => Some(self.store.linked_document_ids(project, entity_ids).await?),
             None => None,
         };
-        let words = self
-            .store
-            .text_search(project, query, k, documents.as_deref())
-            .await?
-            .unwrap_or_default();
-        let meaning = self
-            .store
-            .vector_search(
+        // The two halves are independent queries: asked at once, a search costs the slower one.
+        let (words, meaning) = tokio::try_join!(
+            self.store
+                .text_search(project, query, k, documents.as_deref()),
+            self.store.vector_search(
                 project,
                 self.library.embedder_name(),
                 vector,
                 k,
                 documents.as_deref(),
-            )
-            .await?
-            .unwrap_or_default();
+            ),
+        )?;
+        let (words, meaning) = (words.unwrap_or_default(), meaning.unwrap_or_default());
         Ok((words, meaning))
     }
 }
@@ -219,8 +216,10 @@ impl Retriever for DatabaseRetriever {
             ))
             .map_err(retrieval)?
             .unwrap_or_default();
+        // As the in-process index: only entities with a positive similarity are found.
         Ok(found
             .into_iter()
+            .filter(|found| found.score > 0.0)
             .map(|found| EntityHit {
                 entity_id: found.entity_id,
                 score: found.score,
