@@ -71,7 +71,7 @@ forbid() {
         exit 1
     fi
 }
-for crate in quarry-core quarry-detect quarry-parse quarry-index quarry-wasm; do
+for crate in quarry-core quarry-detect quarry-parse quarry-index quarry-kernels quarry-wasm; do
     forbid "$crate" 'tokio|axum|hyper|reqwest|sqlx|clap'
 done
 forbid quarry-llm 'axum|sqlx|clap'
