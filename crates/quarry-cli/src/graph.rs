@@ -159,9 +159,9 @@ fn describe(episode: &Episode) -> String {
 /// What a worker did, for `--json`.
 fn stats_json(stats: WorkerStats) -> serde_json::Value {
     serde_json::json!({
-        "finished": stats.finished,
+        "finished": stats.finished(),
         "failed": stats.failed,
-        "released": stats.released,
+        "released": stats.retried,
         "lease_lost": stats.lease_lost,
     })
 }
@@ -312,7 +312,9 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
                 "{} episode(s) processed, {} of them failed (see quarry episode show ID; quarry \
                  episode retry --failed tries them again); {} attempt(s) failed transiently and \
                  were retried",
-                stats.finished, stats.failed, stats.released
+                stats.finished(),
+                stats.failed,
+                stats.retried
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use quarry_graph::GraphWorker;
-use quarry_pipeline::{WorkerConfig, WorkerSignal};
+use quarry_pipeline::{QueueControl, WorkerConfig};
 use quarry_server::{ConnectionLimits, ServerConfig, WorkLimits};
 
 use crate::owner::worker_owner;
@@ -134,7 +134,7 @@ fn work_limits(limits: &ServeLimitArgs) -> WorkLimits {
 }
 
 /// How the in-process task worker ended.
-pub type WorkerOutcome = Result<quarry_pipeline::WorkerStats, quarry_pipeline::PipelineError>;
+pub type WorkerOutcome = Result<quarry_pipeline::QueueStats, quarry_pipeline::PipelineError>;
 
 /// What `serve` and `mcp` share: the server configuration over the model and, when there is one,
 /// the database (its followed search index, the pipeline, and unless `--no-worker` the graph and
@@ -142,7 +142,7 @@ pub type WorkerOutcome = Result<quarry_pipeline::WorkerStats, quarry_pipeline::P
 pub struct Host {
     pub config: ServerConfig,
     /// The in-process task worker and its stop signal, unless `--no-worker` or no database.
-    pub task_worker: Option<(tokio::task::JoinHandle<WorkerOutcome>, Arc<WorkerSignal>)>,
+    pub task_worker: Option<(tokio::task::JoinHandle<WorkerOutcome>, Arc<QueueControl>)>,
 }
 
 impl Host {
@@ -200,7 +200,7 @@ impl Host {
                 .with_retriever(retriever.clone());
                 let worker = start_graph_worker(runtime, extractor);
                 config.graph_worker = Some(Arc::new(worker));
-                let signal = WorkerSignal::new();
+                let signal = QueueControl::new();
                 let worker_config = WorkerConfig {
                     owner: worker_owner(),
                     concurrency: args.model.concurrency.max(1),

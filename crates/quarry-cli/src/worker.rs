@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use quarry_pipeline::{WorkerConfig, WorkerSignal};
+use quarry_pipeline::{QueueControl, WorkerConfig};
 
 use crate::agents::{ModelRegistry, pipeline};
 use crate::args::WorkerArgs;
@@ -47,7 +47,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
     )?
     .with_retriever(retriever);
     let graph = crate::serve::start_graph_worker(&ws.runtime, extractor);
-    let signal = WorkerSignal::new();
+    let signal = QueueControl::new();
     tracing::info!(owner = %config.owner, "worker started");
     let stats = ws
         .runtime

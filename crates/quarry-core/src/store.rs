@@ -12,11 +12,12 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::model::{
-    ApiKey, Document, DocumentKind, DocumentSummary, Entity, EntityType, Episode, EpisodeLease,
-    EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun, FeedbackSummary, FieldTask,
-    GraphApplied, GraphWrite, NewEntity, NewEpisode, NewResult, NewWorkflow, NodeState, Relation,
-    ReviewDecision, RunScope, RunStatus, StoredChunk, TaskCompletion, TaskLease,
+    ApiKey, Document, DocumentKind, DocumentSummary, Entity, EntityType, Episode, EpisodeOutcome,
+    EpisodeStatus, ExtractionResult, ExtractionRun, FeedbackSummary, FieldTask, GraphApplied,
+    GraphWrite, NewEntity, NewEpisode, NewResult, NewWorkflow, NodeState, Relation, ReviewDecision,
+    RunScope, RunStatus, StoredChunk, TaskCompletion,
 };
+use crate::model::{JobKind, Lease, Release};
 
 /// What [`Store::store_document`] did: the document, and whether this call created it (`false`:
 /// the project already held a document of the same title and text, which is returned).
@@ -406,7 +407,31 @@ pub trait Store: Send + Sync {
         limit: usize,
     ) -> StoreFuture<'a, Vec<ExtractionRun>>;
 
-    // --- workflow tasks (the durable, leased queue) ----------------------------------------
+    // --- the leased queue (every job kind; see `crate::model::queue`) ----------------------
+    /// The heartbeat: pushes the lease to now + `lease_for` while `held` is still the job's
+    /// lease; `false` when it was taken over (or the job ended).
+    fn renew_lease<'a>(&'a self, held: &'a Lease, lease_for: Duration) -> StoreFuture<'a, bool>;
+    /// A transient failure: the job goes back to the queue (a task `queued`, an episode
+    /// `pending`, its attempts kept), claimable after `release.retry_after`, with the error kept
+    /// and the attempt's cost added. Fenced: only while the job is `running` under exactly
+    /// `held`, else [`StoreError::LeaseLost`] (`NotFound` when there is no such job) and nothing
+    /// is written.
+    fn release_job<'a>(
+        &'a self,
+        project: &'a str,
+        held: &'a Lease,
+        release: &'a Release,
+    ) -> StoreFuture<'a, ()>;
+    /// A counter of the times jobs of `kind` became claimable in any process, as far as this
+    /// store hears of it (PostgreSQL: `LISTEN`, started by the first call; `0` forever where the
+    /// store has no notifications, as on SQLite, where one process writes and wakes its own
+    /// workers). Read it before a claim, then wait with [`work_queued`](Self::work_queued).
+    fn work_signal(&self, kind: JobKind) -> StoreFuture<'_, u64>;
+    /// Resolves once [`work_signal`](Self::work_signal) of `kind` has passed `seen`; never on a
+    /// store without notifications (callers also poll).
+    fn work_queued(&self, kind: JobKind, seen: u64) -> StoreFuture<'_, ()>;
+
+    // --- workflow tasks (field tasks on the leased queue) ----------------------------------
     /// One transaction: a run (`running`) and its field tasks, settled at once (pending tasks
     /// whose dependencies are done become queued; a run with nothing to do ends at once).
     fn create_workflow<'a>(
@@ -424,32 +449,14 @@ pub trait Store: Send + Sync {
         limit: usize,
         root_run_id: Option<&'a str>,
     ) -> StoreFuture<'a, Vec<FieldTask>>;
-    /// The heartbeat: pushes the lease to now + `lease` while `lease` is still held; `false`
-    /// when it was taken over (or the task ended).
-    fn renew_task_lease<'a>(
-        &'a self,
-        held: &'a TaskLease,
-        lease: Duration,
-    ) -> StoreFuture<'a, bool>;
     /// One transaction, fenced by `held` (else [`StoreError::LeaseLost`] and nothing written):
     /// the results recorded (earlier ones of the field superseded), the task ended, the
     /// follow-up runs created, the run settled.
     fn complete_task<'a>(
         &'a self,
         project: &'a str,
-        held: &'a TaskLease,
+        held: &'a Lease,
         completion: &'a TaskCompletion,
-    ) -> StoreFuture<'a, FieldTask>;
-    /// A transient failure: the task goes back to `queued`, claimable after `retry_after`,
-    /// with `error` kept as its last error. Fenced like [`complete_task`](Self::complete_task).
-    fn release_task<'a>(
-        &'a self,
-        project: &'a str,
-        held: &'a TaskLease,
-        error: &'a str,
-        retry_after: Duration,
-        tokens_used: i64,
-        duration_ms: i64,
     ) -> StoreFuture<'a, FieldTask>;
     fn get_task<'a>(&'a self, project: &'a str, id: &'a str) -> StoreFuture<'a, Option<FieldTask>>;
     /// A run's tasks in the order they were created (the entity type's field order).
@@ -532,7 +539,7 @@ pub trait Store: Send + Sync {
     /// one): `running` episodes whose lease expired (their worker died or stalled) first, then
     /// `pending` ones whose `available_at` is unset or passed, oldest first. Each becomes
     /// `running` under `owner` until now + `lease`, with one more attempt; the returned episodes
-    /// carry their [`EpisodeLease`](crate::model::EpisodeLease) (`Episode::lease`). With
+    /// carry their [`Lease`](crate::model::Lease) (`Episode::lease`). With
     /// `ingest_only`, only episodes carrying a pre-structured `ingest` (a worker without a model
     /// leaves the others queued).
     fn claim_episodes<'a>(
@@ -542,13 +549,6 @@ pub trait Store: Send + Sync {
         limit: usize,
         ingest_only: bool,
     ) -> StoreFuture<'a, Vec<Episode>>;
-    /// The heartbeat: pushes the lease's expiry to now + `lease_for` while `held` is still the
-    /// episode's lease; `false` when it was taken over (or the episode ended).
-    fn renew_episode_lease<'a>(
-        &'a self,
-        held: &'a EpisodeLease,
-        lease_for: Duration,
-    ) -> StoreFuture<'a, bool>;
     /// Ends an episode: `done` when `outcome.error` is `None`, else `failed`; the lease is
     /// cleared. With `held`, fenced: only while the episode is `running` under exactly that lease
     /// (else [`StoreError::LeaseLost`] and nothing written); without, unconditionally.
@@ -556,18 +556,8 @@ pub trait Store: Send + Sync {
         &'a self,
         project: &'a str,
         id: &'a str,
-        held: Option<&'a EpisodeLease>,
+        held: Option<&'a Lease>,
         outcome: &'a EpisodeOutcome,
-    ) -> StoreFuture<'a, Episode>;
-    /// A transient failure: the episode goes back to `pending`, claimable after `retry_after`,
-    /// with `error` kept (its attempts are kept too). Fenced like
-    /// [`finish_episode`](Self::finish_episode) with a lease.
-    fn release_episode<'a>(
-        &'a self,
-        project: &'a str,
-        held: &'a EpisodeLease,
-        error: &'a str,
-        retry_after: Duration,
     ) -> StoreFuture<'a, Episode>;
     /// One transaction: the `failed` episodes `ids` (every failed episode of the project when
     /// `None`) go back to `pending`, claimable at once, attempts from zero and the error
@@ -586,7 +576,8 @@ pub trait Store: Send + Sync {
         limit: usize,
     ) -> StoreFuture<'a, Vec<Episode>>;
     /// One transaction. Per entity: update `existing_id` (or the entity of the same exact
-    /// (type, title)) with mention_count + 1, last_seen_at = now and notes replaced only when
+    /// (type, title), else the oldest of that type with the same
+    /// [`name_key`](crate::resolve::name_key)) with mention_count + 1, last_seen_at = now and notes replaced only when
     /// given; otherwise insert with mention_count 1. Each entity is linked to `episode_id` when
     /// given. Per relationship: upsert on (from, to, label), mention_count + 1, notes kept when
     /// none are given.
@@ -597,7 +588,7 @@ pub trait Store: Send + Sync {
         write: &'a GraphWrite,
     ) -> StoreFuture<'a, GraphApplied>;
     /// One transaction: [`apply_graph`](Self::apply_graph) of `write` linked to the episode
-    /// `held.episode_id`, and the episode ended as by [`finish_episode`](Self::finish_episode)
+    /// `held.job_id`, and the episode ended as by [`finish_episode`](Self::finish_episode)
     /// with `outcome` (recorded as given: the caller counts what it stores and skipped). What a
     /// successful extraction calls, so the graph and the episode's status never disagree. The
     /// first statement is the fence: unless the episode is still `running` under exactly `held`
@@ -608,10 +599,22 @@ pub trait Store: Send + Sync {
     fn complete_episode<'a>(
         &'a self,
         project: &'a str,
-        held: &'a EpisodeLease,
+        held: &'a Lease,
         write: &'a GraphWrite,
         outcome: &'a EpisodeOutcome,
     ) -> StoreFuture<'a, GraphApplied>;
+    /// Entity resolution's candidates for `names` of `entity_type`, read from the database,
+    /// oldest first: the entities of the same title or name key
+    /// ([`name_key`](crate::resolve::name_key)) and each name's nearest titles, which the
+    /// resolver decides among as over the full list. `None` where the store keeps no such index
+    /// (SQLite, the embedded single-process default): the caller resolves against its own
+    /// cache of the type's entities.
+    fn resolution_candidates<'a>(
+        &'a self,
+        project: &'a str,
+        entity_type: &'a str,
+        names: &'a [String],
+    ) -> StoreFuture<'a, Option<Vec<Entity>>>;
     /// Entities of `types` (all types when empty), most recently created first, at most `limit`
     /// (the prompt's known-entities block).
     fn recent_entities<'a>(

@@ -227,9 +227,9 @@ async fn drain(store: Arc<dyn Store>, label: &str, with_model: bool) {
     println!(
         "{label:<10} {path:<18} {finished} episodes in {secs:.2} s = {rate:>6.0} extractions/s \
          ({failed} failed; queueing {queue_rate:.0} episodes/s; {entities} entities)",
-        finished = stats.finished,
+        finished = stats.finished(),
         secs = elapsed.as_secs_f64(),
-        rate = stats.finished as f64 / elapsed.as_secs_f64(),
+        rate = stats.finished() as f64 / elapsed.as_secs_f64(),
         failed = stats.failed,
         queue_rate = N as f64 / queued.as_secs_f64(),
         entities = entities.len(),

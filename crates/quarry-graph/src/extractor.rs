@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use quarry_core::model::{Entity, Episode, EpisodeLease, EpisodeOutcome, GraphExtraction};
+use quarry_core::model::{Entity, Episode, EpisodeOutcome, GraphExtraction, Lease, Release};
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::{Store, StoreError};
 use quarry_llm::LlmClient;
@@ -88,21 +88,9 @@ pub enum AttemptEnd {
     NotRecorded { error: String, cause: StoreError },
 }
 
-/// The longest backoff between two attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
-
-/// The backoff after a transient failure of attempt `attempt` (1-based): `base * 2^(attempt -
-/// 1)`, at most 60 s, then ± 20 % jitter (from the clock's nanoseconds: cheap, and different
-/// enough between workers that they do not retry in lockstep).
-pub fn retry_backoff(base: Duration, attempt: i64) -> Duration {
-    let exponent = u32::try_from(attempt.saturating_sub(1).clamp(0, 16)).unwrap_or(16);
-    let delay = base.saturating_mul(1 << exponent).min(MAX_BACKOFF);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.subsec_nanos());
-    let factor = 0.8 + 0.4 * f64::from(nanos % 1_000_001) / 1_000_000.0;
-    delay.mul_f64(factor)
-}
+/// The backoff after a transient failure of attempt `attempt` (1-based): the queue's
+/// ([`quarry_queue::backoff`]).
+pub use quarry_queue::backoff as retry_backoff;
 
 /// Extracts and stores the graph of conversation episodes. Cheap to share (`Arc`); holds the
 /// per-project resolution caches, so one extractor per process is the intended use.
@@ -199,7 +187,16 @@ impl GraphExtractor {
                 let retry_after = retry_backoff(self.config.retry_base, episode.attempts);
                 let released = self
                     .store
-                    .release_episode(&episode.project_id, &held, &failed.reason, retry_after)
+                    .release_job(
+                        &episode.project_id,
+                        &held,
+                        &Release {
+                            error: failed.reason.clone(),
+                            retry_after,
+                            tokens_used: 0,
+                            duration_ms: 0,
+                        },
+                    )
                     .await;
                 match released {
                     Ok(_) => AttemptEnd::Released {
@@ -234,7 +231,7 @@ impl GraphExtractor {
     pub(crate) async fn end_failed(
         &self,
         episode: &Episode,
-        held: &EpisodeLease,
+        held: &Lease,
         reason: String,
     ) -> AttemptEnd {
         let outcome = failure(reason);
@@ -421,30 +418,5 @@ fn failure(error: String) -> EpisodeOutcome {
     EpisodeOutcome {
         error: Some(error),
         ..EpisodeOutcome::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_per_attempt_with_jitter_and_a_cap() {
-        let base = Duration::from_secs(1);
-        for (attempt, expected) in [
-            (1, 1.0),
-            (2, 2.0),
-            (3, 4.0),
-            (6, 32.0),
-            (7, 60.0),
-            (40, 60.0),
-        ] {
-            let delay = retry_backoff(base, attempt).as_secs_f64();
-            assert!(
-                (expected * 0.8..=expected * 1.2).contains(&delay),
-                "attempt {attempt}: {delay} s, expected {expected} s ± 20 %"
-            );
-        }
-        assert_eq!(retry_backoff(Duration::ZERO, 3), Duration::ZERO);
     }
 }

@@ -5,6 +5,11 @@
 //! `Acme Corp`), merged within the extraction, relationships mapped onto the merged nodes
 //! (endpoints that name nothing in the extraction are skipped and counted), labels normalised.
 //!
+//! On PostgreSQL the candidates come from the database for every extraction
+//! (`Store::resolution_candidates`: same title or name key, and the nearest titles by trigram),
+//! so a process keeps no copy of the project's entities and resolves against what any process
+//! committed. On SQLite (one process) they come from a per-process cache, described next.
+//!
 //! Resolution and the write run under one lock per project, so two extractions of the same
 //! project never both insert the same new entity; the per-type [`ResolverIndex`] is loaded from
 //! the store on first use, kept up to date with what this process inserts, and, at most
@@ -12,18 +17,18 @@
 //! (`Store::entities_created_since`, re-reading [`RESOLVER_OVERLAP`] before the newest one seen,
 //! since every process writes times by its own clock and commits a little after).
 //!
-//! The cache only accelerates: the store's graph write locks the project row and looks the
-//! exact (type, title) up again before inserting, so a stale cache can at worst miss a
-//! normalised or near-duplicate match for up to [`RESOLVER_REFRESH`] after another process
-//! created it — never insert an exact duplicate.
+//! Either way the store's graph write locks the project row and looks the exact (type, title)
+//! and the name key up again before inserting, so no process inserts an exact or normalised
+//! duplicate of another's entity; a stale cache can at worst miss a near-duplicate match for up
+//! to [`RESOLVER_REFRESH`] after another process created it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
 use quarry_core::model::{
-    Entity, EpisodeLease, EpisodeOutcome, GraphEntityWrite, GraphExtraction, GraphRelationWrite,
-    GraphWrite,
+    Entity, EpisodeOutcome, GraphEntityWrite, GraphExtraction, GraphRelationWrite, GraphWrite,
+    Lease,
 };
 use quarry_core::resolve::ResolverIndex;
 use quarry_core::store::{Store, StoreError};
@@ -205,7 +210,7 @@ pub(crate) enum EpisodeWrite<'a> {
     /// Entities are linked to the episode of this lease, which is ended `done` with the outcome
     /// in the same transaction ([`Store::complete_episode`], fenced by the lease): nothing or
     /// everything is written.
-    Complete(&'a EpisodeLease),
+    Complete(&'a Lease),
 }
 
 impl<'a> EpisodeWrite<'a> {
@@ -213,7 +218,7 @@ impl<'a> EpisodeWrite<'a> {
         match self {
             EpisodeWrite::None => None,
             EpisodeWrite::Link(id) => Some(id),
-            EpisodeWrite::Complete(held) => Some(&held.episode_id),
+            EpisodeWrite::Complete(held) => Some(&held.job_id),
         }
     }
 }
@@ -266,16 +271,36 @@ pub(crate) async fn write_extraction(
 
     let graph = state.project(project);
     let mut graph = graph.lock().await;
-    let used: HashSet<&str> = valid.iter().map(|e| e.entity_type.as_str()).collect();
-    for entity_type in used {
-        match graph.resolvers.get_mut(entity_type) {
+    let mut names_by_type: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for entity in &valid {
+        names_by_type
+            .entry(entity.entity_type.as_str())
+            .or_default()
+            .push(entity.name.to_owned());
+    }
+    // Where the store keeps a name index (PostgreSQL) the candidates come from it, fresh for
+    // every extraction; otherwise from this process's cache of the type's entities.
+    let mut fetched: HashMap<String, ResolverIndex> = HashMap::new();
+    for (entity_type, names) in &names_by_type {
+        if let Some(candidates) = store
+            .resolution_candidates(project, entity_type, names)
+            .await?
+        {
+            let mut index = ResolverIndex::new(entity_type);
+            for candidate in &candidates {
+                index.insert(candidate.id.clone(), &candidate.title);
+            }
+            fetched.insert((*entity_type).to_owned(), index);
+            continue;
+        }
+        match graph.resolvers.get_mut(*entity_type) {
             Some(resolver) if resolver.checked.elapsed() >= RESOLVER_REFRESH => {
                 resolver.refresh(store, project, entity_type).await?;
             }
             Some(_) => {}
             None => {
                 let resolver = TypeResolver::load(store, project, entity_type).await?;
-                graph.resolvers.insert(entity_type.to_owned(), resolver);
+                graph.resolvers.insert((*entity_type).to_owned(), resolver);
             }
         }
     }
@@ -283,6 +308,11 @@ pub(crate) async fn write_extraction(
         .resolvers
         .iter()
         .map(|(entity_type, resolver)| (entity_type.clone(), &resolver.index))
+        .chain(
+            fetched
+                .iter()
+                .map(|(entity_type, index)| (entity_type.clone(), index)),
+        )
         .collect();
 
     let mut nodes = Nodes::default();
@@ -345,7 +375,7 @@ pub(crate) async fn write_extraction(
         drop(graph);
         if let EpisodeWrite::Complete(held) = episode {
             store
-                .finish_episode(project, &held.episode_id, Some(held), &outcome)
+                .finish_episode(project, &held.job_id, Some(held), &outcome)
                 .await?;
         }
         return Ok(Written {

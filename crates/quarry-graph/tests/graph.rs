@@ -888,7 +888,7 @@ async fn a_transient_failure_is_retried_after_a_backoff() {
     assert_eq!(done.attempts, 2);
     assert_eq!(done.error, None);
     assert_eq!(done.lease_owner, None);
-    assert_eq!((stats.released, stats.finished, stats.failed), (1, 1, 0));
+    assert_eq!((stats.retried, stats.finished(), stats.failed), (1, 1, 0));
     assert_eq!(server.request_count(), 2);
 }
 
@@ -919,7 +919,7 @@ async fn rate_limits_beyond_max_attempts_fail_the_episode() {
     let error = failed.error.unwrap();
     assert!(error.contains("429"), "{error}");
     assert!(error.contains("gave up after 3 attempts"), "{error}");
-    assert_eq!((stats.released, stats.finished, stats.failed), (2, 1, 1));
+    assert_eq!((stats.retried, stats.finished(), stats.failed), (2, 1, 1));
     assert_eq!(server.request_count(), 3, "bounded by max_attempts");
 }
 
@@ -952,7 +952,7 @@ async fn a_permanent_error_fails_at_once() {
     let error = failed.error.unwrap();
     assert!(error.contains("400"), "{error}");
     assert!(error.contains("attempt 1"), "{error}");
-    assert_eq!((stats.released, stats.finished, stats.failed), (0, 1, 1));
+    assert_eq!((stats.retried, stats.finished(), stats.failed), (0, 1, 1));
     assert_eq!(
         server.request_count(),
         1,
@@ -1078,7 +1078,7 @@ async fn queued_episodes_survive_a_restart() {
     ));
     let worker = GraphWorker::start(extractor);
     worker.wait_idle().await;
-    assert_eq!(worker.stats().finished, 6);
+    assert_eq!(worker.stats().finished(), 6);
     worker.shutdown().await;
     for id in &ids {
         let done = store.get_episode(&project, id).await.unwrap().unwrap();
@@ -1137,7 +1137,7 @@ async fn an_episode_left_running_by_a_crash_is_taken_over_once_its_lease_expires
     ));
     let worker = GraphWorker::start(extractor);
     worker.wait_idle().await;
-    assert_eq!(worker.stats().finished, 1);
+    assert_eq!(worker.stats().finished(), 1);
     worker.shutdown().await;
     let done = store
         .get_episode(&project, &crashed)
@@ -1191,7 +1191,7 @@ async fn concurrent_extractions_never_duplicate_an_entity() {
         worker.wake();
     }
     worker.wait_idle().await;
-    assert_eq!(worker.stats().finished, 16);
+    assert_eq!(worker.stats().finished(), 16);
     assert_eq!(worker.stats().failed, 0);
     worker.shutdown().await;
     assert!(w.server.max_concurrent() > 1, "model calls overlap");

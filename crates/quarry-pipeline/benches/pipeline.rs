@@ -35,8 +35,8 @@ use quarry_llm::{
     BoxFuture, ChatRequest, ChatResponse, LlmClient, LlmError, TokenSink, ToolCall, Usage,
 };
 use quarry_pipeline::{
-    AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent, WorkerConfig, WorkerSignal,
-    WorkerStats, load_entity_types,
+    AgentRegistry, Pipeline, PipelineConfig, QueueControl, QueueStats, ResolvedAgent, WorkerConfig,
+    load_entity_types,
 };
 use serde_json::json;
 
@@ -315,7 +315,7 @@ async fn spread(
             Handles::Own => quarry_store::open(url).await.expect("the store opens"),
         };
         let worker = pipeline(worker_store, latency);
-        let signal = WorkerSignal::new();
+        let signal = QueueControl::new();
         let config = WorkerConfig {
             owner: format!("bench-worker-{w}"),
             concurrency,
@@ -329,7 +329,7 @@ async fn spread(
     }
     let done = wait_settled(&store, &project, &runs).await;
     let elapsed = started.elapsed();
-    let mut total = WorkerStats::default();
+    let mut total = QueueStats::default();
     let mut per_worker = Vec::with_capacity(workers);
     for (signal, _) in &running {
         signal.stop();
@@ -389,7 +389,7 @@ async fn takeover(url: &str, lease: Duration, latency: Duration) -> Duration {
     assert_eq!(claimed.len(), 1, "the dead worker holds one task");
     let orphan = claimed[0].id.clone();
 
-    let signal = WorkerSignal::new();
+    let signal = QueueControl::new();
     let stop = signal.clone();
     let config = WorkerConfig {
         owner: "bench-live".to_owned(),

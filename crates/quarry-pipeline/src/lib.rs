@@ -32,8 +32,9 @@ pub use consensus::{ConsensusDecision, decide, values_agree};
 pub use entity_types::{entity_type_from_value, load_entity_types, validate_entity_type};
 pub use field_agent::feedback_sentence;
 pub use layers::DependencyLayers;
+pub use quarry_queue::{QueueControl, QueueStats, backoff};
 pub use run::{
     AgentRegistry, FieldOutcome, FieldReport, Pipeline, PipelineConfig, PipelineError,
     ResolvedAgent, ReviewOutcome, RunReport,
 };
-pub use worker::{WorkerConfig, WorkerSignal, WorkerStats, backoff};
+pub use worker::WorkerConfig;

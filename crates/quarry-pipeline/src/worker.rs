@@ -1,19 +1,17 @@
-//! Working the task queue: claim under a lease, keep the lease alive with a heartbeat while the
-//! field runs, then complete (or release for a retry) fenced by that lease.
+//! Field tasks on the leased queue: the loop is `quarry_queue::work` (claims in batches, one
+//! heartbeat for every held lease, wake-ups, retries with backoff); this file says how a field
+//! task is claimed and attempted, and how its attempt ends under its lease.
 //!
 //! The same loop serves a background worker (`quarry worker`, the server's in-process worker)
 //! and a command that waits for its own run (`quarry run`): the latter only claims tasks under
 //! its run's root and stops when every run under it has settled.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use futures_util::StreamExt;
-use futures_util::stream::FuturesUnordered;
-use quarry_core::model::{FieldTask, RunStatus, TaskCompletion, TaskEnd};
-use quarry_core::store::StoreError;
-use tokio::sync::Notify;
+use futures_util::future::BoxFuture;
+use quarry_core::model::{FieldTask, JobKind, Lease, Release, RunStatus, TaskCompletion, TaskEnd};
+use quarry_core::store::{Store, StoreError};
+use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, QueueStats, backoff};
 
 use crate::run::{Pipeline, PipelineError};
 use crate::task::Attempt;
@@ -46,51 +44,79 @@ impl Default for WorkerConfig {
     }
 }
 
-/// What a worker did (counted since it started).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct WorkerStats {
-    pub completed: u64,
-    pub failed: u64,
-    pub retried: u64,
-    /// Completions refused because the lease had been taken over.
-    pub lease_lost: u64,
+impl WorkerConfig {
+    fn queue(&self) -> QueueConfig {
+        QueueConfig {
+            owner: self.owner.clone(),
+            concurrency: self.concurrency,
+            // A claim fills the free slots: a task waiting in one worker's hands is a task
+            // another worker could be running.
+            prefetch: 0,
+            lease: self.lease,
+            poll: self.poll,
+        }
+    }
 }
 
-/// Stops a background worker (after the tasks in flight end) and wakes it early.
-#[derive(Debug, Default)]
-pub struct WorkerSignal {
-    stop: AtomicBool,
-    wake: Notify,
+/// Field tasks as a job kind of the queue, for one pipeline.
+struct FieldTasks<'p> {
+    pipeline: &'p Pipeline,
+    config: &'p WorkerConfig,
+    /// A bounded worker's (project, root run): only tasks under it, until it settles.
+    root: Option<(&'p str, &'p str)>,
 }
 
-impl WorkerSignal {
-    pub fn new() -> Arc<WorkerSignal> {
-        Arc::new(WorkerSignal::default())
+impl JobRunner for FieldTasks<'_> {
+    type Job = FieldTask;
+
+    fn kind(&self) -> JobKind {
+        JobKind::FieldTask
     }
 
-    /// New work was queued in this process: look at the queue now.
-    pub fn wake(&self) {
-        self.wake.notify_one();
+    fn store(&self) -> &dyn Store {
+        self.pipeline.store().as_ref()
     }
 
-    pub fn stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.wake.notify_one();
+    fn lease_of(&self, task: &FieldTask) -> Option<Lease> {
+        task.lease()
     }
 
-    fn stopped(&self) -> bool {
-        self.stop.load(Ordering::SeqCst)
+    fn claim<'a>(
+        &'a self,
+        owner: &'a str,
+        lease: Duration,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<FieldTask>, StoreError>> {
+        self.store()
+            .claim_tasks(owner, lease, limit, self.root.map(|(_, root)| root))
+    }
+
+    fn run(&self, task: FieldTask) -> BoxFuture<'_, JobEnd> {
+        Box::pin(self.pipeline.run_claimed(self.config, task))
+    }
+
+    fn finished(&self) -> Option<BoxFuture<'_, Result<bool, StoreError>>> {
+        let (project, root) = self.root?;
+        Some(Box::pin(async move {
+            let runs = self.store().runs_under_root(project, root).await?;
+            Ok(runs.iter().all(|run| run.status != RunStatus::Running))
+        }))
     }
 }
 
 impl Pipeline {
-    /// Works the queue until `signal` says stop (a background worker).
+    /// Works the queue until `control` says stop (a background worker).
     pub async fn work(
         &self,
         config: &WorkerConfig,
-        signal: &WorkerSignal,
-    ) -> Result<WorkerStats, PipelineError> {
-        self.work_loop(config, None, Some(signal)).await
+        control: &QueueControl,
+    ) -> Result<QueueStats, PipelineError> {
+        let tasks = FieldTasks {
+            pipeline: self,
+            config,
+            root: None,
+        };
+        Ok(quarry_queue::work(&tasks, &config.queue(), control).await?)
     }
 
     /// Works the tasks under `root_run_id` until every run under it has settled (waits for
@@ -100,86 +126,20 @@ impl Pipeline {
         config: &WorkerConfig,
         project: &str,
         root_run_id: &str,
-    ) -> Result<WorkerStats, PipelineError> {
-        self.work_loop(config, Some((project, root_run_id)), None)
-            .await
+    ) -> Result<QueueStats, PipelineError> {
+        let tasks = FieldTasks {
+            pipeline: self,
+            config,
+            root: Some((project, root_run_id)),
+        };
+        Ok(quarry_queue::work(&tasks, &config.queue(), &QueueControl::default()).await?)
     }
 
-    async fn work_loop(
-        &self,
-        config: &WorkerConfig,
-        root: Option<(&str, &str)>,
-        signal: Option<&WorkerSignal>,
-    ) -> Result<WorkerStats, PipelineError> {
-        let store = self.store().as_ref();
-        let concurrency = config.concurrency.max(1);
-        let mut stats = WorkerStats::default();
-        let mut in_flight = FuturesUnordered::new();
-        loop {
-            let stopping = signal.is_some_and(WorkerSignal::stopped);
-            if stopping && in_flight.is_empty() {
-                return Ok(stats);
-            }
-            let free = concurrency - in_flight.len();
-            let mut claimed_any = false;
-            if free > 0 && !stopping {
-                // The tasks in flight keep running while the claim waits: one of them may hold
-                // the store's write queue (SQLite), which the claim needs too.
-                let claim = store.claim_tasks(&config.owner, config.lease, free, root.map(|r| r.1));
-                tokio::pin!(claim);
-                let claimed = loop {
-                    tokio::select! {
-                        claimed = &mut claim => break claimed,
-                        Some(done) = in_flight.next(), if !in_flight.is_empty() => {
-                            stats.count(done);
-                        }
-                    }
-                };
-                let claimed = match claimed {
-                    Ok(claimed) => claimed,
-                    // A background worker outlives a database hiccup; a waiting command does not.
-                    Err(error) if signal.is_some() => {
-                        tracing::warn!(%error, "claiming tasks failed; retrying");
-                        Vec::new()
-                    }
-                    Err(error) => return Err(error.into()),
-                };
-                claimed_any = !claimed.is_empty();
-                for task in claimed {
-                    in_flight.push(self.run_claimed(config, task));
-                }
-            }
-            if in_flight.is_empty()
-                && let Some((project, root_run_id)) = root
-                && settled(self, project, root_run_id).await?
-            {
-                return Ok(stats);
-            }
-            if claimed_any && in_flight.len() < concurrency {
-                continue;
-            }
-            let idle = tokio::time::sleep(config.poll);
-            let woken = async {
-                match signal {
-                    Some(signal) => signal.wake.notified().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                Some(done) = in_flight.next(), if !in_flight.is_empty() => {
-                    stats.count(done);
-                }
-                () = idle => {}
-                () = woken => {}
-            }
-        }
-    }
-
-    /// One claimed task: attempt it while a heartbeat renews the lease, then write the end.
-    async fn run_claimed(&self, config: &WorkerConfig, task: FieldTask) -> Ended {
+    /// One claimed task: attempt it, then write the end under its lease.
+    async fn run_claimed(&self, config: &WorkerConfig, task: FieldTask) -> JobEnd {
         let store = self.store().as_ref();
         let Some(lease) = task.lease() else {
-            return Ended::Failed;
+            return JobEnd::NotRecorded;
         };
         let project = task.project_id.clone();
         if task.attempts > task.max_attempts {
@@ -194,25 +154,10 @@ impl Pipeline {
             );
             return ended(
                 store.complete_task(&project, &lease, &completion).await,
-                false,
+                true,
             );
         }
-        let attempt = self.attempt_task(&task);
-        tokio::pin!(attempt);
-        let beat = config.lease / 3;
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut attempt => break outcome,
-                () = tokio::time::sleep(beat) => {
-                    match store.renew_task_lease(&lease, config.lease).await {
-                        Ok(true) => {}
-                        Ok(false) => tracing::warn!(task = %task.id, "lease taken over while running"),
-                        Err(error) => tracing::warn!(task = %task.id, %error, "heartbeat failed"),
-                    }
-                }
-            }
-        };
-        match outcome {
+        match self.attempt_task(&task).await {
             Ok(Attempt::Complete(completion)) => {
                 let failed = matches!(completion.end, TaskEnd::Failed { .. });
                 let written = store.complete_task(&project, &lease, &completion).await;
@@ -226,12 +171,16 @@ impl Pipeline {
                 tokens_used,
                 duration_ms,
             }) if task.attempts < task.max_attempts => {
-                let delay = backoff(config.retry_base, task.attempts);
-                match store
-                    .release_task(&project, &lease, &error, delay, tokens_used, duration_ms)
-                    .await
-                {
-                    Ok(_) => Ended::Retried,
+                let release = Release {
+                    error,
+                    retry_after: backoff(config.retry_base, task.attempts),
+                    tokens_used,
+                    duration_ms,
+                };
+                match store.release_job(&project, &lease, &release).await {
+                    Ok(()) => JobEnd::Released {
+                        retry_after: release.retry_after,
+                    },
                     Err(error) => ended(Err(error), false),
                 }
             }
@@ -283,75 +232,19 @@ impl Pipeline {
     }
 }
 
-/// How a claimed task ended, for the stats.
-enum Ended {
-    Completed,
-    Failed,
-    Retried,
-    LeaseLost,
-}
-
-fn ended(written: Result<FieldTask, StoreError>, failed: bool) -> Ended {
+/// How a written end counts.
+fn ended(written: Result<FieldTask, StoreError>, failed: bool) -> JobEnd {
     match written {
-        Ok(_) if failed => Ended::Failed,
-        Ok(_) => Ended::Completed,
+        Ok(_) if failed => JobEnd::Failed,
+        Ok(_) => JobEnd::Completed,
         Err(StoreError::LeaseLost(message)) => {
             tracing::warn!(%message, "completion refused: the lease was taken over");
-            Ended::LeaseLost
+            JobEnd::LeaseLost
         }
         Err(error) => {
             // The lease stays until it expires; another worker then redoes the task.
             tracing::warn!(%error, "could not record a task's end");
-            Ended::Failed
-        }
-    }
-}
-
-impl WorkerStats {
-    fn count(&mut self, ended: Ended) {
-        match ended {
-            Ended::Completed => self.completed += 1,
-            Ended::Failed => self.failed += 1,
-            Ended::Retried => self.retried += 1,
-            Ended::LeaseLost => self.lease_lost += 1,
-        }
-    }
-}
-
-/// Whether every run under the root has stopped moving (done, failed, partial or waiting for a
-/// person).
-async fn settled(pipeline: &Pipeline, project: &str, root: &str) -> Result<bool, PipelineError> {
-    let runs = pipeline.store().runs_under_root(project, root).await?;
-    Ok(runs.iter().all(|run| run.status != RunStatus::Running))
-}
-
-/// `base · 2^(attempt-1)`, at most a minute, ±20 % jitter so retries of many tasks spread out.
-pub fn backoff(base: Duration, attempt: i64) -> Duration {
-    let exponent = u32::try_from(attempt.saturating_sub(1).clamp(0, 16)).unwrap_or(16);
-    let delay = base
-        .saturating_mul(2_u32.saturating_pow(exponent))
-        .min(Duration::from_secs(60));
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    // A factor in [0.8, 1.2) from the clock's low bits: enough to spread, no generator needed.
-    let factor = 0.8 + f64::from(nanos % 1000) / 2500.0;
-    delay.mul_f64(factor)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_is_capped_and_jittered() {
-        let base = Duration::from_secs(1);
-        for attempt in 1..=10_i64 {
-            let nominal = Duration::from_secs(1 << (attempt - 1)).min(Duration::from_secs(60));
-            let delay = backoff(base, attempt);
-            assert!(delay >= nominal.mul_f64(0.8), "{attempt}: {delay:?}");
-            assert!(delay < nominal.mul_f64(1.2), "{attempt}: {delay:?}");
+            JobEnd::NotRecorded
         }
     }
 }

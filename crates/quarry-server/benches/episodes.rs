@@ -142,7 +142,7 @@ async fn measure(label: &str, store: Arc<dyn Store>) {
         saturated.extend(done.expect("a client task"));
     }
     let posted = started.elapsed();
-    let backlog = SATURATED as u64 - worker.stats().finished.min(SATURATED as u64);
+    let backlog = SATURATED as u64 - worker.stats().finished().min(SATURATED as u64);
 
     // 2. A steady rate (open loop: each request leaves on schedule, however slow the one before
     // was) while the worker works through the backlog of part 1.
@@ -156,7 +156,7 @@ async fn measure(label: &str, store: Arc<dyn Store>) {
     while let Some(done) = requests.join_next().await {
         paced.push(done.expect("a request task"));
     }
-    let extracting = worker.stats().finished < (SATURATED + PACED) as u64;
+    let extracting = worker.stats().finished() < (SATURATED + PACED) as u64;
     worker.wait_idle().await;
     let drained = started.elapsed();
     let stats = worker.stats();
@@ -186,13 +186,13 @@ async fn measure(label: &str, store: Arc<dyn Store>) {
     println!(
         "{label}: all {} extracted ({} failed) after {:.2} s = {:.0} background extractions/s \
          (model over loopback HTTP)",
-        stats.finished,
+        stats.finished(),
         stats.failed,
         drained.as_secs_f64(),
-        stats.finished as f64 / drained.as_secs_f64(),
+        stats.finished() as f64 / drained.as_secs_f64(),
     );
     assert!(
-        stats.finished as usize >= SATURATED + PACED,
+        stats.finished() as usize >= SATURATED + PACED,
         "every episode extracted"
     );
     assert_eq!(stats.failed, 0, "no extraction failed");

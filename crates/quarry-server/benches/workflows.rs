@@ -27,7 +27,7 @@ use quarry_llm::{
     BoxFuture, ChatRequest, ChatResponse, LlmClient, LlmError, TokenSink, ToolCall, Usage,
 };
 use quarry_pipeline::{
-    AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent, WorkerConfig, WorkerSignal,
+    AgentRegistry, Pipeline, PipelineConfig, QueueControl, ResolvedAgent, WorkerConfig,
     load_entity_types,
 };
 use quarry_server::{ServerConfig, router};
@@ -182,7 +182,7 @@ async fn measure(label: &str, url: &str, own_handles: bool) {
         } else {
             server_pipeline.clone()
         };
-        let signal = WorkerSignal::new();
+        let signal = QueueControl::new();
         let config = WorkerConfig {
             owner: format!("bench-worker-{w}"),
             concurrency: CONCURRENCY,

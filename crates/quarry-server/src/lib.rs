@@ -67,7 +67,7 @@ pub struct ServerConfig {
     pub graph_worker: Option<Arc<quarry_graph::GraphWorkerHandle>>,
     /// The in-process worker of the workflow task queue, woken when work is queued; `None`
     /// leaves tasks to other processes (`quarry worker`) and the worker's poll.
-    pub task_worker: Option<Arc<quarry_pipeline::WorkerSignal>>,
+    pub task_worker: Option<Arc<quarry_pipeline::QueueControl>>,
     /// Mark the web app's session cookie `Secure` on every response (the server is reached over
     /// TLS through a proxy that does not send `X-Forwarded-Proto: https`).
     pub secure_cookies: bool,
@@ -122,7 +122,7 @@ pub struct AppState {
     pub pipeline: Option<Arc<quarry_pipeline::Pipeline>>,
     pub retriever: Option<Arc<dyn quarry_core::retrieval::Retriever>>,
     pub graph_worker: Option<Arc<quarry_graph::GraphWorkerHandle>>,
-    pub task_worker: Option<Arc<quarry_pipeline::WorkerSignal>>,
+    pub task_worker: Option<Arc<quarry_pipeline::QueueControl>>,
     /// The limits every endpoint that runs detectors goes through.
     pub work: Arc<work::WorkLimiter>,
     /// Requests and latencies per route, for `GET /metrics`.

@@ -12,6 +12,7 @@ use quarry_core::store::{Store, StoreError};
 
 mod clock;
 mod error;
+mod name_search;
 mod pgvector;
 mod postgres;
 mod rows;
@@ -19,6 +20,7 @@ mod sql;
 mod sqlite;
 mod store_impl;
 mod text_search;
+mod work_feed;
 
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;

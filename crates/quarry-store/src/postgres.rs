@@ -15,6 +15,10 @@ pub struct PostgresStore {
     pgvector: bool,
     /// Vector widths whose HNSW indexes this process has made sure of.
     vector_indexes: std::sync::Mutex<std::collections::HashSet<usize>>,
+    /// The server has pg_trgm: resolution candidates include near titles (`name_search.rs`).
+    trigram: bool,
+    /// Other processes' wake-ups (`LISTEN`; started by the first `work_signal`).
+    work: std::sync::Arc<crate::work_feed::WorkFeed>,
 }
 
 impl PostgresStore {
@@ -35,11 +39,21 @@ impl PostgresStore {
             .map_err(backend)?;
         Self::migrator().run(&pool).await.map_err(migration)?;
         let pgvector = crate::pgvector::setup(&pool).await?;
-        Ok(PostgresStore {
+        let trigram = crate::name_search::setup(&pool).await?;
+        let store = PostgresStore {
             pool,
             pgvector,
+            trigram,
             vector_indexes: std::sync::Mutex::default(),
-        })
+            work: std::sync::Arc::default(),
+        };
+        store.backfill_name_keys().await?;
+        Ok(store)
+    }
+
+    /// Whether entity resolution finds near-duplicate titles in the database (`pg_trgm`).
+    pub fn has_trigram(&self) -> bool {
+        self.trigram
     }
 
     /// Whether vector search runs in the database (the `vector` extension is there).
@@ -140,6 +154,33 @@ impl PostgresStore {
         crate::pgvector::ensure_vector_index(&self.pool, &self.vector_indexes, dims).await
     }
 
+    async fn native_resolution_candidates(
+        &self,
+        project: &str,
+        entity_type: &str,
+        names: &[String],
+    ) -> Result<Option<Vec<quarry_core::model::Entity>>, StoreError> {
+        crate::name_search::candidates(&self.pool, self.trigram, project, entity_type, names)
+            .await
+            .map(Some)
+    }
+
+    async fn native_work_signal(
+        &self,
+        kind: quarry_core::model::JobKind,
+    ) -> Result<u64, StoreError> {
+        self.work.signal(&self.pool, kind).await
+    }
+
+    async fn native_work_queued(
+        &self,
+        kind: quarry_core::model::JobKind,
+        seen: u64,
+    ) -> Result<(), StoreError> {
+        self.work.queued(kind, seen).await;
+        Ok(())
+    }
+
     /// PostgreSQL takes concurrent writers itself (row locks): no in-process queue.
     async fn write_gate(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
         None
@@ -149,6 +190,6 @@ impl PostgresStore {
 impl_store!(
     PostgresStore,
     sqlx::Postgres,
-    crate::sql::CLAIM_EPISODES_POSTGRES,
-    crate::sql::CLAIM_TASKS_POSTGRES
+    crate::sql::FIELD_TASK_QUEUE_POSTGRES,
+    crate::sql::EPISODE_QUEUE_POSTGRES
 );

@@ -85,10 +85,12 @@ pub(crate) const ENTITY_TYPES: &str =
     "SELECT definition FROM entity_types WHERE project_id = $1 ORDER BY slug";
 
 // --- entities and relations ------------------------------------------------------------------
+/// The entity columns in row order, for statements built at run time (`name_search.rs`).
+pub(crate) const ENTITY_COLUMNS: &str = entity_columns!();
 pub(crate) const INSERT_ENTITY: &str = concat!(
     "INSERT INTO entities (",
     entity_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    ", name_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
 );
 pub(crate) const ENTITY_BY_ID: &str = concat!(
     "SELECT ",
@@ -106,7 +108,8 @@ pub(crate) const ENTITIES: &str = concat!(
 pub(crate) const INSERT_CASCADE_ENTITY: &str = concat!(
     "INSERT INTO entities (",
     entity_columns!(),
-    ", cascade_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, lower($4)) \
+    ", name_key, cascade_key) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, lower($4)) \
      ON CONFLICT (project_id, entity_type, cascade_key) DO NOTHING"
 );
 pub(crate) const ENTITY_BY_CASCADE_KEY: &str = "SELECT id FROM entities \
@@ -117,6 +120,11 @@ pub(crate) const ENTITY_BY_TITLE: &str = concat!(
     " FROM entities WHERE project_id = $1 AND entity_type = $2 AND lower(title) = lower($3) \
      ORDER BY created_at, id LIMIT 1"
 );
+/// The name-key backfill (migration `entity_name_key`): entities without a key, `$1` at most.
+pub(crate) const ENTITIES_WITHOUT_NAME_KEY: &str =
+    "SELECT id, entity_type, title FROM entities WHERE name_key IS NULL LIMIT $1";
+/// `$2` the key (`''` for a title without one: set, so never read again).
+pub(crate) const SET_NAME_KEY: &str = "UPDATE entities SET name_key = $2 WHERE id = $1";
 pub(crate) const SET_ENTITY_METADATA: &str =
     "UPDATE entities SET metadata = $3, updated_at = $4 WHERE project_id = $1 AND id = $2";
 pub(crate) const SET_ENTITY_FIELDS: &str =
@@ -277,89 +285,13 @@ pub(crate) const EPISODE_BY_ID: &str = concat!(
 );
 pub(crate) const COUNT_EPISODE: &str =
     "SELECT COUNT(*) FROM episodes WHERE project_id = $1 AND id = $2";
-/// The queue take, across projects (migration 0004): `running` episodes whose lease expired
-/// (`$1` now; their worker died or stalled), then `pending` ones available by `$1`, oldest first;
-/// `$2` ingest only, `$3` the limit, `$4` the owner, `$5` the lease's expiry. Two texts because
-/// only PostgreSQL needs (and has) `SKIP LOCKED`: there a second taker skips the rows the first
-/// one locked instead of re-checking them after it commits. On SQLite the single statement holds
-/// the write lock from its start, so takers run one after another. The picks are materialised
-/// CTEs: as an `IN` subquery PostgreSQL may rescan them while updating, and a rescan skips the
-/// rows this very statement already updated and picks further ones, past the limit. The outer
-/// condition keeps a row re-checked after a concurrent update from being taken twice.
-///
-/// Each pick walks one index in order and stops after `$3` rows: expired leases the
-/// `episodes_leases` index (status, lease_expires_at), pending episodes the `episodes_queue`
-/// index (status, created_at, id); `picked` keeps `$3` of both (PostgreSQL's row locks on the
-/// rest end with the statement). The update finds the picked rows by primary key; on SQLite the
-/// outer status tests are written `+status` so the planner cannot choose a status index there
-/// instead, which would visit every pending episode for each take.
-macro_rules! claim_episodes {
-    ($lock:literal, $outer_status:literal) => {
-        concat!(
-            "WITH expired AS MATERIALIZED (SELECT id, created_at FROM episodes \
-               WHERE status = 'running' AND lease_expires_at < $1 \
-                 AND (NOT $2 OR ingest IS NOT NULL) \
-               ORDER BY lease_expires_at, id LIMIT $3",
-            $lock,
-            "), fresh AS MATERIALIZED (SELECT id, created_at FROM episodes \
-               WHERE status = 'pending' AND (available_at IS NULL OR available_at <= $1) \
-                 AND (NOT $2 OR ingest IS NOT NULL) \
-               ORDER BY created_at, id LIMIT $3",
-            $lock,
-            "), picked AS MATERIALIZED (SELECT id FROM (\
-                 SELECT id, 0 AS taken_over, created_at FROM expired \
-                 UNION ALL SELECT id, 1 AS taken_over, created_at FROM fresh) AS candidates \
-               ORDER BY taken_over, created_at, id LIMIT $3) \
-             UPDATE episodes SET status = 'running', attempts = attempts + 1, lease_owner = $4, \
-               lease_expires_at = $5, updated_at = $1 \
-             WHERE id IN (SELECT id FROM picked) AND ((",
-            $outer_status,
-            " = 'pending' AND (available_at IS NULL OR available_at <= $1)) OR (",
-            $outer_status,
-            " = 'running' AND lease_expires_at < $1)) RETURNING ",
-            episode_columns!()
-        )
-    };
-}
-pub(crate) const CLAIM_EPISODES_SQLITE: &str = claim_episodes!("", "+status");
-pub(crate) const CLAIM_EPISODES_POSTGRES: &str =
-    claim_episodes!(" FOR UPDATE SKIP LOCKED", "status");
-/// The heartbeat: `$1` the new expiry, while the episode is still `running` under exactly this
-/// lease (`$2` id, `$3` owner, `$4` attempt).
-pub(crate) const RENEW_EPISODE_LEASE: &str = "UPDATE episodes SET lease_expires_at = $1 \
-     WHERE id = $2 AND status = 'running' AND lease_owner = $3 AND attempts = $4";
 /// An episode's end: `$3` status, `$4` error, `$5`..`$8` the counts, `$9` now; the lease is
-/// cleared.
-macro_rules! end_episode {
-    () => {
-        "UPDATE episodes SET status = $3, error = $4, entities_stored = $5, entities_skipped = $6, \
-         relationships_stored = $7, relationships_skipped = $8, updated_at = $9, \
-         lease_owner = NULL, lease_expires_at = NULL, available_at = NULL \
-         WHERE project_id = $1 AND id = $2"
-    };
-}
-/// The fence of a lease (`$10` owner, `$11` attempt): zero rows means the lease was taken over,
-/// the episode ended, or there is no such episode.
-macro_rules! fenced {
-    () => {
-        " AND status = 'running' AND lease_owner = $10 AND attempts = $11"
-    };
-}
-/// `finish_episode` without a lease.
-pub(crate) const FINISH_EPISODE: &str = concat!(end_episode!(), " RETURNING ", episode_columns!());
-/// `finish_episode` with a lease.
-pub(crate) const FINISH_EPISODE_FENCED: &str =
-    concat!(end_episode!(), fenced!(), " RETURNING ", episode_columns!());
-/// [`FINISH_EPISODE_FENCED`] as the first statement of a graph transaction
-/// (`complete_episode`): no row back.
-pub(crate) const END_EPISODE_FENCED: &str = concat!(end_episode!(), fenced!());
-/// A transient failure (fenced like [`FINISH_EPISODE_FENCED`]: `$1` project, `$2` id, `$3`
-/// owner, `$4` attempt): back to `pending` with `$5` the error, claimable from `$6`; `$7` now.
-pub(crate) const RELEASE_EPISODE: &str = concat!(
-    "UPDATE episodes SET status = 'pending', error = $5, available_at = $6, updated_at = $7, \
-       lease_owner = NULL, lease_expires_at = NULL \
-     WHERE project_id = $1 AND id = $2 AND status = 'running' AND lease_owner = $3 \
-       AND attempts = $4 RETURNING ",
+/// cleared. A claimed episode is fenced first ([`EPISODE_QUEUE`]'s `fence`).
+pub(crate) const FINISH_EPISODE: &str = concat!(
+    "UPDATE episodes SET status = $3, error = $4, entities_stored = $5, entities_skipped = $6, \
+     relationships_stored = $7, relationships_skipped = $8, updated_at = $9, \
+     lease_owner = NULL, lease_expires_at = NULL, available_at = NULL \
+     WHERE project_id = $1 AND id = $2 RETURNING ",
     episode_columns!()
 );
 /// A retry of failed episodes: back to `pending` at once, attempts from zero, error cleared.
@@ -392,12 +324,13 @@ pub(crate) const MENTION_ENTITY: &str = concat!(
      notes = COALESCE($4, notes) WHERE project_id = $1 AND id = $2 RETURNING ",
     entity_columns!()
 );
-/// [`MENTION_ENTITY`] for the oldest entity of exactly this (type `$2`, title `$3`); `$4` now,
-/// `$5` notes.
+/// [`MENTION_ENTITY`] for the entity of this type `$2` and exactly this title `$3`, else the
+/// oldest of the same name key `$6` (NULL: none); `$4` now, `$5` notes.
 pub(crate) const MENTION_ENTITY_BY_TITLE: &str = concat!(
     "UPDATE entities SET mention_count = mention_count + 1, last_seen_at = $4, updated_at = $4, \
      notes = COALESCE($5, notes) WHERE project_id = $1 AND id = (SELECT id FROM entities \
-       WHERE project_id = $1 AND entity_type = $2 AND title = $3 ORDER BY created_at, id LIMIT 1) \
+       WHERE project_id = $1 AND entity_type = $2 AND (title = $3 OR name_key = $6) \
+       ORDER BY CASE WHEN title = $3 THEN 0 ELSE 1 END, created_at, id LIMIT 1) \
      RETURNING ",
     entity_columns!()
 );
@@ -586,36 +519,6 @@ pub(crate) const TASKS_OF_ENTITY: &str = concat!(
     task_columns!(),
     " FROM field_tasks WHERE project_id = $1 AND entity_id = $2 ORDER BY created_at DESC, id DESC"
 );
-/// The queue take, across projects: queued tasks whose backoff has passed, and running tasks
-/// whose lease expired (their worker died or stalled). `$1` now, `$2` owner, `$3` lease expiry,
-/// `$4` an optional root run to stay within, `$5` the limit. As for episodes, PostgreSQL skips
-/// rows another taker locked, and the outer condition re-checks a row updated concurrently.
-macro_rules! claim_tasks {
-    ($lock:literal) => {
-        concat!(
-            "WITH picked AS MATERIALIZED (SELECT id FROM field_tasks \
-               WHERE ((state = 'queued' AND available_at <= $1) \
-                   OR (state = 'running' AND lease_expires_at < $1)) \
-                 AND (CAST($4 AS TEXT) IS NULL OR root_run_id = CAST($4 AS TEXT)) \
-               ORDER BY available_at, id LIMIT $5",
-            $lock,
-            ") UPDATE field_tasks SET state = 'running', attempts = attempts + 1, \
-               lease_owner = $2, lease_expires_at = $3, updated_at = $1 \
-             WHERE id IN (SELECT id FROM picked) \
-               AND ((state = 'queued' AND available_at <= $1) \
-                 OR (state = 'running' AND lease_expires_at < $1)) RETURNING ",
-            task_columns!()
-        )
-    };
-}
-pub(crate) const CLAIM_TASKS_SQLITE: &str = claim_tasks!("");
-pub(crate) const CLAIM_TASKS_POSTGRES: &str = claim_tasks!(" FOR UPDATE SKIP LOCKED");
-/// The heartbeat: pushes the expiry of a lease this owner still holds.
-pub(crate) const RENEW_TASK_LEASE: &str = "UPDATE field_tasks SET lease_expires_at = $1 \
-     WHERE id = $2 AND state = 'running' AND lease_owner = $3 AND attempts = $4";
-/// The fence every completion writes first: zero rows means the lease was taken over.
-pub(crate) const FENCE_TASK: &str = "UPDATE field_tasks SET updated_at = $1 \
-     WHERE project_id = $2 AND id = $3 AND state = 'running' AND lease_owner = $4 AND attempts = $5";
 pub(crate) const END_TASK: &str = "UPDATE field_tasks SET state = $2, last_error = $3, \
      result_id = $4, tokens_used = tokens_used + $5, duration_ms = duration_ms + $6, \
      lease_owner = NULL, lease_expires_at = NULL, available_at = $7, updated_at = $8, \
@@ -634,6 +537,138 @@ pub(crate) const APPROVE_WAITING_TASKS: &str = "UPDATE field_tasks SET state = '
 pub(crate) const REJECT_WAITING_TASKS: &str = "UPDATE field_tasks SET state = 'failed', \
      last_error = $5, updated_at = $6 WHERE project_id = $1 AND entity_id = $2 \
      AND field_name = $3 AND result_id = $4 AND state = 'waiting_human' RETURNING run_id";
+
+// --- the leased queue (every job kind) ----------------------------------------------------------
+/// One job kind's queue statements. Each kind keeps its jobs in its own table; these are the
+/// same statements for all of them, written once by the macros below from the table's name, its
+/// state column, the state of a job waiting to be claimed, the column a fresh claim orders by
+/// and the claim's scope condition.
+pub(crate) struct QueueSql {
+    /// The take. `$1` now, `$2` owner, `$3` the lease's expiry, `$4` the scope (text or NULL:
+    /// every job), `$5` the limit.
+    pub claim: &'static str,
+    /// The heartbeat: `$1` the new expiry, while `$2` id is running under `$3` owner and `$4`
+    /// attempt.
+    pub renew: &'static str,
+    /// The fence every fenced transaction writes first: `$1` now, `$2` project, `$3` id, `$4`
+    /// owner, `$5` attempt. Zero rows: the lease was taken over, the job ended, or no such job.
+    pub fence: &'static str,
+    /// Back to the queue, fenced like `fence`: `$6` the error, `$7` claimable from.
+    pub release: &'static str,
+    /// The job's state (`$1` project, `$2` id): why a fence matched nothing.
+    pub state_of: &'static str,
+}
+
+/// The take, across projects: `running` jobs whose lease expired (their worker died or stalled)
+/// first, then waiting ones whose `available_at` is unset or passed, in the kind's order. Only
+/// PostgreSQL needs (and has) `SKIP LOCKED` (`$lock`): there a second taker skips the rows the
+/// first one locked instead of re-checking them after it commits; on SQLite the single statement
+/// holds the write lock from its start, so takers run one after another. The picks are
+/// materialised CTEs: as an `IN` subquery PostgreSQL may rescan them while updating, and a
+/// rescan skips the rows this very statement already updated and picks further ones, past the
+/// limit. The outer condition keeps a row re-checked after a concurrent update from being taken
+/// twice.
+///
+/// Each pick walks one index in order and stops after `$5` rows: expired leases the kind's
+/// (state, lease_expires_at) index, waiting jobs its (state, order, id) index; `picked` keeps
+/// `$5` of both (PostgreSQL's row locks on the rest end with the statement). The update finds
+/// the picked rows by primary key; on SQLite the outer state tests are written `+state`
+/// (`$outer_state`) so the planner cannot choose a state index there instead, which would visit
+/// every waiting job for each take.
+macro_rules! claim_jobs {
+    ($table:literal, $state:literal, $outer_state:literal, $waiting:literal, $order:literal,
+     $scope:literal, $lock:literal, $($columns:tt)+) => {
+        concat!(
+            "WITH expired AS MATERIALIZED (SELECT id, lease_expires_at AS ord FROM ", $table,
+            " WHERE ", $state, " = 'running' AND lease_expires_at < $1 AND ", $scope,
+            " ORDER BY lease_expires_at, id LIMIT $5", $lock,
+            "), fresh AS MATERIALIZED (SELECT id, ", $order, " AS ord FROM ", $table,
+            " WHERE ", $state, " = '", $waiting,
+            "' AND (available_at IS NULL OR available_at <= $1) AND ", $scope,
+            " ORDER BY ", $order, ", id LIMIT $5", $lock,
+            "), picked AS MATERIALIZED (SELECT id FROM (\
+                 SELECT id, 0 AS taken_over, ord FROM expired \
+                 UNION ALL SELECT id, 1 AS taken_over, ord FROM fresh) AS candidates \
+               ORDER BY taken_over, ord, id LIMIT $5) UPDATE ", $table, " SET ", $state,
+            " = 'running', attempts = attempts + 1, lease_owner = $2, lease_expires_at = $3, \
+              updated_at = $1 WHERE id IN (SELECT id FROM picked) AND ((",
+            $outer_state, " = '", $waiting, "' AND (available_at IS NULL OR available_at <= $1)) \
+              OR (", $outer_state, " = 'running' AND lease_expires_at < $1)) RETURNING ",
+            $($columns)+
+        )
+    };
+}
+
+/// A kind's [`QueueSql`] for one dialect (`$lock` and `$outer_state` as in [`claim_jobs`]).
+macro_rules! queue_sql {
+    ($table:literal, $state:literal, $outer_state:literal, $waiting:literal, $error:literal,
+     $order:literal, $scope:literal, $lock:literal, $($columns:tt)+) => {
+        QueueSql {
+            claim: claim_jobs!(
+                $table, $state, $outer_state, $waiting, $order, $scope, $lock, $($columns)+
+            ),
+            renew: concat!(
+                "UPDATE ", $table, " SET lease_expires_at = $1 WHERE id = $2 AND ", $state,
+                " = 'running' AND lease_owner = $3 AND attempts = $4"
+            ),
+            fence: concat!(
+                "UPDATE ", $table, " SET updated_at = $1 WHERE project_id = $2 AND id = $3 AND ",
+                $state, " = 'running' AND lease_owner = $4 AND attempts = $5"
+            ),
+            release: concat!(
+                "UPDATE ", $table, " SET ", $state, " = '", $waiting, "', ", $error,
+                " = $6, available_at = $7, updated_at = $1, lease_owner = NULL, \
+                 lease_expires_at = NULL WHERE project_id = $2 AND id = $3 AND ", $state,
+                " = 'running' AND lease_owner = $4 AND attempts = $5"
+            ),
+            state_of: concat!("SELECT ", $state, " FROM ", $table, " WHERE project_id = $1 AND id = $2"),
+        }
+    };
+}
+
+/// Field tasks: `queued` ones by availability; the scope is a root run to stay within.
+macro_rules! field_task_queue {
+    ($outer_state:literal, $lock:literal) => {
+        queue_sql!(
+            "field_tasks",
+            "state",
+            $outer_state,
+            "queued",
+            "last_error",
+            "available_at",
+            "(CAST($4 AS TEXT) IS NULL OR root_run_id = CAST($4 AS TEXT))",
+            $lock,
+            task_columns!()
+        )
+    };
+}
+/// Episodes: `pending` ones oldest first; any scope keeps to episodes carrying a
+/// pre-structured `ingest` (what a worker without a model can do).
+macro_rules! episode_queue {
+    ($outer_state:literal, $lock:literal) => {
+        queue_sql!(
+            "episodes",
+            "status",
+            $outer_state,
+            "pending",
+            "error",
+            "created_at",
+            "(CAST($4 AS TEXT) IS NULL OR ingest IS NOT NULL)",
+            $lock,
+            episode_columns!()
+        )
+    };
+}
+pub(crate) const FIELD_TASK_QUEUE_SQLITE: QueueSql = field_task_queue!("+state", "");
+pub(crate) const FIELD_TASK_QUEUE_POSTGRES: QueueSql =
+    field_task_queue!("state", " FOR UPDATE SKIP LOCKED");
+pub(crate) const EPISODE_QUEUE_SQLITE: QueueSql = episode_queue!("+status", "");
+pub(crate) const EPISODE_QUEUE_POSTGRES: QueueSql =
+    episode_queue!("status", " FOR UPDATE SKIP LOCKED");
+/// What a released field task adds to its totals and log: `$1` id, `$2` tokens, `$3`
+/// milliseconds, `$4` the attempt log.
+pub(crate) const ADD_TASK_ATTEMPT_COST: &str = "UPDATE field_tasks SET \
+     tokens_used = tokens_used + $2, duration_ms = duration_ms + $3, attempt_log = $4 WHERE id = $1";
 
 // --- review views (migration 0008) -------------------------------------------------------------
 /// `$2` type, `$3` an escaped LIKE pattern or NULL, `$4` limit, `$5` offset; walks

@@ -65,10 +65,38 @@ impl SqliteStore {
         .await
         .map_err(backend)?;
         Self::migrator().run(&pool).await.map_err(migration)?;
-        Ok(SqliteStore {
+        let store = SqliteStore {
             pool,
             writes: tokio::sync::Mutex::new(()),
-        })
+        };
+        store.backfill_name_keys().await?;
+        Ok(store)
+    }
+
+    /// The embedded store keeps no name index: resolution uses the process's cache.
+    async fn native_resolution_candidates(
+        &self,
+        _project: &str,
+        _entity_type: &str,
+        _names: &[String],
+    ) -> Result<Option<Vec<quarry_core::model::Entity>>, StoreError> {
+        Ok(None)
+    }
+
+    /// SQLite has no notifications: one process writes and wakes its own workers.
+    async fn native_work_signal(
+        &self,
+        _kind: quarry_core::model::JobKind,
+    ) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+
+    async fn native_work_queued(
+        &self,
+        _kind: quarry_core::model::JobKind,
+        _seen: u64,
+    ) -> Result<(), StoreError> {
+        std::future::pending().await
     }
 
     /// Waits for this process's turn to write (see `writes`).
@@ -149,6 +177,6 @@ impl SqliteStore {
 impl_store!(
     SqliteStore,
     sqlx::Sqlite,
-    crate::sql::CLAIM_EPISODES_SQLITE,
-    crate::sql::CLAIM_TASKS_SQLITE
+    crate::sql::FIELD_TASK_QUEUE_SQLITE,
+    crate::sql::EPISODE_QUEUE_SQLITE
 );

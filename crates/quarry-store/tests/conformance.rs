@@ -9,9 +9,9 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use quarry_core::model::{
-    ApiKey, Confidence, DocumentKind, Episode, EpisodeLease, EpisodeOutcome, EpisodeStatus,
-    ExtractedEntity, GraphEntityWrite, GraphExtraction, GraphRelationWrite, GraphWrite, NewEntity,
-    NewEpisode, NewResult, ResultStatus, ReviewDecision, RunScope, RunStatus, SourceRef,
+    ApiKey, Confidence, DocumentKind, Episode, EpisodeOutcome, EpisodeStatus, ExtractedEntity,
+    GraphEntityWrite, GraphExtraction, GraphRelationWrite, GraphWrite, Lease, NewEntity,
+    NewEpisode, NewResult, Release, ResultStatus, ReviewDecision, RunScope, RunStatus, SourceRef,
     StoredChunk,
 };
 use quarry_core::store::{Store, StoreError};
@@ -116,6 +116,7 @@ macro_rules! conformance {
 }
 
 conformance!(
+    graph_writes_find_entities_by_name_key,
     tasks_move_through_dependencies_gates_and_retries,
     expired_task_leases_are_taken_over_and_the_late_finisher_is_refused,
     cascades_commit_behind_the_lease_fence,
@@ -166,6 +167,18 @@ conformance!(
     queue_depths_count_each_state_across_projects,
     schema_version_is_current_once_opened,
 );
+
+/// Wake-ups across processes exist on PostgreSQL only (SQLite has one writing process, which
+/// wakes its own workers): two stores on one database stand for two processes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_queued_work_wakes_other_processes() {
+    let Some(database) = postgres_database() else {
+        return;
+    };
+    let listener = quarry_store::open(database.url()).await.unwrap();
+    let writer = quarry_store::open(database.url()).await.unwrap();
+    queued_work_wakes_other_processes(listener, writer).await;
+}
 
 /// A crash: episodes taken by a worker, the process gone, the store opened again on the same
 /// database; nothing is requeued because a process started, but once the dead worker's lease
@@ -1237,7 +1250,17 @@ async fn claim(store: &Arc<dyn Store>, limit: usize, ingest_only: bool) -> Vec<E
         .unwrap()
 }
 
-fn lease_of(episode: &Episode) -> EpisodeLease {
+/// A release after a transient failure that cost nothing.
+fn release(error: &str, retry_after: Duration) -> Release {
+    Release {
+        error: error.to_owned(),
+        retry_after,
+        tokens_used: 0,
+        duration_ms: 0,
+    }
+}
+
+fn lease_of(episode: &Episode) -> Lease {
     episode
         .lease()
         .expect("a claimed episode carries its lease")
@@ -1433,12 +1456,7 @@ async fn expired_leases_are_taken_over_and_fence_the_late_finisher(store: Arc<dy
         store.list_entities(&p, None, 10).await.unwrap().is_empty(),
         "the late finisher wrote no graph"
     );
-    assert!(
-        !store
-            .renew_episode_lease(&lease_a, LONG_LEASE)
-            .await
-            .unwrap()
-    );
+    assert!(!store.renew_lease(&lease_a, LONG_LEASE).await.unwrap());
     assert!(matches!(
         store
             .finish_episode(&p, &episode.id, Some(&lease_a), &outcome)
@@ -1447,7 +1465,7 @@ async fn expired_leases_are_taken_over_and_fence_the_late_finisher(store: Arc<dy
     ));
     assert!(matches!(
         store
-            .release_episode(&p, &lease_a, "stalled", Duration::ZERO)
+            .release_job(&p, &lease_a, &release("stalled", Duration::ZERO))
             .await,
         Err(StoreError::LeaseLost(_))
     ));
@@ -1509,7 +1527,7 @@ async fn renew_keeps_a_lease_alive(store: Arc<dyn Store>) {
     let first_expiry = claimed[0].lease_expires_at.clone().unwrap();
     for _ in 0..4 {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(store.renew_episode_lease(&held, lease).await.unwrap());
+        assert!(store.renew_lease(&held, lease).await.unwrap());
     }
     // 400 ms after the claim: past the first expiry, still held.
     let renewed = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
@@ -1523,24 +1541,21 @@ async fn renew_keeps_a_lease_alive(store: Arc<dyn Store>) {
         "a renewed lease is not taken over"
     );
     for stranger in [
-        EpisodeLease {
+        Lease {
             owner: "b".into(),
             ..held.clone()
         },
-        EpisodeLease {
+        Lease {
             attempt: 2,
             ..held.clone()
         },
-        EpisodeLease {
-            episode_id: "missing".into(),
+        Lease {
+            job_id: "missing".into(),
             ..held.clone()
         },
     ] {
         assert!(
-            !store
-                .renew_episode_lease(&stranger, LONG_LEASE)
-                .await
-                .unwrap(),
+            !store.renew_lease(&stranger, LONG_LEASE).await.unwrap(),
             "{stranger:?} does not hold the episode"
         );
     }
@@ -1562,15 +1577,15 @@ async fn released_episodes_wait_for_their_backoff(store: Arc<dyn Store>) {
     let p = store.ensure_project("p").await.unwrap();
     let episode = store.add_episode(&p, &new_episode("a", "r")).await.unwrap();
     let claimed = claim(&store, 1, false).await;
-    let released = store
-        .release_episode(
+    store
+        .release_job(
             &p,
             &lease_of(&claimed[0]),
-            "model call failed: 503",
-            Duration::from_millis(300),
+            &release("model call failed: 503", Duration::from_millis(300)),
         )
         .await
         .unwrap();
+    let released = store.get_episode(&p, &episode.id).await.unwrap().unwrap();
     assert_eq!(
         (
             released.status,
@@ -1597,7 +1612,11 @@ async fn released_episodes_wait_for_their_backoff(store: Arc<dyn Store>) {
     // Released, the old lease is spent.
     assert!(matches!(
         store
-            .release_episode(&p, &lease_of(&claimed[0]), "again", Duration::ZERO)
+            .release_job(
+                &p,
+                &lease_of(&claimed[0]),
+                &release("again", Duration::ZERO)
+            )
             .await,
         Err(StoreError::LeaseLost(_))
     ));
@@ -1874,7 +1893,8 @@ async fn apply_graph_inserts_then_updates(store: Arc<dyn Store>) {
     assert_eq!(works_on.notes.as_deref(), Some("Primary developer."));
 
     // Again: Alice by id without notes, NexusAI by exact (type, title) with new notes, the
-    // relation without notes; a differently cased "alice" is another entity.
+    // relation without notes; "Alicia" is another entity (a differently cased "alice" would not
+    // be: it has Alice's name key, see graph_writes_find_entities_by_name_key).
     let second_episode = store
         .add_episode(&p, &new_episode("two", "r"))
         .await
@@ -1887,7 +1907,7 @@ async fn apply_graph_inserts_then_updates(store: Arc<dyn Store>) {
                 entities: vec![
                     node(Some(&alice.id), "Alice", "person", None),
                     node(None, "NexusAI", "project", Some("A modular assistant.")),
-                    node(None, "alice", "person", None),
+                    node(None, "Alicia", "person", None),
                 ],
                 relationships: vec![edge(0, 1, "works_on", None), edge(1, 2, "knows", None)],
             },
@@ -1951,7 +1971,7 @@ async fn apply_graph_inserts_then_updates(store: Arc<dyn Store>) {
     assert_eq!(third.relations[0].notes.as_deref(), Some("Lead."));
     assert_eq!(third.entities[0].mention_count, 3);
 
-    // Links: both episodes reach Alice (newest first), only the second reaches "alice".
+    // Links: both episodes reach Alice (newest first), only the second reaches "Alicia".
     let episodes = store.entity_episodes(&p, &alice.id, 10).await.unwrap();
     assert_eq!(
         episodes.iter().map(|e| &e.id).collect::<Vec<_>>(),
@@ -2293,8 +2313,8 @@ async fn complete_episode_failure_rolls_back_graph_and_status(store: Arc<dyn Sto
         Err(StoreError::Conflict(_))
     ));
     // Another project's episode, or none: not found, nothing written.
-    let missing = EpisodeLease {
-        episode_id: "missing".into(),
+    let missing = Lease {
+        job_id: "missing".into(),
         ..held.clone()
     };
     for lease in [&foreign_held, &missing] {
@@ -2794,4 +2814,70 @@ async fn concurrent_apply_graph_makes_one_entity(store: Arc<dyn Store>) {
         .unwrap();
     assert_eq!(relations.len(), 1);
     assert_eq!(relations[0].mention_count, TASKS as i64);
+}
+
+/// A graph write that resolved nothing finds the entity of another spelling with the same name
+/// key (`ACME Corp.` for `Acme Corp`) under its lock, whichever process wrote it: no normalised
+/// duplicates. PostgreSQL also answers resolution candidates itself (exact, key, nearest).
+async fn graph_writes_find_entities_by_name_key(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let write = |name: &str| GraphWrite {
+        entities: vec![node(None, name, "organization", None)],
+        relationships: vec![],
+    };
+    let first = store
+        .apply_graph(&p, None, &write("Acme Corp"))
+        .await
+        .unwrap();
+    assert_eq!(first.inserted, [true]);
+    let again = store
+        .apply_graph(&p, None, &write("ACME Corp."))
+        .await
+        .unwrap();
+    assert_eq!(again.inserted, [false], "the same key is the same entity");
+    assert_eq!(again.entities[0].id, first.entities[0].id);
+    assert_eq!(again.entities[0].title, "Acme Corp");
+    assert_eq!(again.entities[0].mention_count, 2);
+    let other = store
+        .apply_graph(&p, None, &write("Acme Tools"))
+        .await
+        .unwrap();
+    assert_eq!(other.inserted, [true], "another key is another entity");
+    let person = store
+        .apply_graph(
+            &p,
+            None,
+            &GraphWrite {
+                entities: vec![node(None, "Acme Corp", "person", None)],
+                relationships: vec![],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(person.inserted, [true], "keys match within a type only");
+
+    let names = ["acme corporation".to_owned(), "Acme Tols".to_owned()];
+    match store
+        .resolution_candidates(&p, "organization", &names)
+        .await
+        .unwrap()
+    {
+        // SQLite: the graph keeps its own cache.
+        None => {}
+        Some(candidates) => {
+            let titles: Vec<&str> = candidates.iter().map(|e| e.title.as_str()).collect();
+            assert!(titles.contains(&"Acme Corp"), "by name key: {titles:?}");
+            assert!(titles.contains(&"Acme Tools"), "nearest title: {titles:?}");
+            assert!(
+                candidates.iter().all(|e| e.entity_type == "organization"),
+                "{titles:?}"
+            );
+            assert!(
+                candidates
+                    .windows(2)
+                    .all(|w| w[0].created_at <= w[1].created_at),
+                "oldest first: {titles:?}"
+            );
+        }
+    }
 }

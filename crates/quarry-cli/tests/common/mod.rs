@@ -140,6 +140,21 @@ pub fn quarry_on(db: &str, args: &[&str]) -> String {
     String::from_utf8(output.stdout).expect("UTF-8 output")
 }
 
+/// Polls `probe` until it answers `Some`, failing after a generous deadline.
+pub fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never happened: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
 }
@@ -293,6 +308,32 @@ impl Server {
             status,
             serde_json::from_str(&response).unwrap_or(serde_json::Value::Null),
         )
+    }
+
+    /// Waits (polling) until the episode's extraction ended, and returns it.
+    pub fn finished_episode(&self, key: &str, id: &str) -> serde_json::Value {
+        eventually("the episode's extraction ended", || {
+            let (status, episode) = self.call(key, "GET", &format!("/v1/episodes/{id}"), None);
+            assert_eq!(status, 200, "{episode}");
+            (episode["status"] == "done" || episode["status"] == "failed").then_some(episode)
+        })
+    }
+
+    /// Queues an episode with pre-structured `entities` (a worker needs no model for it) and
+    /// waits until it is done.
+    pub fn ingest(&self, key: &str, user: &str, entities: serde_json::Value) -> serde_json::Value {
+        let (status, episode) = self.call(
+            key,
+            "POST",
+            "/v1/episodes",
+            Some(serde_json::json!({
+                "user_message": user, "assistant_response": "Noted.", "entities": entities
+            })),
+        );
+        assert_eq!(status, 202, "{episode}");
+        let done = self.finished_episode(key, episode["id"].as_str().unwrap());
+        assert_eq!(done["status"], "done", "{done}");
+        done
     }
 
     /// Like `request`, with `Authorization: Bearer <key>` when a key is given.

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::queue::{JobKind, Lease};
 use super::records::{Document, DocumentKind, Entity, Relation};
 
 /// The reference's entity types; a deployment may configure others.
@@ -29,7 +30,7 @@ pub const DEFAULT_STOPLIST: &[&str] = &[
 ];
 
 /// Where an episode's background extraction stands. `Pending` and `Running` episodes are the
-/// queue: a `Running` episode is held under a lease ([`EpisodeLease`]) that its worker's
+/// queue: a `Running` episode is held under a lease ([`Lease`](super::Lease)) that its worker's
 /// heartbeat renews; once the lease expires (the worker died or stalled) another worker may take
 /// it over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,25 +100,15 @@ pub struct Episode {
     pub available_at: Option<String>,
 }
 
-/// Who holds a claimed episode and which claim it is (the fencing token): a completion, a
-/// release or a renewal is accepted only while the episode is still `running` under exactly
-/// this owner and attempt. The analogue of [`TaskLease`](super::work::TaskLease).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-pub struct EpisodeLease {
-    pub episode_id: String,
-    pub owner: String,
-    pub attempt: i64,
-}
-
 /// An episode document's title: the user message on one line, cut at this many characters.
 const EPISODE_TITLE_CHARS: usize = 80;
 
 impl Episode {
     /// The fencing token of the current claim (`None` when no worker holds the episode).
-    pub fn lease(&self) -> Option<EpisodeLease> {
-        self.lease_owner.as_ref().map(|owner| EpisodeLease {
-            episode_id: self.id.clone(),
+    pub fn lease(&self) -> Option<Lease> {
+        self.lease_owner.as_ref().map(|owner| Lease {
+            kind: JobKind::Episode,
+            job_id: self.id.clone(),
             owner: owner.clone(),
             attempt: self.attempts,
         })

@@ -5,6 +5,7 @@
 
 pub mod entity_type;
 pub mod graph;
+pub mod queue;
 pub mod records;
 pub mod work;
 
@@ -13,10 +14,11 @@ pub use entity_type::{
     FieldSpec, FieldType, Source,
 };
 pub use graph::{
-    DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST, Episode, EpisodeLease, EpisodeOutcome, EpisodeStatus,
-    ExtractedEntity, ExtractedRelationship, GraphApplied, GraphEntityWrite, GraphExtraction,
-    GraphRelationWrite, GraphWrite, NewEpisode, StoredChunk,
+    DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST, Episode, EpisodeOutcome, EpisodeStatus, ExtractedEntity,
+    ExtractedRelationship, GraphApplied, GraphEntityWrite, GraphExtraction, GraphRelationWrite,
+    GraphWrite, NewEpisode, StoredChunk,
 };
+pub use queue::{JobKind, Lease, Release};
 pub use records::{
     ApiKey, Confidence, Document, DocumentKind, DocumentSummary, Entity, ExtractionResult,
     ExtractionRun, FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision,
@@ -24,6 +26,5 @@ pub use records::{
 };
 pub use work::{
     AttemptRecord, CascadeEntity, CascadeWrite, FieldTask, NewFieldTask, NewWorkflow, NodeState,
-    Settled, TaskCompletion, TaskEnd, TaskLease, TaskView, Transition, settle, shown_state,
-    waiting_on,
+    Settled, TaskCompletion, TaskEnd, TaskView, Transition, settle, shown_state, waiting_on,
 };

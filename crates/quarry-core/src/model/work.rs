@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::queue::{JobKind, Lease};
 use super::records::RunStatus;
 
 /// A field task's state (the workflow node state of the field-extraction reference).
@@ -151,7 +152,7 @@ impl AttemptRecord {
     /// workers died) are recorded as abandoned first.
     pub fn append(
         log: &[AttemptRecord],
-        held: &TaskLease,
+        held: &Lease,
         outcome: &str,
         error: Option<&str>,
         tokens_used: i64,
@@ -205,23 +206,14 @@ impl FieldTask {
     }
 
     /// The fencing token of the current claim.
-    pub fn lease(&self) -> Option<TaskLease> {
-        self.lease_owner.as_ref().map(|owner| TaskLease {
-            task_id: self.id.clone(),
+    pub fn lease(&self) -> Option<Lease> {
+        self.lease_owner.as_ref().map(|owner| Lease {
+            kind: JobKind::FieldTask,
+            job_id: self.id.clone(),
             owner: owner.clone(),
             attempt: self.attempts,
         })
     }
-}
-
-/// Who holds a claimed task and which claim it is: a completion is accepted only while the task
-/// is still running under exactly this owner and attempt.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-pub struct TaskLease {
-    pub task_id: String,
-    pub owner: String,
-    pub attempt: i64,
 }
 
 /// A task to create with its run.

@@ -4,6 +4,35 @@
 macro_rules! entities_items {
     ($store:ty) => {
         impl $store {
+            /// Gives entities written before the name key existed theirs (once: a keyless
+            /// title gets `''`), a batch per transaction. Several processes opening at once
+            /// write the same keys; nothing else reads them until they are there.
+            pub(crate) async fn backfill_name_keys(&self) -> Result<(), StoreError> {
+                const BATCH: i64 = 1000;
+                loop {
+                    let _writer = self.write_gate().await;
+                    let mut tx = self.pool.begin().await.map_err(backend)?;
+                    let missing: Vec<(String, String, String)> =
+                        sqlx::query_as(sql::ENTITIES_WITHOUT_NAME_KEY)
+                            .bind(BATCH)
+                            .fetch_all(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                    for (id, entity_type, title) in &missing {
+                        sqlx::query(sql::SET_NAME_KEY)
+                            .bind(id)
+                            .bind(quarry_core::resolve::name_key(title, entity_type))
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                    }
+                    tx.commit().await.map_err(backend)?;
+                    if (missing.len() as i64) < BATCH {
+                        return Ok(());
+                    }
+                }
+            }
+
             async fn entity(&self, project: &str, id: &str) -> Result<Option<Entity>, StoreError> {
                 let row = sqlx::query_as::<_, EntityRow>(sql::ENTITY_BY_ID)
                     .bind(project)

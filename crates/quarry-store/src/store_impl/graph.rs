@@ -21,7 +21,7 @@ macro_rules! graph_items {
                 project: &str,
                 episode_id: Option<&str>,
                 write: &GraphWrite,
-                finish: Option<(&quarry_core::model::EpisodeLease, &EpisodeOutcome)>,
+                finish: Option<(&Lease, &EpisodeOutcome)>,
             ) -> Result<GraphApplied, StoreError> {
                 let count = write.entities.len();
                 if let Some(bad) = write
@@ -38,7 +38,8 @@ macro_rules! graph_items {
                 // Dropping `tx` on an early return rolls everything back.
                 let mut tx = self.pool.begin().await.map_err(backend)?;
                 if let (Some(episode_id), Some((held, outcome))) = (episode_id, finish) {
-                    Self::end_fenced_episode(&mut tx, project, episode_id, held, outcome).await?;
+                    Self::fence(&mut tx, project, held).await?;
+                    Self::end_episode(&mut tx, project, episode_id, outcome).await?;
                 }
                 Self::lock_project(&mut tx, project).await?;
                 // After the lock: times follow the order in which writes of a project land.
@@ -85,20 +86,19 @@ macro_rules! graph_items {
                 Ok(())
             }
 
-            /// The fence and the episode's end in one statement: zero rows is `LeaseLost` (or
-            /// `NotFound`), and the caller's transaction is rolled back.
-            async fn end_fenced_episode(
-                tx: &mut Connection,
+            /// An episode's end (`done` or `failed` by the outcome's error), the lease cleared.
+            /// A claimed episode's caller has written the fence first.
+            async fn end_episode(
+                conn: &mut Connection,
                 project: &str,
                 episode_id: &str,
-                held: &quarry_core::model::EpisodeLease,
                 outcome: &EpisodeOutcome,
-            ) -> Result<(), StoreError> {
+            ) -> Result<Option<Episode>, StoreError> {
                 let status = match outcome.error {
                     None => EpisodeStatus::Done,
                     Some(_) => EpisodeStatus::Failed,
                 };
-                let ended = sqlx::query(sql::END_EPISODE_FENCED)
+                sqlx::query_as::<_, EpisodeRow>(sql::FINISH_EPISODE)
                     .bind(project)
                     .bind(episode_id)
                     .bind(status.as_str())
@@ -108,42 +108,11 @@ macro_rules! graph_items {
                     .bind(outcome.relationships_stored)
                     .bind(outcome.relationships_skipped)
                     .bind(now())
-                    .bind(&held.owner)
-                    .bind(held.attempt)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                if ended.rows_affected() == 0 {
-                    return Err(Self::lease_error(tx, project, episode_id, held).await);
-                }
-                Ok(())
-            }
-
-            /// Why a fenced write of `episode_id` changed nothing: no such episode
-            /// (`NotFound`), or `held` is no longer its lease (`LeaseLost`).
-            async fn lease_error(
-                conn: &mut Connection,
-                project: &str,
-                episode_id: &str,
-                held: &quarry_core::model::EpisodeLease,
-            ) -> StoreError {
-                let status: Option<String> = match sqlx::query_scalar(sql::EPISODE_STATUS)
-                    .bind(project)
-                    .bind(episode_id)
                     .fetch_optional(&mut *conn)
                     .await
-                {
-                    Ok(status) => status,
-                    Err(error) => return backend(error),
-                };
-                match status {
-                    None => not_found("episode", episode_id),
-                    Some(status) => StoreError::LeaseLost(format!(
-                        "episode '{episode_id}' is no longer held by {} (attempt {}); it is \
-                         {status}, taken over or ended elsewhere",
-                        held.owner, held.attempt
-                    )),
-                }
+                    .map_err(backend)?
+                    .map(Episode::try_from)
+                    .transpose()
             }
 
             /// An unfenced graph write linked to an episode: the episode must exist.
@@ -252,7 +221,9 @@ macro_rules! graph_items {
                 Ok(())
             }
 
-            /// Mentions the entity of `node`'s exact (type, title), if there is one.
+            /// Mentions the entity of `node`'s exact (type, title), else the oldest of its type
+            /// with the same name key (`ACME Corp.` for `Acme Corp`), if there is one: under the
+            /// project lock, so no process inserts a normalised duplicate of another's entity.
             async fn resolve_existing_entity(
                 tx: &mut Connection,
                 project: &str,
@@ -265,6 +236,13 @@ macro_rules! graph_items {
                     .bind(&node.name)
                     .bind(at)
                     .bind(&node.notes)
+                    .bind(
+                        Some(quarry_core::resolve::name_key(
+                            &node.name,
+                            &node.entity_type,
+                        ))
+                        .filter(|key| !key.is_empty()),
+                    )
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err(backend)?;
@@ -439,7 +417,7 @@ pub(crate) use graph_items;
 
 /// The `Store` methods of episodes and the graph.
 macro_rules! graph_methods {
-    ($claim_episodes:expr) => {
+    () => {
         fn add_episode<'a>(
             &'a self,
             project: &'a str,
@@ -512,20 +490,11 @@ macro_rules! graph_methods {
             ingest_only: bool,
         ) -> StoreFuture<'a, Vec<Episode>> {
             Box::pin(async move {
-                let _writer = self.write_gate().await;
-                if limit == 0 {
-                    return Ok(Vec::new());
-                }
-                // One statement: the take is atomic without a transaction.
-                let mut claimed = sqlx::query_as::<_, EpisodeRow>($claim_episodes)
-                    .bind(now())
-                    .bind(ingest_only)
-                    .bind(sql_limit(limit))
-                    .bind(owner)
-                    .bind($crate::clock::after(lease))
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(backend)?
+                let scope = ingest_only.then_some("ingest");
+                let rows: Vec<EpisodeRow> = self
+                    .claim_jobs(JobKind::Episode, (owner, lease), limit, scope)
+                    .await?;
+                let mut claimed = rows
                     .into_iter()
                     .map(Episode::try_from)
                     .collect::<Result<Vec<_>, _>>()?;
@@ -535,94 +504,29 @@ macro_rules! graph_methods {
             })
         }
 
-        fn renew_episode_lease<'a>(
-            &'a self,
-            held: &'a quarry_core::model::EpisodeLease,
-            lease_for: std::time::Duration,
-        ) -> StoreFuture<'a, bool> {
-            Box::pin(async move {
-                let _writer = self.write_gate().await;
-                let renewed = sqlx::query(sql::RENEW_EPISODE_LEASE)
-                    .bind($crate::clock::after(lease_for))
-                    .bind(&held.episode_id)
-                    .bind(&held.owner)
-                    .bind(held.attempt)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(renewed.rows_affected() == 1)
-            })
-        }
-
         fn finish_episode<'a>(
             &'a self,
             project: &'a str,
             id: &'a str,
-            held: Option<&'a quarry_core::model::EpisodeLease>,
+            held: Option<&'a Lease>,
             outcome: &'a EpisodeOutcome,
         ) -> StoreFuture<'a, Episode> {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
-                let status = match outcome.error {
-                    None => EpisodeStatus::Done,
-                    Some(_) => EpisodeStatus::Failed,
-                };
-                let text = match held {
-                    Some(_) => sql::FINISH_EPISODE_FENCED,
-                    None => sql::FINISH_EPISODE,
-                };
-                let mut query = sqlx::query_as::<_, EpisodeRow>(text)
-                    .bind(project)
-                    .bind(id)
-                    .bind(status.as_str())
-                    .bind(&outcome.error)
-                    .bind(outcome.entities_stored)
-                    .bind(outcome.entities_skipped)
-                    .bind(outcome.relationships_stored)
-                    .bind(outcome.relationships_skipped)
-                    .bind(now());
+                let mut tx = self.pool.begin().await.map_err(backend)?;
                 if let Some(held) = held {
-                    query = query.bind(&held.owner).bind(held.attempt);
+                    // The episode named is the one fenced, whatever the lease names.
+                    let held = Lease {
+                        job_id: id.to_owned(),
+                        ..held.clone()
+                    };
+                    Self::fence(&mut tx, project, &held).await?;
                 }
-                let row = query.fetch_optional(&self.pool).await.map_err(backend)?;
-                match (row, held) {
-                    (Some(row), _) => Episode::try_from(row),
-                    (None, None) => Err(not_found("episode", id)),
-                    (None, Some(held)) => {
-                        let mut conn = self.pool.acquire().await.map_err(backend)?;
-                        Err(Self::lease_error(&mut conn, project, id, held).await)
-                    }
-                }
-            })
-        }
-
-        fn release_episode<'a>(
-            &'a self,
-            project: &'a str,
-            held: &'a quarry_core::model::EpisodeLease,
-            error: &'a str,
-            retry_after: std::time::Duration,
-        ) -> StoreFuture<'a, Episode> {
-            Box::pin(async move {
-                let _writer = self.write_gate().await;
-                let row = sqlx::query_as::<_, EpisodeRow>(sql::RELEASE_EPISODE)
-                    .bind(project)
-                    .bind(&held.episode_id)
-                    .bind(&held.owner)
-                    .bind(held.attempt)
-                    .bind(error)
-                    .bind($crate::clock::after(retry_after))
-                    .bind(now())
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                match row {
-                    Some(row) => Episode::try_from(row),
-                    None => {
-                        let mut conn = self.pool.acquire().await.map_err(backend)?;
-                        Err(Self::lease_error(&mut conn, project, &held.episode_id, held).await)
-                    }
-                }
+                let ended = Self::end_episode(&mut tx, project, id, outcome)
+                    .await?
+                    .ok_or_else(|| not_found("episode", id))?;
+                tx.commit().await.map_err(backend)?;
+                Ok(ended)
             })
         }
 
@@ -718,16 +622,20 @@ macro_rules! graph_methods {
         fn complete_episode<'a>(
             &'a self,
             project: &'a str,
-            held: &'a quarry_core::model::EpisodeLease,
+            held: &'a Lease,
             write: &'a GraphWrite,
             outcome: &'a EpisodeOutcome,
         ) -> StoreFuture<'a, GraphApplied> {
-            Box::pin(self.write_graph(
-                project,
-                Some(&held.episode_id),
-                write,
-                Some((held, outcome)),
-            ))
+            Box::pin(self.write_graph(project, Some(&held.job_id), write, Some((held, outcome))))
+        }
+
+        fn resolution_candidates<'a>(
+            &'a self,
+            project: &'a str,
+            entity_type: &'a str,
+            names: &'a [String],
+        ) -> StoreFuture<'a, Option<Vec<Entity>>> {
+            Box::pin(self.native_resolution_candidates(project, entity_type, names))
         }
 
         fn recent_entities<'a>(

@@ -7,7 +7,7 @@
 //! private items): `keys.rs` (projects and API keys), `sessions.rs` (web app sessions), `conversations.rs`
 //! (extraction-chat conversations), `entities.rs` (entity types, entities,
 //! relations), `documents.rs` (documents, links and chunks), `runs.rs`, `results.rs` (results,
-//! review and feedback), `graph.rs` (episodes and the graph write) and `review.rs` (the web app's
+//! review and feedback), `queue.rs` (the leased queue every job kind shares), `tasks.rs` (field tasks), `graph.rs` (episodes and the graph write) and `review.rs` (the web app's
 //! pages and field locks) and `operations.rs` (queue depths and the schema version, for
 //! metrics and readiness). This file holds the imports and helpers they share and `impl_store!`, which puts them together per backend.
 //!
@@ -25,17 +25,17 @@ pub(crate) mod entities;
 pub(crate) mod graph;
 pub(crate) mod keys;
 pub(crate) mod operations;
+pub(crate) mod queue;
 pub(crate) mod results;
 pub(crate) mod review;
 pub(crate) mod runs;
 pub(crate) mod sessions;
 pub(crate) mod tasks;
 
-/// `impl Store for $store` over `self.pool`. `$claim_episodes` and `$claim_tasks` are the
-/// backend's queue takes (`sql::CLAIM_EPISODES_*`, `sql::CLAIM_TASKS_*`), the statements whose
-/// text differs between the dialects.
+/// `impl Store for $store` over `self.pool`. `$field_tasks` and `$episodes` are the backend's
+/// queue statements (`sql::*_QUEUE_*`), whose take differs between the dialects.
 macro_rules! impl_store {
-    ($store:ty, $db:ty, $claim_episodes:expr, $claim_tasks:expr) => {
+    ($store:ty, $db:ty, $field_tasks:expr, $episodes:expr) => {
         const _: () = {
             use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,8 +48,9 @@ macro_rules! impl_store {
             };
             use quarry_core::model::{
                 AttemptRecord, CascadeWrite, FieldTask, NewWorkflow, NodeState, TaskCompletion,
-                TaskEnd, TaskLease, TaskView, settle,
+                TaskEnd, TaskView, settle,
             };
+            use quarry_core::model::{JobKind, Lease, Release};
             use quarry_core::store::{
                 DocumentLink, Page, QueueDepths, QueuedResult, Reviewed, SchemaVersion, Store,
                 StoreError, StoreFuture, StoredDocument,
@@ -98,6 +99,10 @@ macro_rules! impl_store {
                     .bind(entity.mention_count)
                     .bind(&entity.notes)
                     .bind(&entity.last_seen_at)
+                    .bind(quarry_core::resolve::name_key(
+                        &entity.title,
+                        &entity.entity_type,
+                    ))
             }
 
             /// The one INSERT of a document row (files and episodes alike); with a
@@ -166,6 +171,7 @@ macro_rules! impl_store {
             $crate::store_impl::results::results_items!($store);
             $crate::store_impl::graph::graph_items!($store);
             $crate::store_impl::tasks::tasks_items!($store);
+            $crate::store_impl::queue::queue_items!($store, $db, $field_tasks, $episodes);
             $crate::store_impl::review::review_items!();
 
             impl Store for $store {
@@ -176,8 +182,9 @@ macro_rules! impl_store {
                 $crate::store_impl::documents::documents_methods!();
                 $crate::store_impl::runs::runs_methods!();
                 $crate::store_impl::results::results_methods!();
-                $crate::store_impl::graph::graph_methods!($claim_episodes);
-                $crate::store_impl::tasks::tasks_methods!($claim_tasks);
+                $crate::store_impl::graph::graph_methods!();
+                $crate::store_impl::tasks::tasks_methods!();
+                $crate::store_impl::queue::queue_methods!();
                 $crate::store_impl::review::review_methods!();
                 $crate::store_impl::operations::operations_methods!();
             }

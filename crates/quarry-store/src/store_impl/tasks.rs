@@ -120,7 +120,7 @@ macro_rules! tasks_items {
             async fn end_attempt(
                 tx: &mut Connection,
                 task: &FieldTask,
-                held: &TaskLease,
+                held: &Lease,
                 (state, outcome): (NodeState, &str),
                 error: Option<&str>,
                 result_id: Option<&str>,
@@ -206,8 +206,6 @@ macro_rules! tasks_items {
                 Ok(run)
             }
 
-            /// The first write of every fenced transaction: the task is still running under
-            /// exactly this lease, else nothing may be written.
             /// Finds or creates each entity of `cascade`, links it to the parent (a relation
             /// mentioned once more) and queues the follow-up run of each created one; returns
             /// the created entities' ids. The caller holds the fenced transaction.
@@ -287,28 +285,15 @@ macro_rules! tasks_items {
                 Ok(created)
             }
 
+            /// The fence of a task's completion, then the task read and its entity locked
+            /// (result writes of one entity queue behind that lock).
             async fn fence_task(
                 tx: &mut Connection,
                 project: &str,
-                held: &TaskLease,
+                held: &Lease,
             ) -> Result<FieldTask, StoreError> {
-                let fenced = sqlx::query(sql::FENCE_TASK)
-                    .bind(now())
-                    .bind(project)
-                    .bind(&held.task_id)
-                    .bind(&held.owner)
-                    .bind(held.attempt)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                if fenced.rows_affected() == 0 {
-                    return Err(StoreError::LeaseLost(format!(
-                        "task '{}' is no longer held by {} (attempt {}): its lease expired and \
-                         it was taken over, or it ended",
-                        held.task_id, held.owner, held.attempt
-                    )));
-                }
-                let task = Self::task_by_id(tx, project, &held.task_id).await?;
+                Self::fence(tx, project, held).await?;
+                let task = Self::task_by_id(tx, project, &held.job_id).await?;
                 sqlx::query(sql::LOCK_ENTITY)
                     .bind(project)
                     .bind(&task.entity_id)
@@ -316,6 +301,34 @@ macro_rules! tasks_items {
                     .await
                     .map_err(backend)?;
                 Ok(task)
+            }
+
+            /// A released task's attempt: its cost added, the attempt appended to its log.
+            async fn add_attempt_cost(
+                tx: &mut Connection,
+                project: &str,
+                held: &Lease,
+                release: &Release,
+            ) -> Result<(), StoreError> {
+                let task = Self::task_by_id(tx, project, &held.job_id).await?;
+                let log = AttemptRecord::append(
+                    &task.attempt_log,
+                    held,
+                    "retry",
+                    Some(&release.error),
+                    release.tokens_used,
+                    release.duration_ms,
+                    &now(),
+                );
+                sqlx::query(sql::ADD_TASK_ATTEMPT_COST)
+                    .bind(&task.id)
+                    .bind(release.tokens_used)
+                    .bind(release.duration_ms)
+                    .bind(Json(log))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                Ok(())
             }
 
             /// Settles each of `run_ids` once (duplicates are settled once), after a write that
@@ -336,9 +349,9 @@ macro_rules! tasks_items {
 }
 pub(crate) use tasks_items;
 
-/// The `Store` methods of workflow tasks. `$claim_tasks` is the backend's queue take.
+/// The `Store` methods of workflow tasks.
 macro_rules! tasks_methods {
-    ($claim_tasks:expr) => {
+    () => {
         fn create_workflow<'a>(
             &'a self,
             project: &'a str,
@@ -362,50 +375,23 @@ macro_rules! tasks_methods {
             root_run_id: Option<&'a str>,
         ) -> StoreFuture<'a, Vec<FieldTask>> {
             Box::pin(async move {
-                if limit == 0 {
-                    return Ok(Vec::new());
-                }
-                let _writer = self.write_gate().await;
-                let mut claimed: Vec<FieldTask> = sqlx::query_as::<_, TaskRow>($claim_tasks)
-                    .bind(now())
-                    .bind(owner)
-                    .bind($crate::clock::after(lease))
-                    .bind(root_run_id)
-                    .bind(sql_limit(limit))
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(backend)?
+                let rows: Vec<TaskRow> = self
+                    .claim_jobs(JobKind::FieldTask, (owner, lease), limit, root_run_id)
+                    .await?;
+                let mut claimed = rows
                     .into_iter()
                     .map(FieldTask::try_from)
-                    .collect::<Result<_, _>>()?;
+                    .collect::<Result<Vec<_>, _>>()?;
+                // RETURNING promises no order: by availability.
                 claimed.sort_by(|a, b| (&a.available_at, &a.id).cmp(&(&b.available_at, &b.id)));
                 Ok(claimed)
-            })
-        }
-
-        fn renew_task_lease<'a>(
-            &'a self,
-            held: &'a TaskLease,
-            lease: std::time::Duration,
-        ) -> StoreFuture<'a, bool> {
-            Box::pin(async move {
-                let _writer = self.write_gate().await;
-                let renewed = sqlx::query(sql::RENEW_TASK_LEASE)
-                    .bind($crate::clock::after(lease))
-                    .bind(&held.task_id)
-                    .bind(&held.owner)
-                    .bind(held.attempt)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(renewed.rows_affected() == 1)
             })
         }
 
         fn complete_task<'a>(
             &'a self,
             project: &'a str,
-            held: &'a TaskLease,
+            held: &'a Lease,
             completion: &'a TaskCompletion,
         ) -> StoreFuture<'a, FieldTask> {
             Box::pin(async move {
@@ -453,36 +439,6 @@ macro_rules! tasks_methods {
                 )
                 .await?;
                 Self::settle_run(&mut tx, project, &task.run_id).await?;
-                let task = Self::task_by_id(&mut tx, project, &task.id).await?;
-                tx.commit().await.map_err(backend)?;
-                Ok(task)
-            })
-        }
-
-        fn release_task<'a>(
-            &'a self,
-            project: &'a str,
-            held: &'a TaskLease,
-            error: &'a str,
-            retry_after: std::time::Duration,
-            tokens_used: i64,
-            duration_ms: i64,
-        ) -> StoreFuture<'a, FieldTask> {
-            Box::pin(async move {
-                let _writer = self.write_gate().await;
-                let mut tx = self.pool.begin().await.map_err(backend)?;
-                let task = Self::fence_task(&mut tx, project, held).await?;
-                Self::end_attempt(
-                    &mut tx,
-                    &task,
-                    held,
-                    (NodeState::Queued, "retry"),
-                    Some(error),
-                    None,
-                    (tokens_used, duration_ms),
-                    &$crate::clock::after(retry_after),
-                )
-                .await?;
                 let task = Self::task_by_id(&mut tx, project, &task.id).await?;
                 tx.commit().await.map_err(backend)?;
                 Ok(task)

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quarry_core::model::{
-    CascadeEntity, CascadeWrite, Confidence, NewFieldTask, NewWorkflow, NodeState, ReviewDecision,
-    RunScope, RunStatus, TaskCompletion, TaskEnd,
+    CascadeEntity, CascadeWrite, Confidence, JobKind, NewFieldTask, NewWorkflow, NodeState,
+    Release, ReviewDecision, RunScope, RunStatus, TaskCompletion, TaskEnd,
 };
 use quarry_core::store::{Store, StoreError};
 use serde_json::json;
@@ -17,7 +17,7 @@ use super::{candidate, new_entity};
 const SHORT: Duration = Duration::from_millis(150);
 const LONG: Duration = Duration::from_secs(60);
 
-fn task(name: &str, state: NodeState, depends_on: &[&str], gated: bool) -> NewFieldTask {
+pub(super) fn task(name: &str, state: NodeState, depends_on: &[&str], gated: bool) -> NewFieldTask {
     NewFieldTask {
         field_name: name.to_owned(),
         state,
@@ -249,14 +249,14 @@ pub async fn expired_task_leases_are_taken_over_and_the_late_finisher_is_refused
     );
     assert!(
         !store
-            .renew_task_lease(&first[0].lease().unwrap(), LONG)
+            .renew_lease(&first[0].lease().unwrap(), LONG)
             .await
             .unwrap(),
         "the old owner's heartbeat fails"
     );
     assert!(
         store
-            .renew_task_lease(&second[0].lease().unwrap(), LONG)
+            .renew_lease(&second[0].lease().unwrap(), LONG)
             .await
             .unwrap()
     );
@@ -440,10 +440,17 @@ pub async fn released_tasks_wait_for_their_backoff(store: Arc<dyn Store>) {
         .await
         .unwrap();
     let claimed = store.claim_tasks("w", LONG, 1, None).await.unwrap();
-    let released = store
-        .release_task(&p, &claimed[0].lease().unwrap(), "HTTP 503", SHORT, 7, 3)
+    let release = Release {
+        error: "HTTP 503".to_owned(),
+        retry_after: SHORT,
+        tokens_used: 7,
+        duration_ms: 3,
+    };
+    store
+        .release_job(&p, &claimed[0].lease().unwrap(), &release)
         .await
         .unwrap();
+    let released = store.get_task(&p, &claimed[0].id).await.unwrap().unwrap();
     assert_eq!(released.state, NodeState::Queued);
     assert_eq!(released.last_error.as_deref(), Some("HTTP 503"));
     assert_eq!(released.tokens_used, 7);
@@ -509,4 +516,53 @@ pub async fn concurrent_task_claims_never_overlap(store: Arc<dyn Store>) {
             .unwrap()
             .is_empty()
     );
+}
+
+/// PostgreSQL: a worker waiting on one store wakes when another store — another process —
+/// queues work of its kind (`LISTEN/NOTIFY`, delivered at commit), without polling: a new
+/// workflow's tasks, a new episode, and a job released back to the queue for a retry.
+pub async fn queued_work_wakes_other_processes(listener: Arc<dyn Store>, writer: Arc<dyn Store>) {
+    async fn woken(store: &Arc<dyn Store>, kind: JobKind, seen: u64) {
+        tokio::time::timeout(Duration::from_secs(30), store.work_queued(kind, seen))
+            .await
+            .unwrap_or_else(|_| panic!("no {} notification in 30 s", kind.as_str()))
+            .unwrap();
+    }
+    let p = writer.ensure_project("p").await.unwrap();
+    let entity = writer
+        .create_entity(&p, &new_entity("company", "A"))
+        .await
+        .unwrap();
+
+    let seen = listener.work_signal(JobKind::FieldTask).await.unwrap();
+    writer
+        .create_workflow(
+            &p,
+            &workflow(&entity.id, vec![task("a", NodeState::Queued, &[], false)]),
+        )
+        .await
+        .unwrap();
+    woken(&listener, JobKind::FieldTask, seen).await;
+
+    let seen = listener.work_signal(JobKind::Episode).await.unwrap();
+    let episode = writer
+        .add_episode(&p, &super::new_episode("hello", "hi"))
+        .await
+        .unwrap();
+    woken(&listener, JobKind::Episode, seen).await;
+
+    let claimed = writer.claim_episodes("w", LONG, 1, false).await.unwrap();
+    assert_eq!(claimed[0].id, episode.id);
+    let seen = listener.work_signal(JobKind::Episode).await.unwrap();
+    let release = Release {
+        error: "HTTP 503".to_owned(),
+        retry_after: Duration::ZERO,
+        tokens_used: 0,
+        duration_ms: 0,
+    };
+    writer
+        .release_job(&p, &claimed[0].lease().unwrap(), &release)
+        .await
+        .unwrap();
+    woken(&listener, JobKind::Episode, seen).await;
 }
