@@ -19,14 +19,17 @@ use std::sync::Arc;
 
 use quarry_core::model::{Document, Entity, StoredChunk};
 use quarry_core::retrieval::{EntityHit, PassageHit, RetrievalError, Retriever};
-use quarry_core::store::{ChunkMatch, Store, StoreError};
+use quarry_core::store::{ChunkMatch, RetrievalStore, Store, StoreError};
 use quarry_index::{Hit, Library, RRF_K, entity_text, reciprocal_rank_fusion};
 
 /// Entities embedded per backfill batch at start.
 const BACKFILL_BATCH: usize = 256;
 
 /// Whether `store` runs both halves of retrieval itself (`k = 0`: the cheap probes).
-pub async fn searches_in_database(store: &dyn Store, embedder: &str) -> Result<bool, StoreError> {
+pub async fn searches_in_database(
+    store: &dyn RetrievalStore,
+    embedder: &str,
+) -> Result<bool, StoreError> {
     let words = store.text_search("", "", 0, None).await?.is_some();
     let vectors = store
         .vector_search("", embedder, &[], 0, None)

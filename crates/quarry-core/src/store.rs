@@ -224,8 +224,8 @@ pub struct Reviewed {
     pub resumed: Vec<String>,
 }
 
-pub trait Store: Send + Sync {
-    // --- projects and keys ---------------------------------------------------------------
+/// Projects and their API keys.
+pub trait ProjectStore: Send + Sync {
     /// The project's id, creating the project on first use.
     fn ensure_project<'a>(&'a self, name: &'a str) -> StoreFuture<'a, String>;
     fn create_api_key<'a>(&'a self, key: &'a ApiKey) -> StoreFuture<'a, ()>;
@@ -239,8 +239,10 @@ pub trait Store: Send + Sync {
     /// checked on every request anyway, so they end at once either way); `false` when the
     /// project has no such key.
     fn revoke_api_key<'a>(&'a self, project: &'a str, prefix: &'a str) -> StoreFuture<'a, bool>;
+}
 
-    // --- web sessions and chat conversations ----------------------------------------------
+/// The web app's sessions and stored extraction chats.
+pub trait SessionStore: Send + Sync {
     /// Starts a web session of `key_prefix`'s key in `project`, valid for `lifetime` from now.
     /// Also deletes every expired session (housekeeping).
     fn create_web_session<'a>(
@@ -282,8 +284,10 @@ pub trait Store: Send + Sync {
         project: &'a str,
         conversation: &'a ChatConversation,
     ) -> StoreFuture<'a, ChatConversation>;
+}
 
-    // --- entity types --------------------------------------------------------------------
+/// Entity types, entities and relations.
+pub trait EntityStore: Send + Sync {
     fn put_entity_type<'a>(
         &'a self,
         project: &'a str,
@@ -295,8 +299,6 @@ pub trait Store: Send + Sync {
         slug: &'a str,
     ) -> StoreFuture<'a, Option<EntityType>>;
     fn list_entity_types<'a>(&'a self, project: &'a str) -> StoreFuture<'a, Vec<EntityType>>;
-
-    // --- entities and relations ----------------------------------------------------------
     fn create_entity<'a>(
         &'a self,
         project: &'a str,
@@ -339,8 +341,10 @@ pub trait Store: Send + Sync {
         id: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<Entity>>;
+}
 
-    // --- documents -----------------------------------------------------------------------
+/// Documents and their links to entities.
+pub trait DocumentStore: Send + Sync {
     /// Stores a file document, idempotently: when the project already holds a file document of
     /// exactly this title and text (by a SHA-256 content hash, unique per project), that one is
     /// returned with `created: false` and nothing is written.
@@ -377,8 +381,10 @@ pub trait Store: Send + Sync {
         project: &'a str,
         entity_id: Option<&'a str>,
     ) -> StoreFuture<'a, Vec<Document>>;
+}
 
-    // --- runs and results ----------------------------------------------------------------
+/// Extraction runs, their results, review and feedback.
+pub trait RunStore: Send + Sync {
     fn start_run<'a>(
         &'a self,
         project: &'a str,
@@ -406,8 +412,54 @@ pub trait Store: Send + Sync {
         entity_id: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<ExtractionRun>>;
+    /// One transaction: every earlier pending/approved result of each (entity, field) in
+    /// `results` becomes superseded, then `results` are inserted.
+    fn record_results<'a>(
+        &'a self,
+        project: &'a str,
+        results: &'a [NewResult],
+    ) -> StoreFuture<'a, Vec<ExtractionResult>>;
+    fn get_result<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+    ) -> StoreFuture<'a, Option<ExtractionResult>>;
+    /// The latest non-superseded result per field of an entity.
+    fn latest_results<'a>(
+        &'a self,
+        project: &'a str,
+        entity_id: &'a str,
+    ) -> StoreFuture<'a, Vec<ExtractionResult>>;
+    /// Every result of one field, superseded ones included, oldest first.
+    fn field_history<'a>(
+        &'a self,
+        project: &'a str,
+        entity_id: &'a str,
+        field: &'a str,
+    ) -> StoreFuture<'a, Vec<ExtractionResult>>;
+    /// One transaction: the result's status and review columns, a review event, and for an
+    /// approval the value promoted into the entity's fields. Only pending results can be reviewed.
+    /// An approval ends the field's tasks that wait for a person (`done`; their runs settle, so
+    /// dependents are queued); a rejection fails the task that waited on this result. `rerun`
+    /// (the feedback rerun of a rejection with a reason) is created in the same transaction.
+    fn review_result<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+        decision: &'a ReviewDecision,
+        reviewer: &'a str,
+        rerun: Option<&'a NewWorkflow>,
+    ) -> StoreFuture<'a, Reviewed>;
+    fn feedback_summary<'a>(
+        &'a self,
+        project: &'a str,
+        entity_type: &'a str,
+        field: &'a str,
+    ) -> StoreFuture<'a, FeedbackSummary>;
+}
 
-    // --- the leased queue (every job kind; see `crate::model::queue`) ----------------------
+/// The leased queue every job kind shares (see `crate::model::queue`).
+pub trait QueueStore: Send + Sync {
     /// The heartbeat: pushes the lease to now + `lease_for` while `held` is still the job's
     /// lease; `false` when it was taken over (or the job ended).
     fn renew_lease<'a>(&'a self, held: &'a Lease, lease_for: Duration) -> StoreFuture<'a, bool>;
@@ -430,8 +482,10 @@ pub trait Store: Send + Sync {
     /// Resolves once [`work_signal`](Self::work_signal) of `kind` has passed `seen`; never on a
     /// store without notifications (callers also poll).
     fn work_queued(&self, kind: JobKind, seen: u64) -> StoreFuture<'_, ()>;
+}
 
-    // --- workflow tasks (field tasks on the leased queue) ----------------------------------
+/// Workflow runs' field tasks on the leased queue.
+pub trait WorkflowStore: Send + Sync {
     /// One transaction: a run (`running`) and its field tasks, settled at once (pending tasks
     /// whose dependencies are done become queued; a run with nothing to do ends at once).
     fn create_workflow<'a>(
@@ -480,52 +534,10 @@ pub trait Store: Send + Sync {
         entity_id: &'a str,
         fields: Option<&'a [String]>,
     ) -> StoreFuture<'a, Vec<FieldTask>>;
-    /// One transaction: every earlier pending/approved result of each (entity, field) in
-    /// `results` becomes superseded, then `results` are inserted.
-    fn record_results<'a>(
-        &'a self,
-        project: &'a str,
-        results: &'a [NewResult],
-    ) -> StoreFuture<'a, Vec<ExtractionResult>>;
-    fn get_result<'a>(
-        &'a self,
-        project: &'a str,
-        id: &'a str,
-    ) -> StoreFuture<'a, Option<ExtractionResult>>;
-    /// The latest non-superseded result per field of an entity.
-    fn latest_results<'a>(
-        &'a self,
-        project: &'a str,
-        entity_id: &'a str,
-    ) -> StoreFuture<'a, Vec<ExtractionResult>>;
-    /// Every result of one field, superseded ones included, oldest first.
-    fn field_history<'a>(
-        &'a self,
-        project: &'a str,
-        entity_id: &'a str,
-        field: &'a str,
-    ) -> StoreFuture<'a, Vec<ExtractionResult>>;
-    /// One transaction: the result's status and review columns, a review event, and for an
-    /// approval the value promoted into the entity's fields. Only pending results can be reviewed.
-    /// An approval ends the field's tasks that wait for a person (`done`; their runs settle, so
-    /// dependents are queued); a rejection fails the task that waited on this result. `rerun`
-    /// (the feedback rerun of a rejection with a reason) is created in the same transaction.
-    fn review_result<'a>(
-        &'a self,
-        project: &'a str,
-        id: &'a str,
-        decision: &'a ReviewDecision,
-        reviewer: &'a str,
-        rerun: Option<&'a NewWorkflow>,
-    ) -> StoreFuture<'a, Reviewed>;
-    fn feedback_summary<'a>(
-        &'a self,
-        project: &'a str,
-        entity_type: &'a str,
-        field: &'a str,
-    ) -> StoreFuture<'a, FeedbackSummary>;
+}
 
-    // --- conversation graph --------------------------------------------------------------
+/// The conversation graph: episodes on the leased queue and the graph they write.
+pub trait GraphStore: Send + Sync {
     /// One transaction: the episode's document (kind `episode`, text
     /// [`Episode::document_text`], title from the user message) and its `pending` queue row.
     fn add_episode<'a>(
@@ -644,8 +656,10 @@ pub trait Store: Send + Sync {
         project: &'a str,
         ids: &'a [String],
     ) -> StoreFuture<'a, Vec<Relation>>;
+}
 
-    // --- retrieval -----------------------------------------------------------------------
+/// Chunks, their vectors and the searches over them.
+pub trait RetrievalStore: Send + Sync {
     /// Replaces the stored chunks (with embeddings) of a document.
     fn put_chunks<'a>(
         &'a self,
@@ -726,8 +740,10 @@ pub trait Store: Send + Sync {
         embedder: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<Entity>>;
+}
 
-    // --- following other processes' writes ------------------------------------------------
+/// What other processes wrote since a time (the followers of the in-process indexes).
+pub trait ChangeFeed: Send + Sync {
     // Across all projects, oldest first by (time, id), at most `limit`, times at or after
     // `since` (RFC 3339 as the store writes them). Times come from each writer's clock and a
     // row commits a little after its time is taken, so followers re-read an overlap and
@@ -760,8 +776,10 @@ pub trait Store: Send + Sync {
         since: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<Entity>>;
+}
 
-    // --- review views (the web app) --------------------------------------------------------
+/// The web app's review pages and field locks.
+pub trait ReviewViewStore: Send + Sync {
     // Pages of rows in a bounded number of statements, whatever the page holds.
     /// Entities of `entity_type` whose title contains `query` case-insensitively (all when
     /// `None`), ordered by title then id, `limit` rows from `offset`, with how many match.
@@ -830,11 +848,58 @@ pub trait Store: Send + Sync {
         limit: usize,
         offset: usize,
     ) -> StoreFuture<'a, Page<Episode>>;
+}
 
-    // --- operations ----------------------------------------------------------------------
+/// Metrics and readiness.
+pub trait OperationsStore: Send + Sync {
     /// Tasks and episodes per state across all projects ([`QueueDepths`]): counted off the
     /// queue indexes, cheap enough for every metrics scrape.
     fn queue_depths(&self) -> StoreFuture<'_, QueueDepths>;
     /// The newest migration applied to the database against the newest this build carries.
     fn schema_version(&self) -> StoreFuture<'_, SchemaVersion>;
+}
+
+/// The whole store, for the composition root (the CLI opens one and hands it on). The areas are
+/// small traits along the seams of the implementation; a part of Quarry that needs a few of
+/// them takes those (the queue's worker loop takes a [`QueueStore`]), and a test fake
+/// implements only what it serves. Every type that implements all of them is a `Store`.
+pub trait Store:
+    ProjectStore
+    + SessionStore
+    + EntityStore
+    + DocumentStore
+    + RunStore
+    + QueueStore
+    + WorkflowStore
+    + GraphStore
+    + RetrievalStore
+    + ChangeFeed
+    + ReviewViewStore
+    + OperationsStore
+{
+}
+
+impl<T> Store for T where
+    T: ProjectStore
+        + SessionStore
+        + EntityStore
+        + DocumentStore
+        + RunStore
+        + QueueStore
+        + WorkflowStore
+        + GraphStore
+        + RetrievalStore
+        + ChangeFeed
+        + ReviewViewStore
+        + OperationsStore
+{
+}
+
+/// Every store trait, for `use quarry_core::store::prelude::*`: a method of a supertrait is
+/// called through `dyn Store` only where its trait is in scope.
+pub mod prelude {
+    pub use super::{
+        ChangeFeed, DocumentStore, EntityStore, GraphStore, OperationsStore, ProjectStore,
+        QueueStore, RetrievalStore, ReviewViewStore, RunStore, SessionStore, Store, WorkflowStore,
+    };
 }

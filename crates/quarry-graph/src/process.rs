@@ -31,7 +31,7 @@ use quarry_core::model::{
     Lease,
 };
 use quarry_core::resolve::ResolverIndex;
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{ChangeFeed, EntityStore, Store, StoreError};
 use tokio::sync::Mutex;
 
 use crate::GraphConfig;
@@ -69,7 +69,7 @@ impl TypeResolver {
     /// The project's entities of `entity_type`, oldest first (on equal names the first
     /// inserted wins).
     async fn load(
-        store: &dyn Store,
+        store: &dyn EntityStore,
         project: &str,
         entity_type: &str,
     ) -> Result<TypeResolver, StoreError> {
@@ -92,7 +92,7 @@ impl TypeResolver {
     /// Adds what was created since the newest entity seen (minus the overlap), once per id.
     async fn refresh(
         &mut self,
-        store: &dyn Store,
+        store: &dyn ChangeFeed,
         project: &str,
         entity_type: &str,
     ) -> Result<(), StoreError> {

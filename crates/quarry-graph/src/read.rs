@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use quarry_core::model::{Entity, Relation};
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{EntityStore, GraphStore, StoreError};
 use serde::Serialize;
 
 /// The deepest traversal [`neighbors`] does, whatever is asked.
@@ -34,7 +34,7 @@ pub struct Neighborhood {
 /// most [`MAX_DEPTH`]) and `limit` reached entities. `NotFound` when the root is not an entity of
 /// `project`.
 pub async fn neighbors(
-    store: &dyn Store,
+    store: &(impl EntityStore + GraphStore + ?Sized),
     project: &str,
     entity_id: &str,
     depth: usize,

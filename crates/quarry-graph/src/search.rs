@@ -4,7 +4,7 @@
 
 use quarry_core::model::Entity;
 use quarry_core::retrieval::Retriever;
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{GraphStore, StoreError};
 use serde::Serialize;
 
 /// How an entity was found.
@@ -32,7 +32,7 @@ pub struct FoundEntity {
 /// the project's entities (of `entity_type` when given), most mentioned first. A retriever that
 /// fails is logged and the name matches are returned.
 pub async fn find_entities(
-    store: &dyn Store,
+    store: &dyn GraphStore,
     retriever: Option<&dyn Retriever>,
     project: &str,
     query: &str,

@@ -14,7 +14,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use quarry_core::model::{Episode, JobKind, Lease};
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{QueueStore, StoreError};
 use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, QueueStats};
 use tokio::task::JoinHandle;
 
@@ -47,7 +47,7 @@ impl JobRunner for Episodes {
         JobKind::Episode
     }
 
-    fn store(&self) -> &dyn Store {
+    fn store(&self) -> &dyn QueueStore {
         self.extractor.store().as_ref()
     }
 
@@ -61,7 +61,8 @@ impl JobRunner for Episodes {
         lease: Duration,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<Episode>, StoreError>> {
-        self.store()
+        self.extractor
+            .store()
             .claim_episodes(owner, lease, limit, self.ingest_only)
     }
 

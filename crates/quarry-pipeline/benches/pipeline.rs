@@ -4,23 +4,22 @@
 //!    results/s;
 //! 2. one entity with 200 ms model latency: wall time against the critical path
 //!    (layers × latency);
-//! 3. durable work spread over workers: 200 entities × 3 independent fields queued with
-//!    `Pipeline::start`, then N = 1, 2, 4 independent workers (`Pipeline::work`, each its own
-//!    `Pipeline` and owner, `concurrency` 4) at 200 ms model latency until every run settled:
-//!    fields/s against the model-bound ideal N·C / 0.2 s. "shared" workers share one store handle
-//!    (the server's in-process workers: on SQLite one in-process write queue); "own handle"
-//!    workers each open the database themselves, as separate `quarry worker` processes would
-//!    (on SQLite they then meet in SQLite's file lock and busy handler). Then 1,000 entities with
-//!    4 workers × concurrency 32 (ideal 640 fields/s), where the store rather than the model
-//!    sets the pace;
+//! 3. durable work spread over workers: 300·N entities × 3 independent fields queued with
+//!    `Pipeline::start`, then N = 1, 2, 4, 8 independent workers (`Pipeline::work`, each its own
+//!    `Pipeline`, owner and store handle, as separate `quarry worker` processes would; on SQLite
+//!    they then meet in SQLite's file lock and busy handler) × concurrency 32 at 200 ms model
+//!    latency until every run settled: fields/s against the model-bound ideal N·32 / 0.2 s. Then
+//!    4 × 32 "shared": one store handle, as a server's in-process workers (on SQLite one
+//!    in-process write queue). `--only claims`: 4 × 32 with a model that answers at once —
+//!    the queue's own ceiling (claims, completions and settling per second);
 //! 4. a worker's death: a task claimed with `Store::claim_tasks(owner = "dead", lease = L)` and
 //!    never completed while a live worker runs (poll 250 ms, 200 ms model): time from the claim
 //!    to the task done by the live worker, for L = 2 s (3 trials) and the default 30 s. Expected
 //!    ≈ L + up to one poll + one redo (200 ms model + the write).
 //!
 //! Run: `cargo bench -p quarry-pipeline --bench pipeline` (`-- --quick` for 200 entities in part
-//! 1 and no 30 s lease in part 4; `-- --only workers` or `--only takeover` (or `throughput`,
-//! `latency`) for one part). PostgreSQL parts need `QUARRY_TEST_POSTGRES_URL` pointing at a
+//! 1 and no 30 s lease in part 4; `-- --only workers` or `--only takeover` (or `claims`,
+//! `throughput`, `latency`) for one part). PostgreSQL parts need `QUARRY_TEST_POSTGRES_URL` pointing at a
 //! database of its own: the workers claim any queued task in it (e.g. `psql
 //! "$(scripts/postgres.sh)" -c 'CREATE DATABASE quarry_bench'` and the URL with
 //! `/quarry_bench`).
@@ -347,11 +346,16 @@ async fn spread(
     }
     let fields = entities * TICKET_FIELDS;
     let rate = fields as f64 / elapsed.as_secs_f64();
-    let ideal = (workers * concurrency) as f64 / latency.as_secs_f64();
+    let versus_ideal = if latency.is_zero() {
+        "a model that answers at once".to_owned()
+    } else {
+        let ideal = (workers * concurrency) as f64 / latency.as_secs_f64();
+        format!("ideal {ideal:.0}/s ({:.0} %)", rate / ideal * 100.0)
+    };
     println!(
         "{name}: {workers} worker(s) × concurrency {concurrency}, {} store handle{}: {fields} \
-         fields ({entities} runs × {TICKET_FIELDS}) in {:.2} s = {rate:.1} fields/s vs ideal \
-         {ideal:.0}/s ({:.0} %); per worker {}; {done} runs completed, {} failed, {} retried, {} \
+         fields ({entities} runs × {TICKET_FIELDS}) in {:.2} s = {rate:.1} fields/s vs \
+         {versus_ideal}; per worker {}; {done} runs completed, {} failed, {} retried, {} \
          lease lost (queued in {:.2} s)",
         if handles == Handles::Shared {
             "shared"
@@ -360,7 +364,6 @@ async fn spread(
         },
         if handles == Handles::Shared { "" } else { "s" },
         elapsed.as_secs_f64(),
-        rate / ideal * 100.0,
         per_worker.join("/"),
         total.failed,
         total.retried,
@@ -500,16 +503,15 @@ fn main() {
     }
     if part("workers") {
         for (name, url) in &backends {
-            // (entities, workers, concurrency, handles): the brief's sizes, then 4 × 32 to find
-            // where the store, not the model, bounds the workers.
+            // (entities, workers, concurrency, handles): 1, 2, 4 and 8 separate workers × 32
+            // (as `quarry worker` processes: each its own store handle), about 5 s of ideal work
+            // each; then 4 × 32 sharing one handle (a server's in-process workers).
             for (entities, workers, concurrency, handles) in [
-                (200, 1, 4, Handles::Shared),
-                (200, 2, 4, Handles::Shared),
-                (200, 4, 4, Handles::Shared),
-                (200, 2, 4, Handles::Own),
-                (200, 4, 4, Handles::Own),
-                (1_000, 4, 32, Handles::Shared),
-                (1_000, 4, 32, Handles::Own),
+                (300, 1, 32, Handles::Own),
+                (600, 2, 32, Handles::Own),
+                (1_200, 4, 32, Handles::Own),
+                (2_400, 8, 32, Handles::Own),
+                (1_200, 4, 32, Handles::Shared),
             ] {
                 runtime.block_on(spread(
                     name,
@@ -521,6 +523,21 @@ fn main() {
                     latency,
                 ));
             }
+        }
+    }
+    if part("claims") {
+        // The queue alone: a model that answers at once, so claims, completions and settling
+        // are all there is. 4 separate workers × 32.
+        for (name, url) in &backends {
+            runtime.block_on(spread(
+                name,
+                url,
+                2_000,
+                4,
+                32,
+                Handles::Own,
+                Duration::ZERO,
+            ));
         }
     }
     if part("takeover") {

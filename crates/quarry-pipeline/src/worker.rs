@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use quarry_core::model::{FieldTask, JobKind, Lease, Release, RunStatus, TaskCompletion, TaskEnd};
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{QueueStore, StoreError};
 use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, QueueStats, backoff};
 
 use crate::run::{Pipeline, PipelineError};
@@ -73,7 +73,7 @@ impl JobRunner for FieldTasks<'_> {
         JobKind::FieldTask
     }
 
-    fn store(&self) -> &dyn Store {
+    fn store(&self) -> &dyn QueueStore {
         self.pipeline.store().as_ref()
     }
 
@@ -87,7 +87,8 @@ impl JobRunner for FieldTasks<'_> {
         lease: Duration,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<FieldTask>, StoreError>> {
-        self.store()
+        self.pipeline
+            .store()
             .claim_tasks(owner, lease, limit, self.root.map(|(_, root)| root))
     }
 
@@ -98,7 +99,7 @@ impl JobRunner for FieldTasks<'_> {
     fn finished(&self) -> Option<BoxFuture<'_, Result<bool, StoreError>>> {
         let (project, root) = self.root?;
         Some(Box::pin(async move {
-            let runs = self.store().runs_under_root(project, root).await?;
+            let runs = self.pipeline.store().runs_under_root(project, root).await?;
             Ok(runs.iter().all(|run| run.status != RunStatus::Running))
         }))
     }

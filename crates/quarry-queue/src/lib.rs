@@ -22,7 +22,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use quarry_core::model::{JobKind, Lease};
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{QueueStore, StoreError};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
@@ -32,7 +32,8 @@ pub trait JobRunner: Send + Sync {
 
     fn kind(&self) -> JobKind;
 
-    fn store(&self) -> &dyn Store;
+    /// The queue's store: renewals and wake-ups (a [`QueueStore`] is all the loop needs).
+    fn store(&self) -> &dyn QueueStore;
 
     /// The lease a claimed job carries.
     fn lease_of(&self, job: &Self::Job) -> Option<Lease>;
@@ -252,7 +253,7 @@ pub async fn work<R: JobRunner>(
 /// Renews the leases in `held` every `lease / 3`. A lease that cannot be renewed was taken
 /// over (the worker stalled past its expiry): the attempt's end will be refused, so it is only
 /// logged here.
-async fn heartbeat(store: &dyn Store, kind: JobKind, held: &Held, lease: Duration) {
+async fn heartbeat(store: &dyn QueueStore, kind: JobKind, held: &Held, lease: Duration) {
     let every = (lease / 3).max(Duration::from_millis(10));
     loop {
         tokio::time::sleep(every).await;

@@ -17,7 +17,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, Uri};
 use quarry_core::ErrorCode;
 use quarry_core::model::ApiKey;
-use quarry_core::store::{Store, WebSession};
+use quarry_core::store::{ProjectStore, SessionStore, Store, WebSession};
 use subtle::ConstantTimeEq;
 
 use crate::AppState;
@@ -142,7 +142,7 @@ fn csrf_rejected(message: &str) -> ApiError {
 
 /// The key `presented` (a whole `qk_…` secret), if it is valid and not revoked: 401 otherwise.
 pub async fn authenticate_key(
-    store: &dyn Store,
+    store: &dyn ProjectStore,
     presented: &str,
 ) -> Result<(Caller, ApiKey), ApiError> {
     let invalid = || unauthorized("invalid API key");
@@ -202,7 +202,7 @@ pub fn session_token(headers: &HeaderMap) -> Option<&str> {
 /// The live session of the request's cookie and its caller: 401 when there is no cookie, the
 /// session is unknown or expired, or its key was revoked.
 pub async fn session_caller(
-    store: &dyn Store,
+    store: &(impl ProjectStore + SessionStore + ?Sized),
     headers: &HeaderMap,
 ) -> Result<(WebSession, Caller), ApiError> {
     let ended = || unauthorized("your session has ended; sign in again with an API key");

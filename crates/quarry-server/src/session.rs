@@ -11,7 +11,7 @@ use axum::http::header::{CACHE_CONTROL, SET_COOKIE};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use quarry_core::ErrorCode;
-use quarry_core::store::{Store, WebSession};
+use quarry_core::store::{ProjectStore, WebSession};
 use serde::{Deserialize, Serialize};
 
 use crate::AppState;
@@ -147,7 +147,7 @@ pub(crate) struct SessionView {
 
 /// The session of `caller` as the page sees it.
 async fn session_body(
-    store: &dyn Store,
+    store: &dyn ProjectStore,
     caller: &Caller,
     session: &WebSession,
 ) -> Result<SessionView, ApiError> {

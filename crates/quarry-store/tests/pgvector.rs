@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use quarry_core::model::StoredChunk;
-use quarry_core::store::Store;
+use quarry_core::store::{DocumentStore, ProjectStore, RetrievalStore, Store};
 use quarry_testkit::postgres::TestDatabase;
 
 fn notice(message: &str) {

@@ -21,7 +21,7 @@
 
 use std::time::{Duration, Instant};
 
-use quarry_core::store::Store;
+use quarry_core::store::{ProjectStore, Store};
 
 const DIMS: usize = 384;
 const CHUNKS_PER_DOCUMENT: usize = 1000;

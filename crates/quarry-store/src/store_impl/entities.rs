@@ -265,42 +265,6 @@ macro_rules! entities_methods {
                 Ok(rows.into_iter().map(Entity::from).collect())
             })
         }
-
-        fn entities_changed_since<'a>(
-            &'a self,
-            since: &'a str,
-            limit: usize,
-        ) -> StoreFuture<'a, Vec<Entity>> {
-            Box::pin(async move {
-                let rows = sqlx::query_as::<_, EntityRow>(sql::ENTITIES_CHANGED_SINCE)
-                    .bind(since)
-                    .bind(sql_limit(limit))
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(rows.into_iter().map(Entity::from).collect())
-            })
-        }
-
-        fn entities_created_since<'a>(
-            &'a self,
-            project: &'a str,
-            entity_type: &'a str,
-            since: &'a str,
-            limit: usize,
-        ) -> StoreFuture<'a, Vec<Entity>> {
-            Box::pin(async move {
-                let rows = sqlx::query_as::<_, EntityRow>(sql::ENTITIES_CREATED_SINCE)
-                    .bind(project)
-                    .bind(entity_type)
-                    .bind(since)
-                    .bind(sql_limit(limit))
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(rows.into_iter().map(Entity::from).collect())
-            })
-        }
     };
 }
 pub(crate) use entities_methods;

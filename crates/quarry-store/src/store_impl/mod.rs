@@ -1,4 +1,5 @@
-//! The one implementation of `Store`, expanded for each backend's pool type. Both backends run
+//! The one implementation of the store traits (`quarry_core::store`, one per area), expanded for
+//! each backend's pool type. Both backends run
 //! the same statements (`sql.rs`) and row mapping (`rows.rs`); sqlx's executor and transaction
 //! types differ per database, and a macro keeps that difference out of the logic without the
 //! wall of trait bounds a generic function would need.
@@ -19,6 +20,7 @@
 //! (`apply_graph`) lock the project row first (`sql::LOCK_PROJECT`) instead, so their look-up of
 //! an entity by (type, title) before inserting it cannot race another graph write.
 
+pub(crate) mod changes;
 pub(crate) mod conversations;
 pub(crate) mod documents;
 pub(crate) mod entities;
@@ -27,6 +29,7 @@ pub(crate) mod keys;
 pub(crate) mod operations;
 pub(crate) mod queue;
 pub(crate) mod results;
+pub(crate) mod retrieval;
 pub(crate) mod review;
 pub(crate) mod runs;
 pub(crate) mod sessions;
@@ -51,9 +54,10 @@ macro_rules! impl_store {
                 TaskEnd, TaskView, settle,
             };
             use quarry_core::model::{JobKind, Lease, Release};
+            use quarry_core::store::prelude::*;
             use quarry_core::store::{
-                DocumentLink, Page, QueueDepths, QueuedResult, Reviewed, SchemaVersion, Store,
-                StoreError, StoreFuture, StoredDocument,
+                DocumentLink, Page, QueueDepths, QueuedResult, Reviewed, SchemaVersion, StoreError,
+                StoreFuture, StoredDocument,
             };
             use serde_json::{Map, Value};
             use sqlx::AssertSqlSafe;
@@ -174,18 +178,42 @@ macro_rules! impl_store {
             $crate::store_impl::queue::queue_items!($store, $db, $field_tasks, $episodes);
             $crate::store_impl::review::review_items!();
 
-            impl Store for $store {
+            impl ProjectStore for $store {
                 $crate::store_impl::keys::keys_methods!();
+            }
+            impl SessionStore for $store {
                 $crate::store_impl::sessions::sessions_methods!();
                 $crate::store_impl::conversations::conversations_methods!();
+            }
+            impl EntityStore for $store {
                 $crate::store_impl::entities::entities_methods!();
+            }
+            impl DocumentStore for $store {
                 $crate::store_impl::documents::documents_methods!();
+            }
+            impl RunStore for $store {
                 $crate::store_impl::runs::runs_methods!();
                 $crate::store_impl::results::results_methods!();
-                $crate::store_impl::graph::graph_methods!();
-                $crate::store_impl::tasks::tasks_methods!();
+            }
+            impl QueueStore for $store {
                 $crate::store_impl::queue::queue_methods!();
+            }
+            impl WorkflowStore for $store {
+                $crate::store_impl::tasks::tasks_methods!();
+            }
+            impl GraphStore for $store {
+                $crate::store_impl::graph::graph_methods!();
+            }
+            impl RetrievalStore for $store {
+                $crate::store_impl::retrieval::retrieval_methods!();
+            }
+            impl ChangeFeed for $store {
+                $crate::store_impl::changes::changes_methods!();
+            }
+            impl ReviewViewStore for $store {
                 $crate::store_impl::review::review_methods!();
+            }
+            impl OperationsStore for $store {
                 $crate::store_impl::operations::operations_methods!();
             }
         };
