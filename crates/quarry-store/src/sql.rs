@@ -519,10 +519,14 @@ pub(crate) const TASKS_OF_ENTITY: &str = concat!(
     task_columns!(),
     " FROM field_tasks WHERE project_id = $1 AND entity_id = $2 ORDER BY created_at DESC, id DESC"
 );
-pub(crate) const END_TASK: &str = "UPDATE field_tasks SET state = $2, last_error = $3, \
+/// An attempt's end; returns the task as it is then.
+pub(crate) const END_TASK: &str = concat!(
+    "UPDATE field_tasks SET state = $2, last_error = $3, \
      result_id = $4, tokens_used = tokens_used + $5, duration_ms = duration_ms + $6, \
      lease_owner = NULL, lease_expires_at = NULL, available_at = $7, updated_at = $8, \
-     attempt_log = $9 WHERE id = $1";
+     attempt_log = $9 WHERE id = $1 RETURNING ",
+    task_columns!()
+);
 pub(crate) const SET_TASK_STATE: &str =
     "UPDATE field_tasks SET state = $2, last_error = $3, updated_at = $4 WHERE id = $1";
 /// A retry: the task starts over (attempts from zero) at once.
@@ -551,7 +555,8 @@ pub(crate) struct QueueSql {
     /// attempt.
     pub renew: &'static str,
     /// The fence every fenced transaction writes first: `$1` now, `$2` project, `$3` id, `$4`
-    /// owner, `$5` attempt. Zero rows: the lease was taken over, the job ended, or no such job.
+    /// owner, `$5` attempt; returns the job's row. No row: the lease was taken over, the job
+    /// ended, or no such job.
     pub fence: &'static str,
     /// Back to the queue, fenced like `fence`: `$6` the error, `$7` claimable from.
     pub release: &'static str,
@@ -613,7 +618,8 @@ macro_rules! queue_sql {
             ),
             fence: concat!(
                 "UPDATE ", $table, " SET updated_at = $1 WHERE project_id = $2 AND id = $3 AND ",
-                $state, " = 'running' AND lease_owner = $4 AND attempts = $5"
+                $state, " = 'running' AND lease_owner = $4 AND attempts = $5 RETURNING ",
+                $($columns)+
             ),
             release: concat!(
                 "UPDATE ", $table, " SET ", $state, " = '", $waiting, "', ", $error,

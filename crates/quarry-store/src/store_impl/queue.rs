@@ -64,6 +64,30 @@ macro_rules! queue_items {
                 Ok(())
             }
 
+            /// [`fence`](Self::fence), returning the job's row as it is after the fence.
+            async fn fence_row<R>(
+                tx: &mut Connection,
+                project: &str,
+                held: &Lease,
+            ) -> Result<R, StoreError>
+            where
+                R: for<'r> sqlx::FromRow<'r, <$db as sqlx::Database>::Row> + Send + Unpin,
+            {
+                let fenced = sqlx::query_as::<$db, R>(Self::queue_sql(held.kind).fence)
+                    .bind(now())
+                    .bind(project)
+                    .bind(&held.job_id)
+                    .bind(&held.owner)
+                    .bind(held.attempt)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                match fenced {
+                    Some(row) => Ok(row),
+                    None => Err(Self::lease_error(tx, project, held).await),
+                }
+            }
+
             /// Why a fenced write changed nothing: no such job (`NotFound`), or `held` is no
             /// longer its lease (`LeaseLost`).
             async fn lease_error(conn: &mut Connection, project: &str, held: &Lease) -> StoreError {

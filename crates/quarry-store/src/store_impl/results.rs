@@ -30,8 +30,9 @@ macro_rules! results_items {
                 tx: &mut Connection,
                 project: &str,
                 results: &[NewResult],
+                locked: &BTreeMap<&str, String>,
             ) -> Result<Vec<ExtractionResult>, StoreError> {
-                let types = Self::lock_entities(tx, project, results).await?;
+                let types = Self::lock_entities(tx, project, results, locked).await?;
                 let mut deltas = CountDeltas::new();
                 Self::supersede_previous(tx, project, results, &types, &mut deltas).await?;
                 let stored =
@@ -41,11 +42,13 @@ macro_rules! results_items {
             }
 
             /// `record_results`, first: locks the results' entities in one order (no deadlock
-            /// between batches) and returns each one's type.
+            /// between batches) and returns each one's type; those in `locked` (with their
+            /// type) this transaction holds already.
             async fn lock_entities<'r>(
                 tx: &mut Connection,
                 project: &str,
                 results: &'r [NewResult],
+                locked: &BTreeMap<&str, String>,
             ) -> Result<BTreeMap<&'r str, String>, StoreError> {
                 let entities: BTreeSet<&str> = results
                     .iter()
@@ -53,6 +56,10 @@ macro_rules! results_items {
                     .collect();
                 let mut types = BTreeMap::new();
                 for entity in entities {
+                    if let Some(entity_type) = locked.get(entity) {
+                        types.insert(entity, entity_type.clone());
+                        continue;
+                    }
                     let entity_type: Option<String> = sqlx::query_scalar(sql::LOCK_ENTITY)
                         .bind(project)
                         .bind(entity)
@@ -394,7 +401,8 @@ macro_rules! results_methods {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
                 let mut tx = self.pool.begin().await.map_err(backend)?;
-                let stored = Self::write_results(&mut tx, project, results).await?;
+                let stored =
+                    Self::write_results(&mut tx, project, results, &BTreeMap::new()).await?;
                 tx.commit().await.map_err(backend)?;
                 Ok(stored)
             })

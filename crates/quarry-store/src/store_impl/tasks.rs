@@ -126,7 +126,7 @@ macro_rules! tasks_items {
                 result_id: Option<&str>,
                 (tokens_used, duration_ms): (i64, i64),
                 available_at: &str,
-            ) -> Result<(), StoreError> {
+            ) -> Result<FieldTask, StoreError> {
                 let at = now();
                 let log = AttemptRecord::append(
                     &task.attempt_log,
@@ -137,7 +137,7 @@ macro_rules! tasks_items {
                     duration_ms,
                     &at,
                 );
-                sqlx::query(sql::END_TASK)
+                sqlx::query_as::<_, TaskRow>(sql::END_TASK)
                     .bind(&task.id)
                     .bind(state.as_str())
                     .bind(error)
@@ -147,10 +147,10 @@ macro_rules! tasks_items {
                     .bind(available_at)
                     .bind(&at)
                     .bind(Json(log))
-                    .execute(&mut *tx)
+                    .fetch_one(&mut *tx)
                     .await
-                    .map_err(backend)?;
-                Ok(())
+                    .map_err(backend)
+                    .and_then(FieldTask::try_from)
             }
 
             /// Applies [`settle`] to the run: pending tasks move on, the run's status (and, once
@@ -285,22 +285,25 @@ macro_rules! tasks_items {
                 Ok(created)
             }
 
-            /// The fence of a task's completion, then the task read and its entity locked
-            /// (result writes of one entity queue behind that lock).
+            /// The fence of a task's completion (returning the task), then its entity locked:
+            /// result writes and settles of one entity queue behind that lock. Returns the task
+            /// and its entity's type.
             async fn fence_task(
                 tx: &mut Connection,
                 project: &str,
                 held: &Lease,
-            ) -> Result<FieldTask, StoreError> {
-                Self::fence(tx, project, held).await?;
-                let task = Self::task_by_id(tx, project, &held.job_id).await?;
-                sqlx::query(sql::LOCK_ENTITY)
+            ) -> Result<(FieldTask, String), StoreError> {
+                let task =
+                    FieldTask::try_from(Self::fence_row::<TaskRow>(tx, project, held).await?)?;
+                let entity_type: Option<String> = sqlx::query_scalar(sql::LOCK_ENTITY)
                     .bind(project)
                     .bind(&task.entity_id)
                     .fetch_optional(&mut *tx)
                     .await
                     .map_err(backend)?;
-                Ok(task)
+                let entity_type =
+                    entity_type.ok_or_else(|| not_found("entity", &task.entity_id))?;
+                Ok((task, entity_type))
             }
 
             /// A released task's attempt: its cost added, the attempt appended to its log.
@@ -397,7 +400,7 @@ macro_rules! tasks_methods {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
                 let mut tx = self.pool.begin().await.map_err(backend)?;
-                let task = Self::fence_task(&mut tx, project, held).await?;
+                let (task, entity_type) = Self::fence_task(&mut tx, project, held).await?;
                 // The cascade commits with the completion, or not at all: a worker whose lease
                 // was taken over has failed the fence above and writes nothing.
                 let mut results = std::borrow::Cow::Borrowed(&completion.results);
@@ -409,7 +412,8 @@ macro_rules! tasks_methods {
                         result.created_entity_ids = created;
                     }
                 }
-                let stored = Self::write_results(&mut tx, project, &results).await?;
+                let locked = BTreeMap::from([(task.entity_id.as_str(), entity_type)]);
+                let stored = Self::write_results(&mut tx, project, &results, &locked).await?;
                 let (state, error, result_id) = match &completion.end {
                     TaskEnd::Extracted { winner } => {
                         let result = stored.get(*winner).ok_or_else(|| {
@@ -427,7 +431,7 @@ macro_rules! tasks_methods {
                     }
                     TaskEnd::Failed { reason } => (NodeState::Failed, Some(reason.clone()), None),
                 };
-                Self::end_attempt(
+                let ended = Self::end_attempt(
                     &mut tx,
                     &task,
                     held,
@@ -438,10 +442,10 @@ macro_rules! tasks_methods {
                     &task.available_at,
                 )
                 .await?;
+                // Settling moves only tasks still waiting on others: not this one.
                 Self::settle_run(&mut tx, project, &task.run_id).await?;
-                let task = Self::task_by_id(&mut tx, project, &task.id).await?;
                 tx.commit().await.map_err(backend)?;
-                Ok(task)
+                Ok(ended)
             })
         }
 
