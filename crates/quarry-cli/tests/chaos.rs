@@ -2,7 +2,11 @@
 //! `quarry worker` processes on one database, a scripted model with ~50 ms latency, a few hundred
 //! workflow field tasks and episodes, and a worker killed with SIGKILL every second or so and
 //! restarted. At the end every task is done exactly once (one result per field, no duplicate
-//! graph node, every mention counted once), nothing is stuck and nothing is lost.
+//! graph node, every mention counted once), nothing is stuck and nothing is lost. Each company's
+//! `subsidiaries` field cascades into two entities — its own and one every company shares, so
+//! cascades of many workers race to create it — with `auto_extract`: every cascade entity exists
+//! once, every relation is mentioned once per result that names it, and every follow-up run
+//! (one per created entity) ran once.
 //!
 //! On PostgreSQL (three workers and the server) when `QUARRY_TEST_POSTGRES_URL` is set (required
 //! when `CI` is set), and on one SQLite file (two workers and the server). The server runs with
@@ -28,7 +32,15 @@ entity_types:
     fields:
       - {name: ceo, agent: "openai-compatible:m-ceo", sources: [linked-documents]}
       - {name: office, depends_on: [ceo], agent: "openai-compatible:m-office", sources: [linked-documents]}
+      - {name: subsidiaries, type: list, agent: "openai-compatible:m-subs", sources: [linked-documents],
+         connection: {entity_type: subsidiary, cascade: {enabled: true, auto_extract: true}}}
+  - slug: subsidiary
+    fields:
+      - {name: product, agent: "openai-compatible:m-product", sources: [all-documents]}
 "#;
+
+/// The subsidiary every company names: cascades of all of them race to create it.
+const SHARED_SUBSIDIARY: &str = "Shared Holdings";
 
 const LATENCY: Duration = Duration::from_millis(50);
 /// Short leases so a killed worker's claims are taken over within seconds.
@@ -38,7 +50,10 @@ const LEASE_SECS: &str = "2";
 const TASK_ATTEMPTS: &str = "20";
 
 fn document(i: usize) -> String {
-    format!("Company {i} annual note. The CEO is Chief{i} and the office is in Town{i}.")
+    format!(
+        "Company {i} annual note. The CEO is Chief{i} and the office is in Town{i}. \
+         Subsidiaries: Sub{i} Ltd and {SHARED_SUBSIDIARY}. Every subsidiary makes widgets."
+    )
 }
 
 /// The word after `marker` in `text`.
@@ -93,11 +108,23 @@ fn respond(body: &Value) -> Scripted {
                 "search_documents",
                 json!({"query": "CEO office annual note"}).to_string(),
             ),
+            Some(passages) if model == "m-subs" => {
+                let named = passages
+                    .split("Subsidiaries: ")
+                    .nth(1)
+                    .and_then(|rest| rest.split('.').next())
+                    .unwrap_or_default();
+                let subsidiaries: Vec<&str> = named.split(" and ").collect();
+                Reply::tool_call(
+                    "submit_value",
+                    json!({"value": subsidiaries, "confidence": "high"}).to_string(),
+                )
+            }
             Some(passages) => {
-                let marker = if model == "m-ceo" {
-                    "The CEO is "
-                } else {
-                    "the office is in "
+                let marker = match model {
+                    "m-ceo" => "The CEO is ",
+                    "m-office" => "the office is in ",
+                    _ => "Every subsidiary makes ",
                 };
                 let value = word_after(&passages, marker).unwrap_or("nothing");
                 Reply::tool_call(
@@ -249,12 +276,17 @@ fn chaos(db: &str, label: &str, plan: &Plan) {
     let project = runtime.block_on(store.ensure_project("default")).unwrap();
     let deadline = Instant::now() + Duration::from_secs(180);
     loop {
+        // A company's run and the follow-up runs its cascade queued (under the same root).
         let runs_busy = entity_ids.iter().any(|id| {
+            let runs = runtime.block_on(store.list_runs(&project, id, 1)).unwrap();
+            let Some(root) = runs.first() else {
+                return true;
+            };
             runtime
-                .block_on(store.list_runs(&project, id, 1))
+                .block_on(store.runs_under_root(&project, &root.id))
                 .unwrap()
-                .first()
-                .is_none_or(|run| run.status == RunStatus::Running)
+                .iter()
+                .any(|run| run.status == RunStatus::Running)
         });
         let episodes_busy = episode_ids.iter().any(|id| {
             let episode = runtime
@@ -303,6 +335,68 @@ fn chaos(db: &str, label: &str, plan: &Plan) {
             assert_eq!(history[0].value, json!(expected));
         }
     }
+    // Every cascade entity exists once, each company's relation to it is mentioned once (one
+    // result names it), and each created entity's follow-up run ran once.
+    let subsidiaries = runtime
+        .block_on(store.list_entities(&project, Some("subsidiary"), 100_000))
+        .unwrap();
+    let mut titles: Vec<&str> = subsidiaries.iter().map(|e| e.title.as_str()).collect();
+    titles.sort_unstable();
+    let mut expected: Vec<String> = (0..plan.entities).map(|i| format!("Sub{i} Ltd")).collect();
+    expected.push(SHARED_SUBSIDIARY.to_owned());
+    expected.sort_unstable();
+    assert_eq!(titles, expected, "each cascade entity once");
+    let mut shared_mentions = 0;
+    for (i, id) in entity_ids.iter().enumerate() {
+        let history = runtime
+            .block_on(store.field_history(&project, id, "subsidiaries"))
+            .unwrap();
+        assert_eq!(history.len(), 1, "subsidiaries of entity {i} written once");
+        let related = runtime
+            .block_on(store.connected_entities(&project, id, 10))
+            .unwrap();
+        let own = format!("Sub{i} Ltd");
+        assert!(
+            related.iter().any(|e| e.title == own),
+            "company {i} is linked to {own}"
+        );
+        shared_mentions += usize::from(related.iter().any(|e| e.title == SHARED_SUBSIDIARY));
+    }
+    assert_eq!(
+        shared_mentions, plan.entities,
+        "every company links the shared one"
+    );
+    let relations = runtime
+        .block_on(
+            store.relations_touching(
+                &project,
+                &subsidiaries
+                    .iter()
+                    .map(|e| e.id.clone())
+                    .collect::<Vec<_>>(),
+            ),
+        )
+        .unwrap();
+    assert_eq!(relations.len(), plan.entities * 2, "{relations:?}");
+    for relation in &relations {
+        assert_eq!(
+            relation.mention_count, 1,
+            "one result names it: {relation:?}"
+        );
+    }
+    for subsidiary in &subsidiaries {
+        let runs = runtime
+            .block_on(store.list_runs(&project, &subsidiary.id, 10))
+            .unwrap();
+        assert_eq!(runs.len(), 1, "one follow-up run for {}", subsidiary.title);
+        assert_eq!(runs[0].status, RunStatus::Completed, "{:?}", runs[0]);
+        let product = runtime
+            .block_on(store.field_history(&project, &subsidiary.id, "product"))
+            .unwrap();
+        assert_eq!(product.len(), 1, "{} extracted once", subsidiary.title);
+        assert_eq!(product[0].value, json!("widgets"));
+    }
+
     // Every episode done once: one node per person, Acme Corp mentioned once per episode.
     let mut retried_episodes = 0;
     for id in &episode_ids {
@@ -345,7 +439,7 @@ fn chaos(db: &str, label: &str, plan: &Plan) {
     eprintln!(
         "chaos {label}: {kills} kills; {redone} field tasks and {retried_episodes} episodes \
          were taken over after a kill; all {} tasks and {} episodes done exactly once in {:.1} s",
-        plan.entities * 2,
+        plan.entities * 3 + subsidiaries.len(),
         plan.episodes,
         started.elapsed().as_secs_f64()
     );

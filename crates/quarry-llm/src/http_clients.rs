@@ -78,8 +78,9 @@ impl LazyClients {
 }
 
 /// reqwest is built without a default TLS crypto provider (to avoid building aws-lc); install
-/// rustls' `ring` provider unless the program already chose one.
-pub(crate) fn install_crypto_provider() {
+/// rustls' `ring` provider unless the program already chose one. Model clients do this when they
+/// first connect; a program that builds its own reqwest client first calls it itself.
+pub fn install_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Losing a race to another thread installing a provider is fine.
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -23,6 +23,7 @@ pub mod client;
 pub mod embeddings;
 pub mod error;
 mod http_clients;
+pub use http_clients::install_crypto_provider;
 mod json_lines;
 #[cfg(feature = "local")]
 pub mod local;

@@ -30,17 +30,10 @@ pub async fn store_key(store: &dyn Store, project: &str, scopes: &[&str]) -> New
     key
 }
 
-/// reqwest is built without a TLS crypto provider; building a quarry-llm client installs the one
-/// the workspace uses (nothing is sent to its address). Call once before making HTTP clients.
+/// reqwest is built without a TLS crypto provider: installs the one the workspace uses. Call once
+/// before making HTTP clients.
 pub fn install_tls_provider() {
-    quarry_llm::build_client(
-        &quarry_llm::ModelSpec::parse("openai-compatible:bench").expect("model spec"),
-        quarry_llm::ProviderSettings {
-            base_url: Some("http://127.0.0.1:9/v1".to_owned()),
-            ..quarry_llm::ProviderSettings::default()
-        },
-    )
-    .expect("a client");
+    quarry_llm::install_crypto_provider();
 }
 
 /// The `p` quantile (0.0–1.0) of durations sorted ascending.
