@@ -403,6 +403,59 @@ fn rest_api_authenticates_scopes_and_isolates_projects() {
     assert_eq!(submitted["status"], "pending");
     assert_eq!(submitted["agent_id"], "external-researcher");
 
+    // The reference's own example, byte for byte (camelCase keys, its placeholder URL), for a
+    // `revenue` field the type gains now.
+    let with_revenue = json!({"fields": [
+        {"name": "ceo", "agent": "openai-compatible:m-ceo", "sources": ["linked-documents"]},
+        {"name": "revenue", "type": "number"}]});
+    let (status, _) = call(Some(&all), "PUT", "/v1/entity-types/company", Some(with_revenue));
+    assert_eq!(status, 200);
+    let reference_example = r#"{
+"fieldName": "revenue",
+"value": 1500000,
+"sources": [{ "type": "url", "url": "https://..." }],
+"confidence": "high",
+"agentId": "external-researcher"
+}"#;
+    let (status, _, response) = server.request_as(
+        Some(&all),
+        "POST",
+        &format!("/v1/extraction/{id}/submit"),
+        Some("application/json"),
+        reference_example.as_bytes(),
+    );
+    let submitted: Value = serde_json::from_str(&response).unwrap_or(Value::Null);
+    assert_eq!(status, 201, "{response}");
+    assert_eq!(
+        (
+            &submitted["field_name"],
+            &submitted["value"],
+            &submitted["agent_id"]
+        ),
+        (
+            &json!("revenue"),
+            &json!(1500000),
+            &json!("external-researcher")
+        ),
+        "{submitted}"
+    );
+    assert_eq!(submitted["sources"][0]["url"], "https://...", "{submitted}");
+    // One spelling per key: both at once is refused, not guessed.
+    let (status, error) = call(
+        Some(&all),
+        "POST",
+        &format!("/v1/extraction/{id}/submit"),
+        Some(
+            json!({"field_name": "ceo", "fieldName": "revenue", "value": "x",
+            "confidence": "low", "agent_id": "a"}),
+        ),
+    );
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (400, Some("MalformedRequest")),
+        "{error}"
+    );
+
     let (status, history) = call(
         Some(&reader),
         "GET",

@@ -128,7 +128,9 @@ pub(crate) async fn review_result(
 /// (beside the entity id).
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Submission {
-    /// The field of the entity's type the value is for.
+    /// The field of the entity's type the value is for. Also accepted as `fieldName`, the
+    /// field-extraction reference's spelling.
+    #[serde(alias = "fieldName")]
     field_name: String,
     /// The value, of the field's type.
     value: Value,
@@ -138,7 +140,8 @@ pub struct Submission {
     sources: Vec<SourceRef>,
     /// low, medium or high.
     confidence: Confidence,
-    /// Who found it (recorded as the result's agent).
+    /// Who found it (recorded as the result's agent). Also accepted as `agentId`.
+    #[serde(alias = "agentId")]
     agent_id: String,
 }
 
