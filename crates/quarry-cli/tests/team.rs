@@ -408,7 +408,12 @@ fn rest_api_authenticates_scopes_and_isolates_projects() {
     let with_revenue = json!({"fields": [
         {"name": "ceo", "agent": "openai-compatible:m-ceo", "sources": ["linked-documents"]},
         {"name": "revenue", "type": "number"}]});
-    let (status, _) = call(Some(&all), "PUT", "/v1/entity-types/company", Some(with_revenue));
+    let (status, _) = call(
+        Some(&all),
+        "PUT",
+        "/v1/entity-types/company",
+        Some(with_revenue),
+    );
     assert_eq!(status, 200);
     let reference_example = r#"{
 "fieldName": "revenue",

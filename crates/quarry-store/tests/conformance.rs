@@ -116,6 +116,7 @@ macro_rules! conformance {
 }
 
 conformance!(
+    runs_missing_a_required_value_do_not_complete,
     graph_writes_find_entities_by_name_key,
     tasks_move_through_dependencies_gates_and_retries,
     expired_task_leases_are_taken_over_and_the_late_finisher_is_refused,

@@ -153,6 +153,77 @@ macro_rules! tasks_items {
                     .and_then(FieldTask::try_from)
             }
 
+            /// The entity's required fields (its type's `required: true`) with no value: none
+            /// on the entity, and no current result (pending or approved) holding one. An empty
+            /// string or list is no value.
+            async fn missing_required(
+                tx: &mut Connection,
+                project: &str,
+                entity_id: &str,
+            ) -> Result<Vec<String>, StoreError> {
+                let Some(entity) = sqlx::query_as::<_, EntityRow>(sql::ENTITY_BY_ID)
+                    .bind(project)
+                    .bind(entity_id)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?
+                    .map(Entity::from)
+                else {
+                    return Ok(Vec::new());
+                };
+                let entity_type = sqlx::query_as::<_, EntityTypeRow>(sql::ENTITY_TYPE_BY_SLUG)
+                    .bind(project)
+                    .bind(&entity.entity_type)
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?
+                    .map(EntityType::from);
+                let Some(entity_type) = entity_type else {
+                    return Ok(Vec::new());
+                };
+                let required: Vec<&str> = entity_type
+                    .fields
+                    .iter()
+                    .filter(|field| field.required)
+                    .map(|field| field.name.as_str())
+                    .collect();
+                if required.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let current: Vec<ExtractionResult> =
+                    sqlx::query_as::<_, ResultRow>(sql::CURRENT_RESULTS)
+                        .bind(project)
+                        .bind(entity_id)
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(backend)?
+                        .into_iter()
+                        .map(ExtractionResult::try_from)
+                        .collect::<Result<_, _>>()?;
+                let has_value = |value: &Value| match value {
+                    Value::Null => false,
+                    Value::String(text) => !text.trim().is_empty(),
+                    Value::Array(items) => !items.is_empty(),
+                    _ => true,
+                };
+                Ok(required
+                    .into_iter()
+                    .filter(|name| {
+                        let on_entity = entity.fields.get(*name).is_some_and(has_value);
+                        let in_result = current.iter().any(|result| {
+                            result.field_name == *name
+                                && matches!(
+                                    result.status,
+                                    ResultStatus::Pending | ResultStatus::Approved
+                                )
+                                && has_value(&result.value)
+                        });
+                        !on_entity && !in_result
+                    })
+                    .map(str::to_owned)
+                    .collect())
+            }
+
             /// Applies [`settle`] to the run: pending tasks move on, the run's status (and, once
             /// nothing can move, its end time) follows its tasks.
             async fn settle_run(
@@ -170,7 +241,24 @@ macro_rules! tasks_items {
                 let mut run = ExtractionRun::try_from(run)?;
                 let tasks = Self::tasks_of_run(tx, project, run_id).await?;
                 let views: Vec<TaskView<'_>> = tasks.iter().map(FieldTask::view).collect();
-                let settled = settle(&views);
+                let mut settled = settle(&views);
+                if settled.run_status == RunStatus::Completed {
+                    let missing = Self::missing_required(tx, project, &run.entity_id).await?;
+                    if !missing.is_empty() {
+                        // Nothing extracted at all: failed; else some fields came, not all.
+                        let extracted = tasks.iter().any(|t| t.state == NodeState::Done);
+                        settled.run_status = if extracted {
+                            RunStatus::Partial
+                        } else {
+                            RunStatus::Failed
+                        };
+                        settled.run_error = Some(format!(
+                            "required field{} without a value: {}",
+                            if missing.len() == 1 { "" } else { "s" },
+                            missing.join(", ")
+                        ));
+                    }
+                }
                 let at = now();
                 for transition in &settled.transitions {
                     sqlx::query(sql::SET_TASK_STATE)

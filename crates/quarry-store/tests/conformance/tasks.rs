@@ -566,3 +566,84 @@ pub async fn queued_work_wakes_other_processes(listener: Arc<dyn Store>, writer:
         .unwrap();
     woken(&listener, JobKind::Episode, seen).await;
 }
+
+/// A run whose entity's required field ends without a value is `partial` (something else was
+/// extracted) or `failed` (nothing was), never `completed`, and says which fields are missing;
+/// a value on the entity, or a current result holding one, satisfies it.
+pub async fn runs_missing_a_required_value_do_not_complete(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let company: quarry_core::model::EntityType = serde_json::from_value(json!({
+        "slug": "company",
+        "fields": [{"name": "a"}, {"name": "b", "required": true}, {"name": "c", "required": true}]
+    }))
+    .unwrap();
+    store.put_entity_type(&p, &company).await.unwrap();
+
+    // Only `a` is asked for, and `b`, `c` have no value anywhere: partial, naming both.
+    let bare = store
+        .create_entity(&p, &new_entity("company", "Bare"))
+        .await
+        .unwrap();
+    let (run, _) = store
+        .create_workflow(
+            &p,
+            &workflow(&bare.id, vec![task("a", NodeState::Queued, &[], false)]),
+        )
+        .await
+        .unwrap();
+    let claimed = store.claim_tasks("w", LONG, 1, None).await.unwrap();
+    store
+        .complete_task(
+            &p,
+            &claimed[0].lease().unwrap(),
+            &extracted(&bare.id, "a", json!("x")),
+        )
+        .await
+        .unwrap();
+    let ended = store.get_run(&p, &run.id).await.unwrap().unwrap();
+    assert_eq!(ended.status, RunStatus::Partial, "{ended:?}");
+    assert_eq!(
+        ended.error.as_deref(),
+        Some("required fields without a value: b, c")
+    );
+
+    // `b` on the entity, `c` extracted (an empty list does not count): completed.
+    let mut full = new_entity("company", "Full");
+    full.fields.insert("b".into(), json!("known"));
+    let full = store.create_entity(&p, &full).await.unwrap();
+    let (run, _) = store
+        .create_workflow(
+            &p,
+            &workflow(&full.id, vec![task("c", NodeState::Queued, &[], false)]),
+        )
+        .await
+        .unwrap();
+    let claimed = store.claim_tasks("w", LONG, 1, None).await.unwrap();
+    store
+        .complete_task(
+            &p,
+            &claimed[0].lease().unwrap(),
+            &extracted(&full.id, "c", json!(["one"])),
+        )
+        .await
+        .unwrap();
+    let ended = store.get_run(&p, &run.id).await.unwrap().unwrap();
+    assert_eq!(
+        (ended.status, ended.error.as_deref()),
+        (RunStatus::Completed, None)
+    );
+
+    // Nothing to extract (the only field is locked: skipped) and `b`, `c` missing: failed.
+    let (run, _) = store
+        .create_workflow(
+            &p,
+            &workflow(&bare.id, vec![task("a", NodeState::Skipped, &[], false)]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.status, RunStatus::Failed, "{run:?}");
+    assert_eq!(
+        run.error.as_deref(),
+        Some("required fields without a value: b, c")
+    );
+}
