@@ -770,6 +770,16 @@ pub struct GraphArgs {
     /// (default: good morning,good night,hello,goodbye,thanks,thank you).
     #[arg(long)]
     pub stoplist: Option<String>,
+    /// The conversation graph's own model, as provider:model (default: --model), served at the
+    /// same --base-url.
+    #[arg(long, env = "QUARRY_GRAPH_MODEL")]
+    pub graph_model: Option<String>,
+    /// The graph model's sampling temperature (default 0.1).
+    #[arg(long)]
+    pub graph_temperature: Option<f32>,
+    /// The graph model's output budget per episode, in tokens (default 1500).
+    #[arg(long)]
+    pub graph_max_tokens: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -57,8 +57,9 @@ fn comma_list(raw: &str) -> Vec<String> {
         .collect()
 }
 
-/// The graph extractor for `quarry serve` and the episode commands: the chosen model (none: only
-/// pre-structured episodes are processed), types and stoplist from the flags.
+/// The graph extractor for `quarry serve` and the episode commands: `--graph-model`, else the
+/// chosen model (none: only pre-structured episodes are processed), its temperature and output
+/// budget, types and stoplist from the flags.
 pub fn graph_extractor(
     store: Arc<dyn Store>,
     models: &ModelRegistry,
@@ -67,7 +68,12 @@ pub fn graph_extractor(
     graph: &GraphArgs,
     lease: Option<std::time::Duration>,
 ) -> Result<GraphExtractor, Failure> {
-    let (client, model_name) = match chosen_model(model) {
+    let chosen = graph
+        .graph_model
+        .clone()
+        .filter(|spec| !spec.trim().is_empty())
+        .or_else(|| chosen_model(model));
+    let (client, model_name) = match chosen {
         Some(chosen) => {
             let resolved = models.check(&chosen)?;
             (Some(resolved.client), resolved.model)
@@ -83,6 +89,24 @@ pub fn graph_extractor(
     };
     if let Some(lease) = lease {
         config.lease = lease;
+    }
+    if let Some(temperature) = graph.graph_temperature {
+        if !(0.0..=2.0).contains(&temperature) {
+            return Err(Failure::coded(
+                ErrorCode::Usage,
+                format!("--graph-temperature {temperature} is out of range; give 0.0 to 2.0"),
+            ));
+        }
+        config.temperature = temperature;
+    }
+    if let Some(max_tokens) = graph.graph_max_tokens {
+        if max_tokens == 0 {
+            return Err(Failure::coded(
+                ErrorCode::Usage,
+                "--graph-max-tokens 0 leaves no room for an answer; give e.g. 1500",
+            ));
+        }
+        config.max_tokens = max_tokens;
     }
     if let Some(types) = &graph.graph_types {
         config.types = comma_list(types);

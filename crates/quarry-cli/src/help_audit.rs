@@ -92,7 +92,13 @@ const EMBEDDER: &[&str] = &["embedder", "embedder-base-url"];
 const MODEL: &[&str] = &["model", "base-url", "header", "retries", "concurrency"];
 const AGENT: &[&str] = &["max-attempts", "max-tokens-budget"];
 const QUEUE: &[&str] = &["task-attempts"];
-const GRAPH: &[&str] = &["graph-types", "stoplist"];
+const GRAPH: &[&str] = &[
+    "graph-types",
+    "stoplist",
+    "graph-model",
+    "graph-temperature",
+    "graph-max-tokens",
+];
 const INPUT: &[&str] = &["text", "file", "max-bytes"];
 const SERVE_LIMITS: &[&str] = &[
     "header-timeout-secs",

@@ -579,3 +579,64 @@ fn a_provider_embeddings_endpoint_embeds_entities_and_documents() {
     );
     assert!(all.contains("invoices"), "{all}");
 }
+
+#[test]
+fn the_graph_has_its_own_model_temperature_and_budget() {
+    let graph = Graph::new("own-model");
+    let key = graph.key("entities:read,documents:write");
+    let url = graph.model.base_url();
+    let server = Server::start(&[
+        "--db",
+        &graph.db(),
+        "--model",
+        "openai-compatible:general-model",
+        "--graph-model",
+        "openai-compatible:graph-only",
+        "--graph-temperature",
+        "0.7",
+        "--graph-max-tokens",
+        "321",
+        "--base-url",
+        &url,
+        "--retries",
+        "0",
+    ]);
+    graph
+        .model
+        .push(reply(json!([{"name": "Ada", "type": "person"}]), json!([])));
+    let (status, episode) = server.call(
+        &key,
+        "POST",
+        "/v1/episodes",
+        Some(json!({"user_message": "Ada joined.", "assistant_response": "Welcome, Ada."})),
+    );
+    assert_eq!(status, 202, "{episode}");
+    let done = finished(&server, &key, episode["id"].as_str().unwrap());
+    assert_eq!(done["status"], "done", "{done}");
+    let asked = graph.model.requests();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["model"], "graph-only", "{}", asked[0]);
+    assert_eq!(asked[0]["temperature"], 0.7, "{}", asked[0]);
+    let budget = asked[0]
+        .get("max_tokens")
+        .or_else(|| asked[0].get("max_completion_tokens"));
+    assert_eq!(budget, Some(&json!(321)), "{}", asked[0]);
+
+    // A temperature out of range is a usage error before anything runs.
+    let output = graph.quarry(&[
+        "episode",
+        "add",
+        "--user",
+        "x",
+        "--assistant",
+        "y",
+        "--graph-temperature",
+        "5",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("--graph-temperature 5 is out of range"),
+        "{}",
+        stderr(&output)
+    );
+}
