@@ -31,10 +31,15 @@ fn the_example_entity_types_load() {
             "ceo",
             "headquarters",
             "founded",
+            "size_class",
             "board_approved",
             "subsidiaries"
         ]
     );
+    let size_class = &company["fields"][3];
+    assert_eq!(size_class["derived"], true, "{size_class}");
+    assert_eq!(size_class["derived_from"], serde_json::json!(["founded"]));
+    assert_eq!(size_class["depends_on"], serde_json::json!(["founded"]));
 }
 
 #[test]

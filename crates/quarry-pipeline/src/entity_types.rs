@@ -64,8 +64,16 @@ pub fn entity_type_from_value(value: Value) -> Result<EntityType, EntityTypeErro
         .unwrap_or("?")
         .to_owned();
     check_sources(&slug, &value)?;
-    let entity_type: EntityType =
+    let mut entity_type: EntityType =
         serde_json::from_value(value).map_err(|error| invalid(&slug, error))?;
+    // A derived value's inputs are extracted before it.
+    for field in &mut entity_type.fields {
+        for input in field.derived_from.clone() {
+            if !field.depends_on.contains(&input) {
+                field.depends_on.push(input);
+            }
+        }
+    }
     validate_entity_type(&entity_type)?;
     Ok(entity_type)
 }
@@ -96,6 +104,27 @@ pub fn validate_entity_type(entity_type: &EntityType) -> Result<(), EntityTypeEr
             return Err(invalid(
                 slug,
                 format!("field '{}': consensus needs at least one agent", field.name),
+            ));
+        }
+        if !field.derived_from.is_empty() && !field.derived {
+            return Err(invalid(
+                slug,
+                format!(
+                    "field '{}': derived_from is for derived fields; add `derived: true`",
+                    field.name
+                ),
+            ));
+        }
+        if let Some(unknown) = field.derived_from.iter().find(|input| {
+            !entity_type.fields.iter().any(|f| &f.name == *input) || **input == field.name
+        }) {
+            return Err(invalid(
+                slug,
+                format!(
+                    "field '{}': derived_from names '{unknown}', which is not another field of \
+                     the type",
+                    field.name
+                ),
             ));
         }
         if field.max_steps == 0 {
@@ -168,6 +197,29 @@ mod tests {
 
     fn load(yaml: &str) -> Result<Vec<EntityType>, EntityTypeError> {
         load_entity_types(yaml)
+    }
+
+    #[test]
+    fn derived_from_names_other_fields_of_derived_fields_and_runs_them_first() {
+        let types = load(
+            "slug: c\nfields:\n  - {name: revenue}\n  - {name: tier, derived: true, \
+             derived_from: [revenue]}\n",
+        )
+        .unwrap();
+        assert_eq!(types[0].fields[1].depends_on, ["revenue"]);
+        let error = load("slug: c\nfields:\n  - {name: a}\n  - {name: b, derived_from: [a]}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("add `derived: true`"), "{error}");
+        for inputs in ["[zzz]", "[b]"] {
+            let error = load(&format!(
+                "slug: c\nfields:\n  - {{name: a}}\n  - {{name: b, derived: true, \
+                 derived_from: {inputs}}}\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(error.contains("not another field"), "{inputs}: {error}");
+        }
     }
 
     #[test]

@@ -370,6 +370,19 @@ pub(crate) fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::Too
     if let Some(validation) = &field.validation {
         let _ = writeln!(out, "Validation: {validation}");
     }
+    if field.derived {
+        let inputs = if field.derived_from.is_empty() {
+            "the sources you retrieve".to_owned()
+        } else {
+            format!("the fields {}", field.derived_from.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "This field is derived: its value is inferred or computed from {inputs}, so it \
+             need not appear word for word in any source. Cite what it is based on; its \
+             confidence is at most medium."
+        );
+    }
     if let Some(parent) = context.parent {
         let _ = writeln!(
             out,
@@ -498,6 +511,10 @@ pub(crate) fn check_submission(
         _ => Confidence::Medium,
     };
 
+    if context.field.derived {
+        return derived_value(repaired.value["value"].clone(), confidence, context, tools);
+    }
+
     // One evidence text: the retrieved documents, then the entity context; spans are mapped back
     // to the document they fall in.
     let mut combined = String::new();
@@ -570,6 +587,35 @@ pub(crate) fn check_submission(
         }
     }
     Verdict::Accepted(repaired.value["value"].clone(), confidence, sources)
+}
+
+/// A derived field's value: no grounding (it is not a span of the sources), confidence at most
+/// medium, its sources the input fields it names and the passages the agent retrieved.
+fn derived_value(
+    value: Value,
+    confidence: Confidence,
+    context: &FieldContext<'_>,
+    tools: &ToolBox<'_>,
+) -> Verdict {
+    let confidence = match confidence {
+        Confidence::High => Confidence::Medium,
+        other => other,
+    };
+    let mut sources: Vec<SourceRef> = context
+        .field
+        .derived_from
+        .iter()
+        .map(|input| SourceRef::Entity {
+            entity_id: context.entity.id.clone(),
+            field: Some(input.clone()),
+        })
+        .collect();
+    for source in &tools.captured {
+        if !sources.contains(source) {
+            sources.push(source.clone());
+        }
+    }
+    Verdict::Accepted(value, confidence, sources)
 }
 
 #[cfg(test)]

@@ -45,6 +45,12 @@ entity_types:
   - slug: person
     fields:
       - {name: employer, agent: m-emp, sources: [linked-documents, all-entities]}
+  - slug: account
+    fields:
+      - {name: revenue, type: number, agent: m-rev, sources: [linked-documents]}
+      - {name: tier, agent: m-tier, derived: true, derived_from: [revenue],
+         instructions: "small, mid or large by revenue"}
+      - {name: motto, agent: m-motto, sources: [linked-documents]}
   - slug: deal
     fields:
       - {name: buyer, agent: m-buyer, sources: [linked-documents], requires_approval: true}
@@ -808,5 +814,87 @@ async fn a_task_whose_workers_keep_dying_gives_up() {
         w.server.request_count(),
         0,
         "the poison task did not run again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_derived_value_needs_no_span_but_is_capped_and_cites_its_inputs() {
+    let w = world().await;
+    let account = w
+        .store
+        .create_entity(
+            &w.project,
+            &NewEntity {
+                entity_type: "account".into(),
+                title: "Acme account".into(),
+                ..NewEntity::default()
+            },
+        )
+        .await
+        .unwrap();
+    Documents::new(w.store.clone(), w.pipeline.retriever().clone())
+        .add(
+            &w.project,
+            "account report",
+            DOC,
+            std::slice::from_ref(&account.id),
+        )
+        .await
+        .unwrap();
+    w.server
+        .push_for_model("m-rev", search("revenue"))
+        .push_for_model("m-rev", submit(json!(1200000), "high"))
+        // "mid" is written nowhere: accepted because the field is derived.
+        .push_for_model("m-tier", submit(json!("mid"), "high"))
+        // The same kind of answer for an ordinary field is refused, then corrected.
+        .push_for_model("m-motto", search("motto"))
+        .push_for_model("m-motto", submit(json!("Always mid"), "high"))
+        .push_for_model("m-motto", submit(json!(null), "low"));
+    let report = w
+        .pipeline
+        .run(&w.project, &account.id, None, "test")
+        .await
+        .unwrap();
+    let Some(FieldOutcome::Extracted {
+        result_id, value, ..
+    }) = report.outcome("tier")
+    else {
+        panic!("tier was not extracted: {report:?}");
+    };
+    assert_eq!(value, &json!("mid"));
+    let tier = w
+        .store
+        .get_result(&w.project, result_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        tier.confidence,
+        quarry_core::model::Confidence::Medium,
+        "capped"
+    );
+    assert!(
+        tier.sources
+            .contains(&quarry_core::model::SourceRef::Entity {
+                entity_id: account.id.clone(),
+                field: Some("revenue".into()),
+            }),
+        "{:?}",
+        tier.sources
+    );
+    let requests = by_model(&w.server);
+    let prompt = system(&requests["m-tier"][0]);
+    assert!(prompt.contains("This field is derived"), "{prompt}");
+    assert!(prompt.contains("the fields revenue"), "{prompt}");
+    // Its input ran first: the tier prompt already knows the revenue.
+    assert!(
+        all_text(&requests["m-tier"][0]).contains("1200000"),
+        "{}",
+        all_text(&requests["m-tier"][0])
+    );
+    let motto = all_text(&requests["m-motto"][2]);
+    assert!(
+        motto.contains("REJECTED"),
+        "an ordinary field is still grounded: {motto}"
     );
 }

@@ -43,6 +43,15 @@ pub struct FieldSpec {
     pub depends_on: Vec<String>,
     #[serde(default)]
     pub required: bool,
+    /// The value is derived (a summary, a category, a computation), not a span of the sources:
+    /// it is accepted without grounding, its confidence is at most `medium`, and its inputs are
+    /// recorded as its sources.
+    #[serde(default)]
+    pub derived: bool,
+    /// The fields a derived value is computed from: extracted first (they join `depends_on`)
+    /// and recorded as its sources.
+    #[serde(default)]
+    pub derived_from: Vec<String>,
     #[serde(default)]
     pub requires_approval: bool,
     /// Human-readable validation criteria given to the agent and reviewers.
