@@ -382,6 +382,12 @@ pub struct RunArgs {
     /// Only queue the run and print its id; `quarry worker` or `quarry serve` works it.
     #[arg(long)]
     pub no_wait: bool,
+    /// Additional instructions for every field of this run (recorded on the run).
+    #[arg(long, value_name = "TEXT")]
+    pub instructions: Option<String>,
+    /// Additional instructions for one field, as FIELD=TEXT (repeatable; after --instructions).
+    #[arg(long, value_name = "FIELD=TEXT", value_parser = parse_field_instructions)]
+    pub field_instructions: Vec<(String, String)>,
     #[command(flatten)]
     pub store: StoreArgs,
     #[command(flatten)]
@@ -392,6 +398,18 @@ pub struct RunArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub queue: QueueArgs,
+}
+
+/// `--field-instructions FIELD=TEXT`.
+fn parse_field_instructions(value: &str) -> Result<(String, String), String> {
+    match value.split_once('=') {
+        Some((field, text)) if !field.trim().is_empty() && !text.trim().is_empty() => {
+            Ok((field.trim().to_owned(), text.trim().to_owned()))
+        }
+        _ => Err(format!(
+            "'{value}' is not FIELD=TEXT; give e.g. revenue=\"in USD\""
+        )),
+    }
 }
 
 #[derive(Debug, Args)]

@@ -208,7 +208,10 @@ fn options_read() -> Vec<(&'static str, Vec<&'static str>)> {
             "quarry doc add",
             with(&["<files>", "entity"], &[STORE, OUTPUT, EMBEDDER]),
         ),
-        ("quarry run", pipeline_run.clone()),
+        (
+            "quarry run",
+            with(&["instructions", "field-instructions"], &[&pipeline_run]),
+        ),
         ("quarry retry", pipeline_run),
         // Prints nothing: no --json.
         (

@@ -337,9 +337,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         check_agents_here(&ws, &pipeline, &registry, &args.entity, fields.as_deref())?;
     }
     let who = std::env::var("USER").unwrap_or_else(|_| "cli".to_owned());
+    let instructions = quarry_core::model::RunInstructions {
+        all: args.instructions.clone(),
+        fields: args.field_instructions.iter().cloned().collect(),
+    };
     let (run, _) = ws
         .runtime
-        .block_on(pipeline.start(&ws.project, &args.entity, fields, &format!("cli:{who}")))
+        .block_on(pipeline.start_instructed(
+            &ws.project,
+            &args.entity,
+            fields,
+            &format!("cli:{who}"),
+            &instructions,
+        ))
         .map_err(pipeline_failure)?;
     if args.no_wait {
         if ws.json {

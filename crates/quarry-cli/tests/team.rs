@@ -555,3 +555,89 @@ fn pdf_text_is_added_and_damaged_pdfs_are_refused() {
         "{text}"
     );
 }
+
+#[test]
+fn a_trigger_instructs_its_run_through_the_cli_and_the_api() {
+    let team = Team::new("instructions");
+    let entity = team.set_up_company();
+    team.script_field("m-ceo", json!("John Roe"));
+    let report: Value = serde_json::from_str(&team.with_model(&[
+        "run",
+        &entity,
+        "--fields",
+        "ceo",
+        "--instructions",
+        "Prefer the newest filing.",
+        "--field-instructions",
+        "ceo=Give the full legal name.",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(report["run"]["status"], "completed", "{report:#}");
+    assert_eq!(
+        report["run"]["instructions"],
+        json!({"all": "Prefer the newest filing.", "fields": {"ceo": "Give the full legal name."}}),
+        "recorded on the run: {report:#}"
+    );
+    let prompt = team
+        .model
+        .requests()
+        .into_iter()
+        .find(|r| r["model"] == "m-ceo")
+        .expect("the ceo agent was asked");
+    let system = prompt["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        system.contains(
+            "Additional instructions for this run: Prefer the newest filing.\nGive the full legal name."
+        ),
+        "{system}"
+    );
+    // A malformed --field-instructions is a usage error.
+    let output = team.quarry(&["run", &entity, "--field-instructions", "no equals sign"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is not FIELD=TEXT"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Through the API: per field with "*" for all, recorded on the queued run; a field the type
+    // lacks is refused before anything is queued.
+    let key = team
+        .quarry_ok(&[
+            "key",
+            "create",
+            "--scopes",
+            "entities:read,extraction:trigger",
+        ])
+        .trim()
+        .to_owned();
+    let server = Server::start(&["--db", &team.db(), "--no-worker"]);
+    let (status, queued) = server.call(
+        &key,
+        "POST",
+        &format!("/v1/workflows/{entity}"),
+        Some(json!({"fields": ["revenue"],
+            "instructions": {"*": "Amounts in USD.", "revenue": "Use the 2023 figure."}})),
+    );
+    assert_eq!(status, 202, "{queued}");
+    assert_eq!(
+        queued["run"]["instructions"],
+        json!({"all": "Amounts in USD.", "fields": {"revenue": "Use the 2023 figure."}}),
+        "{queued:#}"
+    );
+    let (status, error) = server.call(
+        &key,
+        "POST",
+        &format!("/v1/workflows/{entity}"),
+        Some(json!({"instructions": {"profit": "x"}})),
+    );
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (400, Some("UnknownField")),
+        "{error}"
+    );
+}

@@ -52,6 +52,9 @@ pub(crate) struct FieldContext<'a> {
     pub neighbours: &'a [Entity],
     pub feedback_summary: Option<&'a FeedbackSummary>,
     pub rerun_feedback: Option<&'a str>,
+    /// The trigger's additional instructions for this field (`POST /v1/workflows`
+    /// `instructions`, `quarry run --instructions`).
+    pub run_instructions: Option<&'a str>,
 }
 
 /// The model to ask and how.
@@ -369,6 +372,9 @@ pub(crate) fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::Too
     );
     if let Some(validation) = &field.validation {
         let _ = writeln!(out, "Validation: {validation}");
+    }
+    if let Some(instructions) = context.run_instructions {
+        let _ = writeln!(out, "Additional instructions for this run: {instructions}");
     }
     if field.derived {
         let inputs = if field.derived_from.is_empty() {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use quarry_core::model::{
     Entity, EntityType, ExtractionResult, FieldSpec, NewFieldTask, NewWorkflow, NodeState,
-    ResultStatus, RunScope,
+    ResultStatus, RunInstructions, RunScope,
 };
 
 use crate::layers::DependencyLayers;
@@ -24,6 +24,8 @@ pub(crate) struct RunRequest<'a> {
     pub root_run_id: Option<String>,
     pub depth: i64,
     pub max_attempts: i64,
+    /// The trigger's additional instructions.
+    pub instructions: RunInstructions,
 }
 
 /// The run to create for `request` over the entity's current state.
@@ -38,6 +40,9 @@ pub(crate) fn plan_workflow(
         for name in names {
             field_spec(entity_type, name)?;
         }
+    }
+    for name in request.instructions.fields.keys() {
+        field_spec(entity_type, name)?;
     }
     let scope = match request.fields {
         None => RunScope::Full,
@@ -117,6 +122,7 @@ pub(crate) fn plan_workflow(
             gated,
             feedback: request.feedback.get(name).cloned(),
             error,
+            instructions: request.instructions.for_field(name),
         });
     }
     Ok(NewWorkflow {
@@ -128,6 +134,7 @@ pub(crate) fn plan_workflow(
         depth: request.depth,
         max_attempts: request.max_attempts.max(1),
         tasks,
+        instructions: (!request.instructions.is_empty()).then(|| request.instructions.clone()),
     })
 }
 

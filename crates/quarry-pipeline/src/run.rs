@@ -11,7 +11,7 @@ use std::sync::Arc;
 use quarry_core::ErrorCode;
 use quarry_core::model::{
     Confidence, Entity, EntityType, EntityTypeError, ExtractionResult, ExtractionRun, FieldSpec,
-    FieldTask, NewResult, NodeState, ResultStatus, ReviewDecision, SourceRef,
+    FieldTask, NewResult, NodeState, ResultStatus, ReviewDecision, RunInstructions, SourceRef,
 };
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::{Store, StoreError};
@@ -236,6 +236,26 @@ impl Pipeline {
         fields: Option<Vec<String>>,
         triggered_by: &str,
     ) -> Result<(ExtractionRun, Vec<FieldTask>), PipelineError> {
+        self.start_instructed(
+            project,
+            entity_id,
+            fields,
+            triggered_by,
+            &RunInstructions::default(),
+        )
+        .await
+    }
+
+    /// [`start`](Self::start) with the trigger's additional instructions, recorded on the run
+    /// and given to each field's prompt (naming a field the type lacks is `UnknownField`).
+    pub async fn start_instructed(
+        &self,
+        project: &str,
+        entity_id: &str,
+        fields: Option<Vec<String>>,
+        triggered_by: &str,
+        instructions: &RunInstructions,
+    ) -> Result<(ExtractionRun, Vec<FieldTask>), PipelineError> {
         let (entity, entity_type) = self.load(project, entity_id).await?;
         let latest = self.store.latest_results(project, entity_id).await?;
         let request = RunRequest {
@@ -245,6 +265,7 @@ impl Pipeline {
             root_run_id: None,
             depth: 0,
             max_attempts: self.config.max_attempts,
+            instructions: instructions.clone(),
         };
         let workflow = plan_workflow(&entity, &entity_type, &latest, &request)?;
         Ok(self.store.create_workflow(project, &workflow).await?)
@@ -488,6 +509,7 @@ impl Pipeline {
             root_run_id: None,
             depth: 0,
             max_attempts: self.config.max_attempts,
+            instructions: RunInstructions::default(),
         };
         plan_workflow(&entity, &entity_type, &latest, &request)
     }

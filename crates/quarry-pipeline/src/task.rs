@@ -71,6 +71,7 @@ impl Pipeline {
             feedback_summary: (summary.total >= self.config().feedback_threshold)
                 .then_some(&summary),
             rerun_feedback: task.feedback.as_deref(),
+            run_instructions: task.instructions.as_deref(),
         };
         let agents = self.agents_of(&entity_type, field);
         if agents.is_empty() {
@@ -263,6 +264,7 @@ impl Pipeline {
             root_run_id: Some(task.root_run_id.clone()),
             depth: task.depth + 1,
             max_attempts: task.max_attempts,
+            instructions: quarry_core::model::RunInstructions::default(),
         };
         Ok(Some(plan_workflow(
             &placeholder,

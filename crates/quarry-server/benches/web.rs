@@ -160,6 +160,7 @@ async fn seed(store: &Arc<dyn Store>, label: &str) -> (String, Vec<String>) {
             root_run_id: None,
             depth: 0,
             max_attempts: 3,
+            instructions: None,
             tasks: FIELDS
                 .iter()
                 .map(|field| NewFieldTask {
@@ -169,6 +170,7 @@ async fn seed(store: &Arc<dyn Store>, label: &str) -> (String, Vec<String>) {
                     gated: false,
                     feedback: None,
                     error: None,
+                    instructions: None,
                 })
                 .collect(),
         };

@@ -4,7 +4,7 @@
 use quarry_core::model::{
     ApiKey, AttemptRecord, Confidence, Document, DocumentKind, DocumentSummary, Entity, EntityType,
     Episode, EpisodeStatus, ExtractionResult, ExtractionRun, FieldTask, GraphExtraction, NodeState,
-    Relation, ResultStatus, RunScope, RunStatus, SourceRef, StoredChunk,
+    Relation, ResultStatus, RunInstructions, RunScope, RunStatus, SourceRef, StoredChunk,
 };
 use quarry_core::store::StoreError;
 use serde::Serialize;
@@ -247,6 +247,7 @@ pub(crate) struct RunRow {
     started_at: String,
     finished_at: Option<String>,
     duration_ms: Option<i64>,
+    instructions: Option<Json<RunInstructions>>,
 }
 
 impl TryFrom<RunRow> for ExtractionRun {
@@ -265,6 +266,7 @@ impl TryFrom<RunRow> for ExtractionRun {
             started_at: row.started_at,
             finished_at: row.finished_at,
             duration_ms: row.duration_ms,
+            instructions: row.instructions.map(|instructions| instructions.0),
         })
     }
 }
@@ -385,6 +387,7 @@ pub(crate) struct TaskRow {
     created_at: String,
     updated_at: String,
     attempt_log: Json<Vec<AttemptRecord>>,
+    instructions: Option<String>,
 }
 
 impl TryFrom<TaskRow> for FieldTask {
@@ -410,6 +413,7 @@ impl TryFrom<TaskRow> for FieldTask {
             max_attempts: row.max_attempts,
             last_error: row.last_error,
             feedback: row.feedback,
+            instructions: row.instructions,
             depth: row.depth,
             triggered_by: row.triggered_by,
             lease_owner: row.lease_owner,

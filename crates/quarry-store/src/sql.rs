@@ -13,7 +13,7 @@ macro_rules! entity_columns {
 macro_rules! run_columns {
     () => {
         "id, project_id, entity_id, scope, triggered_by, fields_requested, status, error, \
-         started_at, finished_at, duration_ms"
+         started_at, finished_at, duration_ms, instructions"
     };
 }
 macro_rules! result_columns {
@@ -191,7 +191,7 @@ pub(crate) const LINKED_DOCUMENTS: &str = concat!(
 pub(crate) const INSERT_RUN: &str = concat!(
     "INSERT INTO extraction_runs (",
     run_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, NULL, NULL)"
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, $8, NULL, NULL, $9)"
 );
 pub(crate) const RUN_BY_ID: &str = concat!(
     "SELECT ",
@@ -486,7 +486,7 @@ macro_rules! task_columns {
         "id, project_id, run_id, root_run_id, entity_id, field_name, state, depends_on, gated, \
          attempts, max_attempts, last_error, feedback, depth, triggered_by, lease_owner, \
          lease_expires_at, available_at, result_id, tokens_used, duration_ms, created_at, \
-         updated_at, attempt_log"
+         updated_at, attempt_log, instructions"
     };
 }
 pub(crate) const SET_RUN_ROOT: &str =
@@ -501,7 +501,7 @@ pub(crate) const INSERT_TASK: &str = concat!(
     "INSERT INTO field_tasks (",
     task_columns!(),
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-     $19, $20, $21, $22, $23, $24)"
+     $19, $20, $21, $22, $23, $24, $25)"
 );
 pub(crate) const TASKS_OF_RUN: &str = concat!(
     "SELECT ",

@@ -22,7 +22,7 @@ pub use queue::{JobKind, Lease, Release};
 pub use records::{
     ApiKey, Confidence, Document, DocumentKind, DocumentSummary, Entity, ExtractionResult,
     ExtractionRun, FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision,
-    ReviewEvent, RunScope, RunStatus, SourceRef,
+    ReviewEvent, RunInstructions, RunScope, RunStatus, SourceRef,
 };
 pub use work::{
     AttemptRecord, CascadeEntity, CascadeWrite, FieldTask, NewFieldTask, NewWorkflow, NodeState,

@@ -161,6 +161,45 @@ pub struct ExtractionRun {
     pub started_at: String,
     pub finished_at: Option<String>,
     pub duration_ms: Option<i64>,
+    /// The trigger's additional instructions, as given (`None`: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<RunInstructions>,
+}
+
+/// Additional instructions a trigger gives a run (the reference's "additional instructions …
+/// from workflow overrides"): for every field, and per field.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct RunInstructions {
+    /// For every field of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all: Option<String>,
+    /// Per field name, after `all`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub fields: std::collections::BTreeMap<String, String>,
+}
+
+impl RunInstructions {
+    pub fn is_empty(&self) -> bool {
+        self.all
+            .as_deref()
+            .is_none_or(|text| text.trim().is_empty())
+            && self.fields.values().all(|text| text.trim().is_empty())
+    }
+
+    /// What `field`'s prompt gets: `all`, then the field's own, one per line.
+    pub fn for_field(&self, field: &str) -> Option<String> {
+        let lines: Vec<&str> = [
+            self.all.as_deref(),
+            self.fields.get(field).map(String::as_str),
+        ]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+        .collect();
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

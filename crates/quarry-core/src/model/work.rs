@@ -95,6 +95,9 @@ pub struct FieldTask {
     pub last_error: Option<String>,
     /// The reviewer's feedback sentence of a feedback rerun.
     pub feedback: Option<String>,
+    /// The trigger's instructions for this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
     /// Cascade depth of the run (0 for runs started by a person or an agent).
     pub depth: i64,
     pub triggered_by: String,
@@ -228,6 +231,10 @@ pub struct NewFieldTask {
     pub feedback: Option<String>,
     /// Why a task is created blocked.
     pub error: Option<String>,
+    /// The trigger's instructions for this field ([`RunInstructions::for_field`]).
+    ///
+    /// [`RunInstructions::for_field`]: super::RunInstructions::for_field
+    pub instructions: Option<String>,
 }
 
 /// A workflow run and its tasks, created in one transaction.
@@ -242,6 +249,8 @@ pub struct NewWorkflow {
     pub depth: i64,
     pub max_attempts: i64,
     pub tasks: Vec<NewFieldTask>,
+    /// The trigger's instructions, recorded on the run (each task carries its field's share).
+    pub instructions: Option<super::RunInstructions>,
 }
 
 /// How a claimed task ended.

@@ -7,8 +7,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use quarry_core::ErrorCode;
 use quarry_core::model::{
-    AttemptRecord, ExtractionResult, ExtractionRun, FieldTask, NodeState, TaskView, shown_state,
-    waiting_on,
+    AttemptRecord, ExtractionResult, ExtractionRun, FieldTask, NodeState, RunInstructions,
+    TaskView, shown_state, waiting_on,
 };
 use quarry_pipeline::{Pipeline, PipelineError};
 use schemars::JsonSchema;
@@ -25,6 +25,35 @@ pub struct RunRequest {
     /// Only these fields (default: every field not locked).
     #[serde(default)]
     pub fields: Option<Vec<String>>,
+    /// Additional instructions for this run, given to the field prompts and recorded on the
+    /// run: one text for every field, or an object of field name to text (`"*"`: every field).
+    #[serde(default)]
+    pub instructions: Option<TriggerInstructions>,
+}
+
+/// `instructions` of a trigger: for all fields, or per field.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TriggerInstructions {
+    /// For every field.
+    All(String),
+    /// Per field name; `"*"` for every field.
+    PerField(std::collections::BTreeMap<String, String>),
+}
+
+impl TriggerInstructions {
+    fn into_run_instructions(self) -> RunInstructions {
+        match self {
+            TriggerInstructions::All(text) => RunInstructions {
+                all: Some(text),
+                ..RunInstructions::default()
+            },
+            TriggerInstructions::PerField(mut fields) => RunInstructions {
+                all: fields.remove("*"),
+                fields,
+            },
+        }
+    }
 }
 
 /// Triggering and retrying need this scope.
@@ -41,7 +70,10 @@ pub async fn trigger(
     body: Bytes,
 ) -> Result<(StatusCode, Json<WorkflowStatus>), ApiError> {
     // The body is optional: none (or empty) runs every field.
-    let request: RunRequest = read_optional_body(&body, "{\"fields\"?: [\"name\", ...]}")?;
+    let request: RunRequest = read_optional_body(
+        &body,
+        "{\"fields\"?: [\"name\", ...], \"instructions\"?: \"text\" | {\"field\": \"text\"}}",
+    )?;
     let status = trigger_workflow(&state, &caller, &entity_id, request).await?;
     Ok((StatusCode::ACCEPTED, Json(status)))
 }
@@ -55,12 +87,17 @@ pub(crate) async fn trigger_workflow(
     request: RunRequest,
 ) -> Result<WorkflowStatus, ApiError> {
     caller.require_scopes(TRIGGER_SCOPES)?;
+    let instructions = request
+        .instructions
+        .map(TriggerInstructions::into_run_instructions)
+        .unwrap_or_default();
     let (run, tasks) = pipeline(state)?
-        .start(
+        .start_instructed(
             &caller.project_id,
             entity_id,
             request.fields,
             &caller.actor(),
+            &instructions,
         )
         .await
         .map_err(pipeline_error)?;

@@ -49,6 +49,7 @@ macro_rules! runs_methods {
                     started_at: now(),
                     finished_at: None,
                     duration_ms: None,
+                    instructions: None,
                 };
                 sqlx::query(sql::INSERT_RUN)
                     .bind(&run.id)
@@ -59,6 +60,7 @@ macro_rules! runs_methods {
                     .bind(run.fields_requested.as_ref().map(Json))
                     .bind(enum_text(&run.status))
                     .bind(&run.started_at)
+                    .bind(None::<Json<&quarry_core::model::RunInstructions>>)
                     .execute(&self.pool)
                     .await
                     .map_err(backend)?;

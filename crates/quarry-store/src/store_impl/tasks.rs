@@ -39,6 +39,7 @@ macro_rules! tasks_items {
                     .bind(workflow.fields_requested.as_ref().map(Json))
                     .bind(enum_text(&RunStatus::Running))
                     .bind(&started_at)
+                    .bind(workflow.instructions.as_ref().map(Json))
                     .execute(&mut *tx)
                     .await
                     .map_err(backend)?;
@@ -76,6 +77,7 @@ macro_rules! tasks_items {
                         .bind(&at)
                         .bind(&at)
                         .bind(Json(Vec::<AttemptRecord>::new()))
+                        .bind(&task.instructions)
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;

@@ -19,6 +19,7 @@ fn queued_workflow(entity_id: &str, tasks: &[(&str, NodeState, &[&str])]) -> New
             gated: false,
             feedback: None,
             error: None,
+            instructions: None,
         })
         .collect();
     super::tasks::workflow(entity_id, tasks)

@@ -88,6 +88,7 @@ fn task(name: &str, state: NodeState, depends_on: &[&str]) -> NewFieldTask {
         gated: state == NodeState::WaitingHuman,
         feedback: None,
         error: None,
+        instructions: None,
     }
 }
 
@@ -104,6 +105,7 @@ fn workflow(entity_id: &str, fields: Option<Vec<String>>, tasks: Vec<NewFieldTas
         root_run_id: None,
         depth: 0,
         max_attempts: 3,
+        instructions: None,
         tasks,
     }
 }

@@ -25,6 +25,7 @@ pub(super) fn task(name: &str, state: NodeState, depends_on: &[&str], gated: boo
         gated,
         feedback: None,
         error: None,
+        instructions: None,
     }
 }
 
@@ -37,6 +38,7 @@ pub(super) fn workflow(entity_id: &str, tasks: Vec<NewFieldTask>) -> NewWorkflow
         root_run_id: None,
         depth: 0,
         max_attempts: 3,
+        instructions: None,
         tasks,
     }
 }
