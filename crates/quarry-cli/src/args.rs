@@ -58,6 +58,10 @@ pub enum Command {
     /// API keys for the REST API.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Project corrections: short rules ("revenue is always in USD") that every matching
+    /// extraction prompt carries, for the project, an entity type or one field.
+    #[command(subcommand)]
+    Correction(CorrectionCommand),
     /// Conversation episodes: store one (its graph is extracted on the durable queue), or work
     /// the queue.
     #[command(subcommand)]
@@ -530,6 +534,40 @@ pub enum KeyCommand {
     Revoke {
         /// The key's prefix (qk_ and 8 hex digits, the start of the key) or the whole key.
         key: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CorrectionCommand {
+    /// Add a correction: for the whole project, an entity type (--type), or one field of it
+    /// (--type and --field). Prints its id.
+    Add {
+        /// The rule, 1 to 500 characters, e.g. "Revenue is always in USD."
+        text: String,
+        /// Only for this entity type.
+        #[arg(long = "type", value_name = "SLUG")]
+        entity_type: Option<String>,
+        /// Only for this field of --type.
+        #[arg(long, requires = "entity_type")]
+        field: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// The project's corrections, oldest first.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Remove a correction by its id.
+    Rm {
+        /// The correction's id.
+        id: String,
         #[command(flatten)]
         store: StoreArgs,
     },

@@ -232,6 +232,13 @@ fn options_read() -> Vec<(&'static str, Vec<&'static str>)> {
         // Prints one line: no --json.
         ("quarry key revoke", with(&["<key>"], &[STORE])),
         (
+            "quarry correction add",
+            with(&["<text>", "type", "field"], &[STORE, OUTPUT]),
+        ),
+        ("quarry correction list", with(&[], &[STORE, OUTPUT])),
+        // Prints nothing: no --json.
+        ("quarry correction rm", with(&["<id>"], &[STORE])),
+        (
             "quarry episode add",
             with(
                 &["user", "assistant", "graph", "no-wait"],

@@ -8,6 +8,7 @@ mod check;
 mod completions;
 mod config;
 mod corpus;
+mod corrections;
 mod database_retrieval;
 mod document_file;
 mod extract;
@@ -72,6 +73,7 @@ fn main() -> ExitCode {
         ),
         Command::History(args) => team::history(args),
         Command::Key(command) => team::keys(command),
+        Command::Correction(command) => corrections::run(command),
         Command::Episode(command) => graph::episodes(command),
         Command::Graph(command) => graph::graph(command),
         Command::Completions(args) => completions::run(args),

@@ -641,3 +641,149 @@ fn a_trigger_instructs_its_run_through_the_cli_and_the_api() {
         "{error}"
     );
 }
+
+#[test]
+fn project_corrections_reach_matching_prompts_and_the_provenance() {
+    let team = Team::new("corrections");
+    let entity = team.set_up_company();
+    let added: Value = serde_json::from_str(&team.quarry_ok(&[
+        "correction",
+        "add",
+        "Give names in full, never initials.",
+        "--type",
+        "company",
+        "--field",
+        "ceo",
+        "--json",
+    ]))
+    .unwrap();
+    let for_ceo = added["id"].as_str().unwrap().to_owned();
+    let for_project = team
+        .quarry_ok(&["correction", "add", "Amounts are always in USD."])
+        .trim()
+        .to_owned();
+    let for_revenue = team
+        .quarry_ok(&[
+            "correction",
+            "add",
+            "Use the audited figure.",
+            "--type",
+            "company",
+            "--field",
+            "revenue",
+        ])
+        .trim()
+        .to_owned();
+    // Refused before anything is stored: an unknown field, a field without its type, no text.
+    let unknown = team.quarry(&[
+        "correction",
+        "add",
+        "x",
+        "--type",
+        "company",
+        "--field",
+        "nope",
+    ]);
+    assert_eq!(unknown.status.code(), Some(1), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).starts_with("Error: UnknownField - "),
+        "{}",
+        stderr(&unknown)
+    );
+    let typeless = team.quarry(&["correction", "add", "x", "--field", "ceo"]);
+    assert_eq!(typeless.status.code(), Some(2), "{}", stderr(&typeless));
+    let empty = team.quarry(&["correction", "add", "  "]);
+    assert!(
+        stderr(&empty).starts_with("Error: InvalidCorrection - "),
+        "{}",
+        stderr(&empty)
+    );
+
+    team.script_field("m-ceo", json!("John Roe"));
+    let report: Value =
+        serde_json::from_str(&team.with_model(&["run", &entity, "--fields", "ceo", "--json"]))
+            .unwrap();
+    assert_eq!(report["run"]["status"], "completed", "{report:#}");
+    let prompt = team
+        .model
+        .requests()
+        .into_iter()
+        .find(|r| r["model"] == "m-ceo")
+        .expect("the ceo agent was asked");
+    let system = prompt["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        system.contains(
+            "Corrections from this project's reviewers (follow them):\n- Give names in full, \
+             never initials.\n- Amounts are always in USD.\n"
+        ),
+        "{system}"
+    );
+    assert!(
+        !system.contains("audited"),
+        "another field's correction: {system}"
+    );
+    let latest = results(&team, &entity);
+    let applied: Vec<&str> = result_for(&latest, "ceo")["metadata"]["corrections"]
+        .as_array()
+        .expect("the result lists the corrections it was extracted under")
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(applied, [for_ceo.as_str(), for_project.as_str()]);
+
+    // Listed oldest first; removed by id (twice is NotFound).
+    let listed: Value =
+        serde_json::from_str(&team.quarry_ok(&["correction", "list", "--json"])).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
+    assert_eq!(listed[2]["field_name"], "revenue");
+    team.quarry_ok(&["correction", "rm", &for_revenue]);
+    let again = team.quarry(&["correction", "rm", &for_revenue]);
+    assert!(
+        stderr(&again).starts_with("Error: NotFound - "),
+        "{}",
+        stderr(&again)
+    );
+
+    // The same through the API, scoped by key.
+    let reviewer = team
+        .quarry_ok(&["key", "create", "--scopes", "extraction:review"])
+        .trim()
+        .to_owned();
+    let reader = team
+        .quarry_ok(&["key", "create", "--scopes", "entities:read"])
+        .trim()
+        .to_owned();
+    let server = Server::start(&["--db", &team.db(), "--no-worker"]);
+    let body = json!({"text": "Dates as YYYY-MM-DD.", "entity_type": "company"});
+    let (status, _) = server.call(&reader, "POST", "/v1/corrections", Some(body.clone()));
+    assert_eq!(status, 403);
+    let (status, created) = server.call(&reviewer, "POST", "/v1/corrections", Some(body));
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["entity_type"], "company");
+    let (status, error) = server.call(
+        &reviewer,
+        "POST",
+        "/v1/corrections",
+        Some(json!({"text": "x", "entity_type": "planet"})),
+    );
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (400, Some("UnknownEntityType")),
+        "{error}"
+    );
+    let (status, listed) = server.call(&reader, "GET", "/v1/corrections", None);
+    assert_eq!(status, 200);
+    assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
+    let path = format!("/v1/corrections/{}", created["id"].as_str().unwrap());
+    let (status, _) = server.call(&reviewer, "DELETE", &path, None);
+    assert_eq!(status, 204);
+    let (status, error) = server.call(&reviewer, "DELETE", &path, None);
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (404, Some("NotFound")),
+        "{error}"
+    );
+}

@@ -111,6 +111,8 @@ error_codes! {
     InvalidEntity => 400, 1, "fix the entity's fields to match its type";
     UnknownField => 400, 1, "use a field the entity type defines";
     InvalidValue => 400, 1, "give a value of the field's type";
+    /// A project correction without text, too long, or scoped to a field without its type.
+    InvalidCorrection => 400, 1, "give a rule of 1 to 500 characters; a field scope needs its type";
     InvalidScopes => 400, 1, "use the scopes the message lists, comma-separated";
     InvalidGraph => 400, 1, "fix the graph JSON named in the message";
     InvalidGraphTypes => 400, 1, "fix the graph types file named in the message";

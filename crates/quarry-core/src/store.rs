@@ -17,7 +17,7 @@ use crate::model::{
     GraphWrite, NewEntity, NewEpisode, NewResult, NewWorkflow, NodeState, Relation, ReviewDecision,
     RunScope, RunStatus, StoredChunk, TaskCompletion,
 };
-use crate::model::{JobKind, Lease, Release};
+use crate::model::{Correction, JobKind, Lease, NewCorrection, Release};
 
 /// What [`Store::store_document`] did: the document, and whether this call created it (`false`:
 /// the project already held a document of the same title and text, which is returned).
@@ -778,6 +778,20 @@ pub trait ChangeFeed: Send + Sync {
     ) -> StoreFuture<'a, Vec<Entity>>;
 }
 
+/// Project corrections (see [`Correction`]).
+pub trait CorrectionStore: Send + Sync {
+    /// Stores a correction (as given: callers check it) and returns it with its id and time.
+    fn add_correction<'a>(
+        &'a self,
+        project: &'a str,
+        correction: &'a NewCorrection,
+    ) -> StoreFuture<'a, Correction>;
+    /// The project's corrections, oldest first.
+    fn list_corrections<'a>(&'a self, project: &'a str) -> StoreFuture<'a, Vec<Correction>>;
+    /// Removes one; `false` when the project has no such correction.
+    fn remove_correction<'a>(&'a self, project: &'a str, id: &'a str) -> StoreFuture<'a, bool>;
+}
+
 /// The web app's review pages and field locks.
 pub trait ReviewViewStore: Send + Sync {
     // Pages of rows in a bounded number of statements, whatever the page holds.
@@ -874,6 +888,7 @@ pub trait Store:
     + GraphStore
     + RetrievalStore
     + ChangeFeed
+    + CorrectionStore
     + ReviewViewStore
     + OperationsStore
 {
@@ -890,6 +905,7 @@ impl<T> Store for T where
         + GraphStore
         + RetrievalStore
         + ChangeFeed
+        + CorrectionStore
         + ReviewViewStore
         + OperationsStore
 {
@@ -899,7 +915,8 @@ impl<T> Store for T where
 /// called through `dyn Store` only where its trait is in scope.
 pub mod prelude {
     pub use super::{
-        ChangeFeed, DocumentStore, EntityStore, GraphStore, OperationsStore, ProjectStore,
-        QueueStore, RetrievalStore, ReviewViewStore, RunStore, SessionStore, Store, WorkflowStore,
+        ChangeFeed, CorrectionStore, DocumentStore, EntityStore, GraphStore, OperationsStore,
+        ProjectStore, QueueStore, RetrievalStore, ReviewViewStore, RunStore, SessionStore, Store,
+        WorkflowStore,
     };
 }

@@ -11,8 +11,8 @@ use std::fmt::Write;
 use std::time::Instant;
 
 use quarry_core::model::{
-    Confidence, Entity, EntityType, ExtractionMode, FeedbackSummary, FieldSpec, FieldType,
-    SourceRef,
+    Confidence, Correction, Entity, EntityType, ExtractionMode, FeedbackSummary, FieldSpec,
+    FieldType, SourceRef,
 };
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
@@ -55,6 +55,8 @@ pub(crate) struct FieldContext<'a> {
     /// The trigger's additional instructions for this field (`POST /v1/workflows`
     /// `instructions`, `quarry run --instructions`).
     pub run_instructions: Option<&'a str>,
+    /// The project's corrections that apply to this field (project, type or field scope).
+    pub corrections: &'a [Correction],
 }
 
 /// The model to ask and how.
@@ -375,6 +377,12 @@ pub(crate) fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::Too
     }
     if let Some(instructions) = context.run_instructions {
         let _ = writeln!(out, "Additional instructions for this run: {instructions}");
+    }
+    if !context.corrections.is_empty() {
+        out.push_str("Corrections from this project's reviewers (follow them):\n");
+        for correction in context.corrections {
+            let _ = writeln!(out, "- {}", correction.text);
+        }
     }
     if field.derived {
         let inputs = if field.derived_from.is_empty() {

@@ -16,6 +16,7 @@
 
 mod cascade;
 mod consensus;
+pub mod corrections;
 pub mod document_text;
 pub mod documents;
 mod entity_types;

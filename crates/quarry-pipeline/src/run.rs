@@ -92,6 +92,8 @@ pub enum PipelineError {
     InvalidValue { field: String, message: String },
     #[error("field '{field}' is locked; unlock it before giving it a value")]
     FieldLocked { field: String },
+    #[error("{0}")]
+    InvalidCorrection(String),
 }
 
 impl PipelineError {
@@ -107,6 +109,7 @@ impl PipelineError {
             PipelineError::UnknownField { .. } => ErrorCode::UnknownField,
             PipelineError::InvalidValue { .. } => ErrorCode::InvalidValue,
             PipelineError::FieldLocked { .. } => ErrorCode::FieldLocked,
+            PipelineError::InvalidCorrection(_) => ErrorCode::InvalidCorrection,
         }
     }
 }

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use futures_util::future::join_all;
 use quarry_core::model::{
-    Confidence, Entity, EntityType, FieldSpec, FieldTask, NewResult, NewWorkflow, ResultStatus,
-    TaskCompletion, TaskEnd,
+    Confidence, Correction, Entity, EntityType, FieldSpec, FieldTask, NewResult, NewWorkflow,
+    ResultStatus, TaskCompletion, TaskEnd,
 };
 use serde_json::{Map, Value, json};
 
@@ -61,6 +61,12 @@ impl Pipeline {
         let summary = store
             .feedback_summary(project, &entity_type.slug, &field.name)
             .await?;
+        let corrections: Vec<Correction> = store
+            .list_corrections(project)
+            .await?
+            .into_iter()
+            .filter(|correction| correction.applies_to(&entity_type.slug, &field.name))
+            .collect();
         let context = FieldContext {
             entity: &entity,
             entity_type: &entity_type,
@@ -72,6 +78,7 @@ impl Pipeline {
                 .then_some(&summary),
             rerun_feedback: task.feedback.as_deref(),
             run_instructions: task.instructions.as_deref(),
+            corrections: &corrections,
         };
         let agents = self.agents_of(&entity_type, field);
         if agents.is_empty() {
@@ -111,6 +118,20 @@ impl Pipeline {
         let mut metadata = Map::new();
         if let Some(sentence) = &task.feedback {
             metadata.insert("feedback".to_owned(), Value::String(sentence.clone()));
+        }
+        if let Some(instructions) = &task.instructions {
+            metadata.insert(
+                "instructions".to_owned(),
+                Value::String(instructions.clone()),
+            );
+        }
+        if !corrections.is_empty() {
+            // Provenance: the corrections the prompt carried.
+            let applied: Vec<Value> = corrections
+                .iter()
+                .map(|c| json!({"id": c.id, "text": c.text}))
+                .collect();
+            metadata.insert("corrections".to_owned(), Value::Array(applied));
         }
         let (winner, failure) = match &field.consensus {
             Some(consensus) => {

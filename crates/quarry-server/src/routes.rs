@@ -4,11 +4,14 @@
 //! scopes named here are the constants the handlers check.
 
 use quarry_core::model::{
-    Entity, EntityType, Episode, ExtractionResult, ExtractionRun, FeedbackSummary, NewEntity,
+    Correction, Entity, EntityType, Episode, ExtractionResult, ExtractionRun, FeedbackSummary,
+    NewEntity,
 };
 use serde_json::json;
 
-use crate::api::{documents, entities, episodes, extraction, graph, review, workflows};
+use crate::api::{
+    corrections, documents, entities, episodes, extraction, graph, review, workflows,
+};
 use crate::openapi::operation::{Operation, Verb};
 use crate::{chat, health, metrics, openapi, session, skill, web};
 
@@ -20,7 +23,30 @@ pub(crate) fn operations() -> Vec<Operation> {
     operations.extend(graph_operations());
     operations.extend(extraction_operations());
     operations.extend(review_operations());
+    operations.extend(correction_operations());
     operations
+}
+
+/// Project corrections.
+fn correction_operations() -> Vec<Operation> {
+    use Verb::{Delete, Get, Post};
+    vec![
+        Operation::new(Post, "/v1/corrections", corrections::add)
+            .named("addCorrection", "review", "Add a project correction, injected into every matching prompt")
+            .describe("Scoped to the project, an entity type, or one field of a type; results it shaped list it in `metadata.corrections`. 400 InvalidCorrection, UnknownEntityType or UnknownField.")
+            .scopes(corrections::WRITE_SCOPES)
+            .json_body::<corrections::CorrectionBody>(json!({"text": "Revenue is always in USD.", "entity_type": "company", "field_name": "revenue"}))
+            .answers::<Correction>(201, "The stored correction"),
+        Operation::new(Get, "/v1/corrections", corrections::list)
+            .named("listCorrections", "review", "The project's corrections, oldest first")
+            .scopes(corrections::READ_SCOPES)
+            .answers::<Vec<Correction>>(200, "The corrections"),
+        Operation::new(Delete, "/v1/corrections/{id}", corrections::remove)
+            .named("removeCorrection", "review", "Remove a correction")
+            .scopes(corrections::WRITE_SCOPES)
+            .answers_empty(204, "Removed")
+            .errors(&[404]),
+    ]
 }
 
 /// The health check, the skill, the document itself, the web app and its session, chat.

@@ -2,9 +2,10 @@
 //! stored as their serde (snake_case) names; JSON columns decode through `sqlx::types::Json`.
 
 use quarry_core::model::{
-    ApiKey, AttemptRecord, Confidence, Document, DocumentKind, DocumentSummary, Entity, EntityType,
-    Episode, EpisodeStatus, ExtractionResult, ExtractionRun, FieldTask, GraphExtraction, NodeState,
-    Relation, ResultStatus, RunInstructions, RunScope, RunStatus, SourceRef, StoredChunk,
+    ApiKey, AttemptRecord, Confidence, Correction, Document, DocumentKind, DocumentSummary, Entity,
+    EntityType, Episode, EpisodeStatus, ExtractionResult, ExtractionRun, FieldTask,
+    GraphExtraction, NodeState, Relation, ResultStatus, RunInstructions, RunScope, RunStatus,
+    SourceRef, StoredChunk,
 };
 use quarry_core::store::StoreError;
 use serde::Serialize;
@@ -268,6 +269,31 @@ impl TryFrom<RunRow> for ExtractionRun {
             duration_ms: row.duration_ms,
             instructions: row.instructions.map(|instructions| instructions.0),
         })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct CorrectionRow {
+    id: String,
+    project_id: String,
+    entity_type: Option<String>,
+    field_name: Option<String>,
+    text: String,
+    created_by: String,
+    created_at: String,
+}
+
+impl From<CorrectionRow> for Correction {
+    fn from(row: CorrectionRow) -> Self {
+        Correction {
+            id: row.id,
+            project_id: row.project_id,
+            entity_type: row.entity_type,
+            field_name: row.field_name,
+            text: row.text,
+            created_by: row.created_by,
+            created_at: row.created_at,
+        }
     }
 }
 

@@ -542,6 +542,15 @@ pub(crate) const REJECT_WAITING_TASKS: &str = "UPDATE field_tasks SET state = 'f
      last_error = $5, updated_at = $6 WHERE project_id = $1 AND entity_id = $2 \
      AND field_name = $3 AND result_id = $4 AND state = 'waiting_human' RETURNING run_id";
 
+// --- project corrections (migration corrections) ---------------------------------------------
+pub(crate) const INSERT_CORRECTION: &str = "INSERT INTO corrections \
+     (id, project_id, entity_type, field_name, text, created_by, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+pub(crate) const CORRECTIONS: &str = "SELECT id, project_id, entity_type, field_name, text, \
+     created_by, created_at FROM corrections WHERE project_id = $1 ORDER BY created_at, id";
+pub(crate) const DELETE_CORRECTION: &str =
+    "DELETE FROM corrections WHERE project_id = $1 AND id = $2";
+
 // --- the leased queue (every job kind) ----------------------------------------------------------
 /// One job kind's queue statements. Each kind keeps its jobs in its own table; these are the
 /// same statements for all of them, written once by the macros below from the table's name, its

@@ -20,9 +20,10 @@ pub use graph::{
 };
 pub use queue::{JobKind, Lease, Release};
 pub use records::{
-    ApiKey, Confidence, Document, DocumentKind, DocumentSummary, Entity, ExtractionResult,
-    ExtractionRun, FeedbackSummary, NewEntity, NewResult, Relation, ResultStatus, ReviewDecision,
-    ReviewEvent, RunInstructions, RunScope, RunStatus, SourceRef,
+    ApiKey, Confidence, Correction, Document, DocumentKind, DocumentSummary, Entity,
+    ExtractionResult, ExtractionRun, FeedbackSummary, NewCorrection, NewEntity, NewResult,
+    Relation, ResultStatus, ReviewDecision, ReviewEvent, RunInstructions, RunScope, RunStatus,
+    SourceRef,
 };
 pub use work::{
     AttemptRecord, CascadeEntity, CascadeWrite, FieldTask, NewFieldTask, NewWorkflow, NodeState,

@@ -166,6 +166,40 @@ pub struct ExtractionRun {
     pub instructions: Option<RunInstructions>,
 }
 
+/// A project correction: a short rule reviewers write ("revenue is always in USD"), injected
+/// into every extraction prompt it matches — the project's (no type), one entity type's (no
+/// field), or one field's of a type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct Correction {
+    pub id: String,
+    pub project_id: String,
+    /// `None`: every entity type of the project.
+    pub entity_type: Option<String>,
+    /// `None`: every field of the type (or of the project).
+    pub field_name: Option<String>,
+    pub text: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+/// A correction to add (the store gives it its id and time).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewCorrection {
+    pub entity_type: Option<String>,
+    pub field_name: Option<String>,
+    pub text: String,
+    pub created_by: String,
+}
+
+impl Correction {
+    /// Whether it applies to `field` of `entity_type`.
+    pub fn applies_to(&self, entity_type: &str, field: &str) -> bool {
+        self.entity_type.as_deref().is_none_or(|t| t == entity_type)
+            && self.field_name.as_deref().is_none_or(|f| f == field)
+    }
+}
+
 /// Additional instructions a trigger gives a run (the reference's "additional instructions …
 /// from workflow overrides"): for every field, and per field.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

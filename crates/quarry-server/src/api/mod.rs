@@ -2,6 +2,7 @@
 //! review, workflows, feedback, conversation episodes and the graph built from them. Every route authenticates with an API key and acts inside the
 //! key's project only.
 
+pub(crate) mod corrections;
 pub(crate) mod documents;
 pub(crate) mod entities;
 pub(crate) mod episodes;

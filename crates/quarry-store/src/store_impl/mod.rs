@@ -22,6 +22,7 @@
 
 pub(crate) mod changes;
 pub(crate) mod conversations;
+pub(crate) mod corrections;
 pub(crate) mod documents;
 pub(crate) mod entities;
 pub(crate) mod graph;
@@ -43,11 +44,11 @@ macro_rules! impl_store {
             use std::collections::{BTreeMap, BTreeSet};
 
             use quarry_core::model::{
-                ApiKey, Confidence, Document, DocumentKind, DocumentSummary, Entity, EntityType,
-                Episode, EpisodeOutcome, EpisodeStatus, ExtractionResult, ExtractionRun,
-                FeedbackSummary, GraphApplied, GraphEntityWrite, GraphWrite, NewEntity, NewEpisode,
-                NewResult, Relation, ResultStatus, ReviewDecision, RunScope, RunStatus,
-                StoredChunk,
+                ApiKey, Confidence, Correction, Document, DocumentKind, DocumentSummary, Entity,
+                EntityType, Episode, EpisodeOutcome, EpisodeStatus, ExtractionResult,
+                ExtractionRun, FeedbackSummary, GraphApplied, GraphEntityWrite, GraphWrite,
+                NewCorrection, NewEntity, NewEpisode, NewResult, Relation, ResultStatus,
+                ReviewDecision, RunScope, RunStatus, StoredChunk,
             };
             use quarry_core::model::{
                 AttemptRecord, CascadeWrite, FieldTask, NewWorkflow, NodeState, TaskCompletion,
@@ -66,9 +67,9 @@ macro_rules! impl_store {
             use $crate::clock::{millis_between, new_id, now};
             use $crate::error::{backend, not_found};
             use $crate::rows::{
-                ApiKeyRow, ChunkRow, DocumentRow, DocumentSummaryRow, EntityRow, EntityTypeRow,
-                EpisodeRow, QueuedRow, ReasonCountRow, RelationRow, ResultRow, RunRow,
-                StatusCountRow, TaskRow, encode_embedding, enum_text, parse_enum,
+                ApiKeyRow, ChunkRow, CorrectionRow, DocumentRow, DocumentSummaryRow, EntityRow,
+                EntityTypeRow, EpisodeRow, QueuedRow, ReasonCountRow, RelationRow, ResultRow,
+                RunRow, StatusCountRow, TaskRow, encode_embedding, enum_text, parse_enum,
             };
             use $crate::sql;
 
@@ -209,6 +210,9 @@ macro_rules! impl_store {
             }
             impl ChangeFeed for $store {
                 $crate::store_impl::changes::changes_methods!();
+            }
+            impl CorrectionStore for $store {
+                $crate::store_impl::corrections::corrections_methods!();
             }
             impl ReviewViewStore for $store {
                 $crate::store_impl::review::review_methods!();
