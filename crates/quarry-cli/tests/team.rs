@@ -445,6 +445,10 @@ fn rest_api_authenticates_scopes_and_isolates_projects() {
         "{submitted}"
     );
     assert_eq!(submitted["sources"][0]["url"], "https://...", "{submitted}");
+    assert!(
+        submitted["workflow_node_run_id"].is_null(),
+        "an external value belongs to no workflow node: {submitted}"
+    );
     // One spelling per key: both at once is refused, not guessed.
     let (status, error) = call(
         Some(&all),
@@ -774,6 +778,18 @@ fn project_corrections_reach_matching_prompts_and_the_provenance() {
         (400, Some("UnknownEntityType")),
         "{error}"
     );
+    // The ceo result names the workflow node (field task) that recorded it.
+    let (status, workflow) = server.call(&reader, "GET", &format!("/v1/workflows/{entity}"), None);
+    assert_eq!(status, 200, "{workflow}");
+    let node = workflow["nodes"]
+        .as_array()
+        .expect("the run's nodes")
+        .iter()
+        .find(|n| n["field"] == "ceo")
+        .expect("the ceo node")["id"]
+        .clone();
+    assert!(node.is_string(), "{workflow:#}");
+    assert_eq!(result_for(&latest, "ceo")["workflow_node_run_id"], node);
     let (status, listed) = server.call(&reader, "GET", "/v1/corrections", None);
     assert_eq!(status, 200);
     assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");

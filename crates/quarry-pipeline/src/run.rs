@@ -555,6 +555,7 @@ impl Pipeline {
             duration_ms: 0,
             tokens_used: 0,
             metadata,
+            workflow_node_run_id: None,
         };
         let mut stored = self.store.record_results(project, &[result]).await?;
         stored
@@ -623,6 +624,7 @@ impl Pipeline {
             duration_ms: 0,
             tokens_used: 0,
             metadata,
+            workflow_node_run_id: None,
         };
         let stored = self.store.record_results(project, &[result]).await?;
         stored

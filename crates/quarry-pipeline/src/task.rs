@@ -186,6 +186,7 @@ impl Pipeline {
                 duration_ms: success.duration_ms,
                 tokens_used: success.tokens_used,
                 metadata: metadata.clone(),
+                workflow_node_run_id: Some(task.id.clone()),
             })
             .collect();
         let end = match winner {

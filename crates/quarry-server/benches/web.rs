@@ -91,6 +91,7 @@ fn result(entity_id: &str, field: &str, n: usize, status: ResultStatus) -> NewRe
         duration_ms: 120,
         tokens_used: 300,
         metadata,
+        workflow_node_run_id: None,
     }
 }
 

@@ -317,6 +317,7 @@ pub(crate) struct ResultRow {
     tokens_used: i64,
     metadata: Json<Map<String, Value>>,
     created_at: String,
+    workflow_node_run_id: Option<String>,
 }
 
 impl TryFrom<ResultRow> for ExtractionResult {
@@ -342,6 +343,7 @@ impl TryFrom<ResultRow> for ExtractionResult {
             tokens_used: row.tokens_used,
             metadata: row.metadata.0,
             created_at: row.created_at,
+            workflow_node_run_id: row.workflow_node_run_id,
         })
     }
 }

@@ -20,7 +20,7 @@ macro_rules! result_columns {
     () => {
         "id, run_id, project_id, entity_id, field_name, value, sources, confidence, agent_id, \
          status, rejection_reason, reviewed_by, reviewed_at, created_entity_ids, duration_ms, \
-         tokens_used, metadata, created_at"
+         tokens_used, metadata, created_at, workflow_node_run_id"
     };
 }
 macro_rules! relation_columns {
@@ -229,7 +229,8 @@ pub(crate) const COUNT_ENTITY: &str =
 pub(crate) const INSERT_RESULT: &str = concat!(
     "INSERT INTO extraction_results (",
     result_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, NULL, NULL, $11, $12, $13, $14, $15)"
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, NULL, NULL, $11, $12, $13, $14, $15, \
+     $16)"
 );
 pub(crate) const RESULT_BY_ID: &str = concat!(
     "SELECT ",
@@ -727,7 +728,8 @@ pub(crate) const REVIEW_QUEUE: &str = "SELECT r.id AS id, r.run_id AS run_id, \
      r.status AS status, r.rejection_reason AS rejection_reason, r.reviewed_by AS reviewed_by, \
      r.reviewed_at AS reviewed_at, r.created_entity_ids AS created_entity_ids, \
      r.duration_ms AS duration_ms, r.tokens_used AS tokens_used, r.metadata AS metadata, \
-     r.created_at AS created_at, e.title AS entity_title \
+     r.created_at AS created_at, r.workflow_node_run_id AS workflow_node_run_id, \
+     e.title AS entity_title \
      FROM extraction_results r CROSS JOIN entities e \
      WHERE r.project_id = $1 AND r.status = 'pending' \
        AND e.id = r.entity_id AND e.project_id = $1 AND e.entity_type = $2 \

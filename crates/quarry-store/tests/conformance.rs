@@ -226,6 +226,7 @@ fn candidate(entity_id: &str, field: &str, value: Value, confidence: Confidence)
         duration_ms: 12,
         tokens_used: 34,
         metadata: Map::new(),
+        workflow_node_run_id: None,
     }
 }
 

@@ -304,6 +304,10 @@ pub struct ExtractionResult {
     /// E.g. consensus `agreement` ratio, the rerun's feedback.
     pub metadata: Map<String, Value>,
     pub created_at: String,
+    /// The workflow node (field task) whose attempt recorded it; `None` for a value recorded
+    /// outside a workflow (an external submission, a person's answer).
+    #[serde(default)]
+    pub workflow_node_run_id: Option<String>,
 }
 
 /// A result about to be stored; the store assigns id, project, status and time.
@@ -323,6 +327,9 @@ pub struct NewResult {
     pub duration_ms: i64,
     pub tokens_used: i64,
     pub metadata: Map<String, Value>,
+    /// The field task recording it, when a workflow does.
+    #[serde(default)]
+    pub workflow_node_run_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

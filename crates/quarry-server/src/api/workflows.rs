@@ -140,6 +140,9 @@ pub struct WorkflowStatus {
 /// One workflow node: a field task's state and what it cost.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Node {
+    /// The node's id (its field task): results it recorded carry it as
+    /// `workflow_node_run_id`.
+    id: String,
     field: String,
     /// queued, running, waiting_human, done, failed, blocked, skipped; `pending` while it
     /// waits for fields of the same run that are still being extracted.
@@ -166,6 +169,7 @@ fn nodes(tasks: &[FieldTask]) -> Vec<Node> {
         .iter()
         .enumerate()
         .map(|(i, task)| Node {
+            id: task.id.clone(),
             field: task.field_name.clone(),
             state: shown_state(&views, i),
             waiting_on: waiting_on(&views[i], &views),

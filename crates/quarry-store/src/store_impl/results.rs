@@ -145,6 +145,7 @@ macro_rules! results_items {
                         tokens_used: result.tokens_used,
                         metadata: result.metadata.clone(),
                         created_at: now(),
+                        workflow_node_run_id: result.workflow_node_run_id.clone(),
                     };
                     sqlx::query(sql::INSERT_RESULT)
                         .bind(&record.id)
@@ -162,6 +163,7 @@ macro_rules! results_items {
                         .bind(record.tokens_used)
                         .bind(Json(&record.metadata))
                         .bind(&record.created_at)
+                        .bind(&record.workflow_node_run_id)
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;
