@@ -132,10 +132,22 @@ pub fn entities(command: EntityCommand) -> Result<ExitCode, Failure> {
                 fields,
                 metadata,
             };
-            let created = ws
+            let (created, run) = ws
                 .runtime
-                .block_on(ws.store.create_entity(&ws.project, &entity))
-                .map_err(storage)?;
+                .block_on(quarry_pipeline::on_create::create_entity(
+                    ws.store.as_ref(),
+                    &ws.project,
+                    &entity,
+                    quarry_pipeline::PipelineConfig::default().max_attempts,
+                ))
+                .map_err(pipeline_failure)?;
+            if let Some(run) = &run {
+                eprintln!(
+                    "queued run {} ({} says extract_on_create); `quarry worker` or `quarry serve` \
+                     works it",
+                    run.id, created.entity_type
+                );
+            }
             if ws.json {
                 return print_json(&created);
             }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Sandbox, Server, stderr};
+use common::{Sandbox, Server, stderr, stdout};
 use quarry_testkit::Reply;
 use serde_json::{Value, json};
 
@@ -801,5 +801,118 @@ fn project_corrections_reach_matching_prompts_and_the_provenance() {
         (status, error["error"].as_str()),
         (404, Some("NotFound")),
         "{error}"
+    );
+}
+
+/// Types for `extract_on_create`: a lead's run is queued when it is created.
+const ON_CREATE_TYPES: &str = r#"
+entity_types:
+  - slug: lead
+    extract_on_create: true
+    fields:
+      - {name: email, human_input: true}
+  - slug: account
+    fields:
+      - {name: leads, type: list, agent: "openai-compatible:m-leads", sources: [linked-documents],
+         connection: {entity_type: lead, cascade: {enabled: true}}}
+"#;
+
+#[test]
+fn a_type_that_extracts_on_create_queues_a_run_from_the_cli_the_api_and_a_cascade() {
+    let team = Team::new("on-create");
+    let types = team.dir.join("on-create.yaml");
+    std::fs::write(&types, ON_CREATE_TYPES).unwrap();
+    team.quarry_ok(&["type", "load", types.to_str().unwrap()]);
+    let key = team
+        .quarry_ok(&[
+            "key",
+            "create",
+            "--scopes",
+            "entities:read,entities:write,documents:write",
+        ])
+        .trim()
+        .to_owned();
+    let server = Server::start(&["--db", &team.db(), "--no-worker"]);
+    let run_of = |id: &str| -> Value {
+        let (status, workflow) = server.call(&key, "GET", &format!("/v1/workflows/{id}"), None);
+        assert_eq!(status, 200, "{workflow}");
+        workflow["run"].clone()
+    };
+
+    // The CLI.
+    let output = team.quarry(&["entity", "add", "--type", "lead", "--title", "Ann"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let ann = stdout(&output).trim().to_owned();
+    assert!(
+        stderr(&output).contains("extract_on_create"),
+        "{}",
+        stderr(&output)
+    );
+    let run = run_of(&ann);
+    assert_eq!(run["triggered_by"], "entity/created", "{run}");
+    assert_eq!(run["status"], "waiting_human", "{run}");
+
+    // The API.
+    let (status, bea) = server.call(
+        &key,
+        "POST",
+        "/v1/entities",
+        Some(json!({"entity_type": "lead", "title": "Bea"})),
+    );
+    assert_eq!(status, 201, "{bea}");
+    assert_eq!(
+        run_of(bea["id"].as_str().unwrap())["triggered_by"],
+        "entity/created"
+    );
+
+    // A cascade without auto_extract into a type that extracts on create.
+    let account = team.quarry_ok(&["entity", "add", "--type", "account", "--title", "Acme"]);
+    let account = account.trim();
+    team.quarry_ok(&[
+        "doc",
+        "add",
+        team.dir.join("acme.md").to_str().unwrap(),
+        "--entity",
+        account,
+    ]);
+    team.model.push_for_model(
+        "m-leads",
+        Reply::tool_call("search_documents", r#"{"query": "CEO"}"#),
+    );
+    team.model.push_for_model(
+        "m-leads",
+        Reply::tool_call(
+            "submit_value",
+            json!({"value": ["Jane Doe"], "confidence": "high"}).to_string(),
+        ),
+    );
+    let url = team.model.base_url();
+    let ran = team.quarry(&[
+        "run",
+        account,
+        "--fields",
+        "leads",
+        "--base-url",
+        &url,
+        "--retries",
+        "0",
+    ]);
+    // Exit 3: the lead's follow-up run waits for a person (its email is human_input).
+    assert_eq!(ran.status.code(), Some(3), "{}", stderr(&ran));
+    let (status, leads) = server.call(&key, "GET", "/v1/entities?type=lead", None);
+    assert_eq!(status, 200, "{leads}");
+    let jane = leads
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|lead| lead["title"] == "Jane Doe")
+        .unwrap_or_else(|| panic!("the cascade created Jane Doe: {leads}"));
+    let run = run_of(jane["id"].as_str().unwrap());
+    assert!(
+        run["triggered_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("cascade:"),
+        "{run}"
     );
 }

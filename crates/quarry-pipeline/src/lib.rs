@@ -22,6 +22,7 @@ pub mod documents;
 mod entity_types;
 mod field_agent;
 mod layers;
+pub mod on_create;
 mod plan;
 mod retrieve_extract;
 mod run;

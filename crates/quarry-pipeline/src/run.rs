@@ -217,7 +217,8 @@ impl Pipeline {
         &self.retriever
     }
 
-    pub(crate) fn config(&self) -> &PipelineConfig {
+    /// The settings this pipeline was built with.
+    pub fn config(&self) -> &PipelineConfig {
         &self.config
     }
 

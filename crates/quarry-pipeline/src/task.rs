@@ -250,7 +250,8 @@ impl Pipeline {
         .await
     }
 
-    /// With `auto_extract`, while the depth allows: the run each entity the cascade creates gets,
+    /// With `auto_extract` (or a target type that says `extract_on_create`), while the depth
+    /// allows: the run each entity the cascade creates gets,
     /// under the same root, one level deeper (planned here for a new, empty entity of the target
     /// type; the store sets the entity when it creates it).
     async fn cascade_follow_up(
@@ -261,11 +262,8 @@ impl Pipeline {
         let Some(connection) = field.connection.as_ref() else {
             return Ok(None);
         };
-        let auto_extract = connection
-            .cascade
-            .as_ref()
-            .is_some_and(|c| c.enabled && c.auto_extract);
-        if !auto_extract || task.depth >= i64::from(self.config().max_cascade_depth) {
+        let cascading = connection.cascade.as_ref().filter(|c| c.enabled);
+        if cascading.is_none() || task.depth >= i64::from(self.config().max_cascade_depth) {
             return Ok(None);
         }
         let target_type = self
@@ -273,6 +271,10 @@ impl Pipeline {
             .get_entity_type(&task.project_id, &connection.entity_type)
             .await?
             .ok_or_else(|| PipelineError::EntityTypeNotFound(connection.entity_type.clone()))?;
+        // The cascade's `auto_extract`, or the target type's `extract_on_create`.
+        if !cascading.is_some_and(|c| c.auto_extract) && !target_type.extract_on_create {
+            return Ok(None);
+        }
         let placeholder = Entity {
             project_id: task.project_id.clone(),
             entity_type: connection.entity_type.clone(),

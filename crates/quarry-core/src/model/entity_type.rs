@@ -19,6 +19,10 @@ pub struct EntityType {
     /// The agent (model string) used by fields that name none.
     #[serde(default)]
     pub default_agent: Option<String>,
+    /// Queue a full extraction run whenever an entity of this type is created (the reference's
+    /// `entity/created`): through the API, the CLI or a cascade alike.
+    #[serde(default)]
+    pub extract_on_create: bool,
     pub fields: Vec<FieldSpec>,
 }
 

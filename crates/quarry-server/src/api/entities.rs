@@ -135,7 +135,22 @@ pub async fn create(
             "title is empty; give the entity a title",
         ));
     }
-    let created = store.create_entity(&caller.project_id, &entity).await?;
+    let max_attempts = state.pipeline.as_ref().map_or(
+        quarry_pipeline::PipelineConfig::default().max_attempts,
+        |p| p.config().max_attempts,
+    );
+    let (created, run) = quarry_pipeline::on_create::create_entity(
+        store.as_ref(),
+        &caller.project_id,
+        &entity,
+        max_attempts,
+    )
+    .await
+    .map_err(crate::api::workflows::pipeline_error)?;
+    if run.is_some() {
+        // Its type says extract_on_create: a run was queued with it.
+        state.wake_task_worker();
+    }
     // Searchable by meaning at once; a failure only delays that to the next start's rebuild.
     if let Some(retriever) = &state.retriever
         && let Err(error) = retriever.index_entity(&created)
