@@ -473,6 +473,31 @@ fn rest_api_authenticates_scopes_and_isolates_projects() {
     );
     assert_eq!(status, 200);
     assert_eq!(history.as_array().unwrap().len(), 1);
+    // Paged by cursor: after the only run there is nothing; a bad cursor or size is refused.
+    let last = history[0]["id"].as_str().unwrap();
+    let (status, next) = call(
+        Some(&reader),
+        "GET",
+        &format!("/v1/workflows/{id}/history?limit=1&before={last}"),
+        None,
+    );
+    assert_eq!((status, next), (200, json!([])));
+    for (query, code, error) in [
+        ("before=missing", 404, "NotFound"),
+        ("limit=0", 400, "InvalidArguments"),
+    ] {
+        let (status, answer) = call(
+            Some(&reader),
+            "GET",
+            &format!("/v1/workflows/{id}/history?{query}"),
+            None,
+        );
+        assert_eq!(
+            (status, answer["error"].as_str()),
+            (code, Some(error)),
+            "{query}"
+        );
+    }
 
     // A key of another project sees nothing of this one.
     let (status, error) = call(Some(&outsider), "GET", &format!("/v1/entities/{id}"), None);

@@ -412,6 +412,16 @@ pub trait RunStore: Send + Sync {
         entity_id: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<ExtractionRun>>;
+    /// A page of an entity's runs, newest first: those started before the run `before` (the
+    /// last one of the previous page; `None`: from the newest). An unknown `before` is
+    /// `NotFound`.
+    fn runs_page<'a>(
+        &'a self,
+        project: &'a str,
+        entity_id: &'a str,
+        before: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<ExtractionRun>>;
     /// One transaction: every earlier pending/approved result of each (entity, field) in
     /// `results` becomes superseded, then `results` are inserted.
     fn record_results<'a>(

@@ -294,10 +294,12 @@ fn extraction_operations() -> Vec<Operation> {
             .answers::<workflows::WorkflowStatus>(200, "The latest run")
             .errors(&[404]),
         Operation::new(Get, "/v1/workflows/{entity_id}/history", workflows::history)
-            .named("workflowHistory", "workflows", "Run history of an entity")
+            .named("workflowHistory", "workflows", "Run history of an entity, a page at a time")
+            .describe("Pass the last run's id as `before` for the next page; a page shorter than `limit` is the last. 404 for an unknown `before`.")
             .scopes(workflows::READ_SCOPES)
+            .query::<workflows::HistoryQuery>()
             .answers::<Vec<ExtractionRun>>(200, "Runs, newest first")
-            .errors(&[404]),
+            .errors(&[400, 404]),
         Operation::new(Post, "/v1/workflows/{entity_id}/retry", workflows::retry)
             .named(
                 "retryWorkflow",

@@ -200,6 +200,15 @@ pub(crate) const RUN_BY_ID: &str = concat!(
 );
 pub(crate) const FINISH_RUN: &str = "UPDATE extraction_runs SET status = $3, error = $4, finished_at = $5, duration_ms = $6 \
      WHERE project_id = $1 AND id = $2";
+/// [`RUNS_OF_ENTITY`] after a cursor: runs ordered before the run `$3` (by start, then id).
+pub(crate) const RUNS_OF_ENTITY_BEFORE: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM extraction_runs WHERE project_id = $1 AND entity_id = $2 \
+     AND (started_at, id) < (SELECT started_at, id FROM extraction_runs \
+       WHERE project_id = $1 AND id = $3) \
+     ORDER BY started_at DESC, id DESC LIMIT $4"
+);
 pub(crate) const RUNS_OF_ENTITY: &str = concat!(
     "SELECT ",
     run_columns!(),

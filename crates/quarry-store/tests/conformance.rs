@@ -116,6 +116,7 @@ macro_rules! conformance {
 }
 
 conformance!(
+    run_history_pages_by_cursor,
     runs_missing_a_required_value_do_not_complete,
     graph_writes_find_entities_by_name_key,
     tasks_move_through_dependencies_gates_and_retries,
@@ -2882,4 +2883,42 @@ async fn graph_writes_find_entities_by_name_key(store: Arc<dyn Store>) {
             );
         }
     }
+}
+
+/// Run history pages by cursor: newest first, each page after the last run of the one before.
+async fn run_history_pages_by_cursor(store: Arc<dyn Store>) {
+    let p = store.ensure_project("p").await.unwrap();
+    let entity = store
+        .create_entity(&p, &new_entity("company", "Acme"))
+        .await
+        .unwrap();
+    let mut started = Vec::new();
+    for _ in 0..5 {
+        let run = store
+            .start_run(&p, &entity.id, RunScope::Full, "test", None)
+            .await
+            .unwrap();
+        started.push(run.id);
+    }
+    let all = store.list_runs(&p, &entity.id, 10).await.unwrap();
+    let newest_first: Vec<&str> = all.iter().map(|r| r.id.as_str()).collect();
+    let mut paged: Vec<String> = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let page = store
+            .runs_page(&p, &entity.id, before.as_deref(), 2)
+            .await
+            .unwrap();
+        paged.extend(page.iter().map(|r| r.id.clone()));
+        if page.len() < 2 {
+            break;
+        }
+        before = page.last().map(|r| r.id.clone());
+    }
+    assert_eq!(paged, newest_first, "every run once, in order");
+    assert_eq!(paged.len(), 5);
+    assert!(matches!(
+        store.runs_page(&p, &entity.id, Some("missing"), 2).await,
+        Err(StoreError::NotFound { .. })
+    ));
 }

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use quarry_core::ErrorCode;
 use quarry_core::model::{
@@ -274,16 +274,44 @@ pub(crate) async fn retry_fields(
     })
 }
 
-/// `GET /v1/workflows/{entity_id}/history`: runs, newest first.
+/// The most runs one history page holds.
+const MAX_HISTORY_PAGE: usize = 100;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct HistoryQuery {
+    /// Runs per page (1 to 100, default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<usize>,
+    /// The cursor: the id of the last run of the previous page; this page starts after it.
+    #[serde(default)]
+    before: Option<String>,
+}
+
+/// `GET /v1/workflows/{entity_id}/history`: runs, newest first, a page at a time (pass the
+/// last run's id as `before` for the next page; a short page is the last).
 pub async fn history(
     State(state): State<AppState>,
     caller: Caller,
     Path(entity_id): Path<String>,
+    Query(query): Query<HistoryQuery>,
 ) -> Result<Json<Vec<ExtractionRun>>, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
+    let limit = query.limit.unwrap_or(MAX_HISTORY_PAGE);
+    if !(1..=MAX_HISTORY_PAGE).contains(&limit) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidArguments,
+            format!("limit {limit} is out of range; give 1 to {MAX_HISTORY_PAGE}"),
+        ));
+    }
     Ok(Json(
         store(&state)?
-            .list_runs(&caller.project_id, &entity_id, 100)
+            .runs_page(
+                &caller.project_id,
+                &entity_id,
+                query.before.as_deref(),
+                limit,
+            )
             .await?,
     ))
 }

@@ -127,6 +127,40 @@ macro_rules! runs_methods {
                     .collect()
             })
         }
+
+        fn runs_page<'a>(
+            &'a self,
+            project: &'a str,
+            entity_id: &'a str,
+            before: Option<&'a str>,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<ExtractionRun>> {
+            let Some(before) = before else {
+                return self.list_runs(project, entity_id, limit);
+            };
+            Box::pin(async move {
+                let cursor = sqlx::query_as::<_, RunRow>(sql::RUN_BY_ID)
+                    .bind(project)
+                    .bind(before)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                if cursor.is_none() {
+                    return Err(not_found("run", before));
+                }
+                sqlx::query_as::<_, RunRow>(sql::RUNS_OF_ENTITY_BEFORE)
+                    .bind(project)
+                    .bind(entity_id)
+                    .bind(before)
+                    .bind(sql_limit(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(ExtractionRun::try_from)
+                    .collect()
+            })
+        }
     };
 }
 pub(crate) use runs_methods;
