@@ -51,6 +51,15 @@ entity_types:
       - {name: tier, agent: m-tier, derived: true, derived_from: [revenue],
          instructions: "small, mid or large by revenue"}
       - {name: motto, agent: m-motto, sources: [linked-documents]}
+  - slug: vendor
+    fields:
+      - {name: code, agent: m-code, sources: [linked-documents],
+         instructions: "The vendor's four-letter code.", validation: "Exactly four capital letters."}
+      - {name: stubborn, agent: m-stub, sources: [linked-documents], max_steps: 2}
+  - slug: supplier
+    default_agent: m-def
+    fields:
+      - {name: region, sources: [linked-documents]}
   - slug: deal
     fields:
       - {name: buyer, agent: m-buyer, sources: [linked-documents], requires_approval: true}
@@ -897,4 +906,134 @@ async fn a_derived_value_needs_no_span_but_is_capped_and_cites_its_inputs() {
         motto.contains("REJECTED"),
         "an ordinary field is still grounded: {motto}"
     );
+}
+
+/// A new entity of `entity_type` under `parent`, returned by id.
+async fn child(w: &World, entity_type: &str, title: &str, parent: Option<&str>) -> String {
+    w.store
+        .create_entity(
+            &w.project,
+            &NewEntity {
+                entity_type: entity_type.into(),
+                title: title.into(),
+                parent_id: parent.map(str::to_owned),
+                ..NewEntity::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_prompt_carries_instructions_validation_parent_neighbours_and_review_history() {
+    let w = world().await;
+    let vendor = child(&w, "vendor", "Vendor One", Some(&w.entity)).await;
+    let globex = child(&w, "company", "Globex", None).await;
+    w.store
+        .upsert_relation(&w.project, &vendor, &globex, "supplies")
+        .await
+        .unwrap();
+    // Five earlier extractions of the field on other vendors, two rejected with a reason: the
+    // review history enters the prompt from five on.
+    for n in 0..5 {
+        let other = child(&w, "vendor", &format!("Vendor {n}"), None).await;
+        let stored = w
+            .store
+            .record_results(
+                &w.project,
+                &[quarry_core::model::NewResult {
+                    run_id: None,
+                    entity_id: other,
+                    field_name: "code".into(),
+                    value: json!(format!("CODE{n}")),
+                    sources: vec![],
+                    confidence: quarry_core::model::Confidence::High,
+                    agent_id: "m-code".into(),
+                    status: ResultStatus::Pending,
+                    created_entity_ids: vec![],
+                    duration_ms: 1,
+                    tokens_used: 1,
+                    metadata: Map::new(),
+                    workflow_node_run_id: None,
+                }],
+            )
+            .await
+            .unwrap();
+        let decision = if n < 2 {
+            ReviewDecision::Reject {
+                reason: Some("five characters, not four".into()),
+            }
+        } else {
+            ReviewDecision::Approve
+        };
+        w.store
+            .review_result(&w.project, &stored[0].id, &decision, "ann", None)
+            .await
+            .unwrap();
+    }
+    w.server
+        .push_for_model("m-code", submit(json!(null), "low"));
+    w.pipeline
+        .run(&w.project, &vendor, fields(&["code"]), "test")
+        .await
+        .unwrap();
+    let prompt = system(&by_model(&w.server)["m-code"][0]);
+    for expected in [
+        "Instructions: The vendor's four-letter code.",
+        "Validation: Exactly four capital letters.",
+        "Parent entity: \"Acme\"",
+        "Connected entities:\n- \"Globex\"",
+        "Review history of this field across 5 extraction(s): 3 approved, 2 rejected",
+        "- five characters, not four (2×)",
+    ] {
+        assert!(
+            prompt.contains(expected),
+            "{expected:?} missing from:\n{prompt}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_steps_caps_an_agent_that_never_submits() {
+    let w = world().await;
+    let vendor = child(&w, "vendor", "Vendor Two", None).await;
+    for _ in 0..3 {
+        w.server.push_for_model("m-stub", search("anything"));
+    }
+    let report = w
+        .pipeline
+        .run(&w.project, &vendor, fields(&["stubborn"]), "test")
+        .await
+        .unwrap();
+    let Some(FieldOutcome::Failed { reason, .. }) = report.outcome("stubborn") else {
+        panic!("the field should fail: {report:?}");
+    };
+    assert!(
+        reason.contains("no accepted value after 2 model turn(s)"),
+        "{reason}"
+    );
+    assert_eq!(
+        by_model(&w.server)["m-stub"].len(),
+        2,
+        "two turns, then it stops"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_field_without_an_agent_asks_its_types_default_agent() {
+    let w = world().await;
+    let supplier = child(&w, "supplier", "Supplier", None).await;
+    w.server.push_for_model("m-def", submit(json!(null), "low"));
+    w.pipeline
+        .run(&w.project, &supplier, fields(&["region"]), "test")
+        .await
+        .unwrap();
+    let asked: Vec<String> = w
+        .server
+        .requests()
+        .iter()
+        .filter_map(|r| r["model"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(asked, ["m-def"], "the type's default agent answered");
 }
