@@ -56,6 +56,8 @@ entity_types:
       - {name: code, agent: m-code, sources: [linked-documents],
          instructions: "The vendor's four-letter code.", validation: "Exactly four capital letters."}
       - {name: stubborn, agent: m-stub, sources: [linked-documents], max_steps: 2}
+      - {name: partner_ceo, agent: m-partner, sources: [connected-entities]}
+      - {name: anywhere, agent: m-any, sources: [all-documents]}
   - slug: supplier
     default_agent: m-def
     fields:
@@ -1036,4 +1038,110 @@ async fn a_field_without_an_agent_asks_its_types_default_agent() {
         .filter_map(|r| r["model"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(asked, ["m-def"], "the type's default agent answered");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connected_entities_are_read_through_get_entity_field_and_cited() {
+    let w = world().await;
+    let vendor = child(&w, "vendor", "Vendor Three", None).await;
+    let globex = w
+        .store
+        .create_entity(
+            &w.project,
+            &NewEntity {
+                entity_type: "company".into(),
+                title: "Globex".into(),
+                fields: Map::from_iter([("ceo".to_owned(), json!("Mary Major"))]),
+                ..NewEntity::default()
+            },
+        )
+        .await
+        .unwrap();
+    w.store
+        .upsert_relation(&w.project, &vendor, &globex.id, "supplies")
+        .await
+        .unwrap();
+    w.server
+        .push_for_model(
+            "m-partner",
+            Reply::tool_call(
+                "get_entity_field",
+                json!({"entity_id": globex.id, "field": "ceo"}).to_string(),
+            ),
+        )
+        .push_for_model("m-partner", submit(json!("Mary Major"), "high"));
+    let report = w
+        .pipeline
+        .run(&w.project, &vendor, fields(&["partner_ceo"]), "test")
+        .await
+        .unwrap();
+    let Some(FieldOutcome::Extracted {
+        result_id, value, ..
+    }) = report.outcome("partner_ceo")
+    else {
+        panic!("the connected entity's value was not taken: {report:?}");
+    };
+    assert_eq!(value, &json!("Mary Major"));
+    let requests = by_model(&w.server);
+    let tools = tool_results(&requests["m-partner"][1]);
+    assert!(tools[0].contains("Mary Major"), "{tools:?}");
+    let result = w
+        .store
+        .get_result(&w.project, result_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        result
+            .sources
+            .contains(&quarry_core::model::SourceRef::Entity {
+                entity_id: globex.id.clone(),
+                field: Some("ceo".into()),
+            }),
+        "{:?}",
+        result.sources
+    );
+    // With only connected-entities as its source, the agent has no document search.
+    let offered: Vec<&str> = requests["m-partner"][0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(!offered.contains(&"search_documents"), "{offered:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn all_documents_reach_documents_linked_to_other_entities() {
+    let w = world().await;
+    // The vendor has no document of its own; the world's report is linked to Acme only.
+    let vendor = child(&w, "vendor", "Vendor Four", None).await;
+    w.server
+        .push_for_model("m-any", search("revenue"))
+        .push_for_model("m-any", submit(json!("Jane Doe"), "high"));
+    let report = w
+        .pipeline
+        .run(&w.project, &vendor, fields(&["anywhere"]), "test")
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            report.outcome("anywhere"),
+            Some(FieldOutcome::Extracted { value, .. }) if value == &json!("Jane Doe")
+        ),
+        "{report:?}"
+    );
+    let requests = by_model(&w.server);
+    let found = tool_results(&requests["m-any"][1]);
+    assert!(found[0].contains("Jane Doe"), "{found:?}");
+    // The same search with linked-documents only finds nothing for it.
+    w.server
+        .push_for_model("m-code", search("revenue"))
+        .push_for_model("m-code", submit(json!(null), "low"));
+    w.pipeline
+        .run(&w.project, &vendor, fields(&["code"]), "test")
+        .await
+        .unwrap();
+    let linked_only = tool_results(&by_model(&w.server)["m-code"][1]);
+    assert!(!linked_only[0].contains("Jane Doe"), "{linked_only:?}");
 }
