@@ -815,6 +815,36 @@ fn project_corrections_reach_matching_prompts_and_the_provenance() {
         .clone();
     assert!(node.is_string(), "{workflow:#}");
     assert_eq!(result_for(&latest, "ceo")["workflow_node_run_id"], node);
+    // The field's cross-entity feedback summary follows the reviews.
+    let summary = |server: &Server| {
+        let (status, summary) = server.call(&reader, "GET", "/v1/feedback/company/ceo", None);
+        assert_eq!(status, 200, "{summary}");
+        summary
+    };
+    let before = summary(&server);
+    assert_eq!(
+        (before["total"].as_i64(), before["rejected"].as_i64()),
+        (Some(1), Some(0))
+    );
+    let result_id = result_for(&latest, "ceo")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, reviewed) = server.call(
+        &reviewer,
+        "PATCH",
+        &format!("/v1/extraction/results/{result_id}"),
+        Some(json!({"action": "reject", "reason": "that is the chair"})),
+    );
+    assert_eq!(status, 200, "{reviewed}");
+    let after = summary(&server);
+    assert_eq!(after["rejected"], 1, "{after}");
+    assert_eq!(after["approval_rate"], 0.0, "{after}");
+    assert_eq!(
+        after["common_rejection_reasons"],
+        json!([["that is the chair", 1]]),
+        "{after}"
+    );
     let (status, listed) = server.call(&reader, "GET", "/v1/corrections", None);
     assert_eq!(status, 200);
     assert_eq!(listed.as_array().unwrap().len(), 3, "{listed}");
