@@ -63,3 +63,58 @@ fn the_example_graph_file_is_stored_without_a_model() {
         "{text}"
     );
 }
+
+#[test]
+fn an_entity_type_in_the_references_field_config_shape_loads() {
+    let sandbox = Sandbox::new("example-reference-type");
+    sandbox.quarry_ok(&["type", "load", &example("reference-entity-type.json")]);
+    let listed: Value =
+        serde_json::from_str(&sandbox.quarry_ok(&["type", "list", "--json"])).unwrap();
+    let company = &listed[0];
+    assert_eq!(company["default_agent"], "ollama:qwen2.5:3b", "{company:#}");
+    let ceo = &company["fields"][0];
+    assert_eq!(ceo["agent"], "openai:gpt-4o-mini", "{ceo:#}");
+    assert_eq!(ceo["display_type"], "text");
+    assert_eq!(ceo["required"], true);
+    assert_eq!(ceo["requires_approval"], true);
+    assert_eq!(ceo["max_steps"], 4);
+    assert_eq!(
+        ceo["sources"],
+        serde_json::json!(["linked-documents", "all-documents"])
+    );
+    let revenue = &company["fields"][1];
+    assert_eq!(revenue["depends_on"], serde_json::json!(["ceo"]));
+    assert_eq!(revenue["display_type"], "currency");
+    assert_eq!(revenue["consensus"]["agents"][1], "openai:gpt-4o-mini");
+    assert_eq!(company["fields"][2]["human_input"], true);
+    let connection = &company["fields"][3]["connection"];
+    assert_eq!(connection["entity_type"], "company");
+    assert_eq!(connection["cascade"]["title_field"], "name");
+
+    // What it cannot take is named: actions, a key given both ways, an unknown display type.
+    let file = sandbox.dir.join("bad.json");
+    for (field, message) in [
+        (
+            serde_json::json!({"name": "a", "actions": [{"on": "approved"}]}),
+            "`actions` (lifecycle webhooks) are not supported yet",
+        ),
+        (
+            serde_json::json!({"name": "a", "maxSteps": 2, "extraction": {"maxSteps": 3}}),
+            "`max_steps` is given both in `extraction` and beside it",
+        ),
+        (
+            serde_json::json!({"name": "a", "displayType": "sparkline"}),
+            "sparkline",
+        ),
+    ] {
+        std::fs::write(
+            &file,
+            serde_json::json!({"slug": "bad", "fields": [field]}).to_string(),
+        )
+        .unwrap();
+        let output = sandbox.quarry(&["type", "load", file.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(1));
+        let error = common::stderr(&output);
+        assert!(error.contains(message), "{error}");
+    }
+}

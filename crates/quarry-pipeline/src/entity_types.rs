@@ -56,13 +56,15 @@ pub fn load_entity_types(text: &str) -> Result<Vec<EntityType>, EntityTypeError>
     Ok(types)
 }
 
-/// Reads one entity type from parsed JSON and validates it.
-pub fn entity_type_from_value(value: Value) -> Result<EntityType, EntityTypeError> {
+/// Reads one entity type from parsed JSON (Quarry's shape, or the field-extraction
+/// reference's `FieldConfig` shape: see `reference_shape.rs`) and validates it.
+pub fn entity_type_from_value(mut value: Value) -> Result<EntityType, EntityTypeError> {
     let slug = value
         .get("slug")
         .and_then(Value::as_str)
         .unwrap_or("?")
         .to_owned();
+    crate::reference_shape::to_quarry_shape(&mut value).map_err(|error| invalid(&slug, error))?;
     check_sources(&slug, &value)?;
     let mut entity_type: EntityType =
         serde_json::from_value(value).map_err(|error| invalid(&slug, error))?;

@@ -24,6 +24,7 @@ mod field_agent;
 mod layers;
 pub mod on_create;
 mod plan;
+mod reference_shape;
 mod retrieve_extract;
 mod run;
 mod task;

@@ -26,6 +26,21 @@ pub struct EntityType {
     pub fields: Vec<FieldSpec>,
 }
 
+/// How a value is shown (the reference's `displayType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DisplayType {
+    Text,
+    Number,
+    Currency,
+    Date,
+    Url,
+    Email,
+    Markdown,
+    List,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
@@ -47,6 +62,9 @@ pub struct FieldSpec {
     pub depends_on: Vec<String>,
     #[serde(default)]
     pub required: bool,
+    /// How the web app shows the value (default: by its type).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_type: Option<DisplayType>,
     /// The value is derived (a summary, a category, a computation), not a span of the sources:
     /// it is accepted without grounding, its confidence is at most `medium`, and its inputs are
     /// recorded as its sources.

@@ -10,8 +10,8 @@ pub mod records;
 pub mod work;
 
 pub use entity_type::{
-    Cascade, Connection, Consensus, ConsensusStrategy, EntityType, EntityTypeError, ExtractionMode,
-    FieldSpec, FieldType, Source,
+    Cascade, Connection, Consensus, ConsensusStrategy, DisplayType, EntityType, EntityTypeError,
+    ExtractionMode, FieldSpec, FieldType, Source,
 };
 pub use graph::{
     DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST, Episode, EpisodeOutcome, EpisodeStatus, ExtractedEntity,
