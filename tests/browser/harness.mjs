@@ -52,7 +52,8 @@ export async function launch({ viewport = DESKTOP } = {}) {
     executablePath: process.env.QUARRY_CHROMIUM || '/usr/bin/chromium',
     args: CHROMIUM_ARGS,
   });
-  const context = await browser.newContext({ viewport });
+  // One locale for every run, so numbers and dates read the same whatever the machine's.
+  const context = await browser.newContext({ viewport, locale: 'en-US' });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   const errors = [];

@@ -239,7 +239,8 @@ test('approve, lock and unlock, set a value by hand, answer a human_input field'
     await budget.getByText('Enter a number.').waitFor();
     await answer.fill('250000');
     await budget.getByRole('button', { name: 'Send answer' }).click();
-    await card(page, 'budget').locator('.field-value').filter({ hasText: '250000' }).waitFor();
+    // Shown as its display_type (currency) says: grouped, two decimals.
+    await card(page, 'budget').locator('.field-value.display-currency').filter({ hasText: '250,000.00' }).waitFor();
     await card(page, 'budget').locator('.field-state').filter({ hasText: 'approved' }).waitFor();
 
     // A value set by hand on an entity no agent has run on yet.

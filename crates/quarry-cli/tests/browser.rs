@@ -28,7 +28,7 @@ entity_types:
     fields:
       - {name: ceo, label: Chief executive, instructions: "The chief executive's full name", agent: "openai-compatible:m-field", sources: [linked-documents]}
       - {name: headquarters, label: Head office, instructions: "The city of the head office", agent: "openai-compatible:m-field", sources: [linked-documents]}
-      - {name: budget, type: number, label: Approved budget, instructions: "The budget a person approved, in USD", human_input: true}
+      - {name: budget, type: number, label: Approved budget, instructions: "The budget a person approved, in USD", human_input: true, display_type: currency}
 "#;
 
 const ACME_DOC: &str = "Acme Corp annual report 2024.\n\nAcme Corp reported revenue of $1.2 \

@@ -111,7 +111,7 @@ async function entityPage(main, params, ctx) {
         locked && field.state !== 'locked' ? stateBadge('locked') : null,
         spec.human_input ? h('span', { class: 'badge' }, 'a person answers') : null),
       spec.instructions ? h('p', { class: 'muted small' }, spec.instructions) : null,
-      h('p', {}, valueView(result ? result.value : entity().fields[field.name], 'value field-value')),
+      h('p', {}, valueView(result ? result.value : entity().fields[field.name], 'value field-value', spec.display_type)),
       result ? citedQuote(ctx, result, page.documents) : null,
       watching ? h('p', { class: 'small rerun-note', role: 'status' }, watching.note) : null,
       result ? resultFacts(result) : null,
@@ -368,7 +368,7 @@ async function entityPage(main, params, ctx) {
         ]);
         fill(body, 
           h('h3', {}, 'History'),
-          historyList(history),
+          historyList(history, spec.display_type),
           h('h3', {}, `Feedback on ${fieldLabel(spec, field.name)} across ${type ? typeName(type) : 'this type'}`),
           summary ? feedbackView(summary) : h('p', { class: 'muted small' }, 'Unavailable.'));
       } catch (error) {
@@ -383,11 +383,11 @@ async function entityPage(main, params, ctx) {
     return details;
   }
 
-  function historyList(history) {
+  function historyList(history, displayType) {
     if (!history.length) return h('p', { class: 'muted small' }, 'No values yet.');
     // Newest first: the reviewer reads what happened last.
     return h('ol', { class: 'plain-list history', reversed: true }, [...history].reverse().map((result) => h('li', {},
-      h('div', { class: 'row' }, valueView(result.value), stateBadge(result.status), confidenceBadge(result.confidence)),
+      h('div', { class: 'row' }, valueView(result.value, 'value', displayType), stateBadge(result.status), confidenceBadge(result.confidence)),
       h('p', { class: 'small muted' }, `${result.agent_id} · ${formatTime(result.created_at)}`,
         result.reviewed_by ? ` · reviewed by ${result.reviewed_by}` : ''),
       result.rejection_reason ? h('p', { class: 'small' }, h('strong', {}, 'Reason: '), result.rejection_reason) : null)));

@@ -60,9 +60,53 @@ export function formatDuration(ms) {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-export function valueView(value, klass = 'value') {
+/**
+ * A value as its field's `display_type` says (text, number, currency, date, url, email,
+ * markdown, list); a value that does not fit its display type, or a field without one, is shown
+ * as `formatValue` shows it. Markdown stays text (never HTML from an agent); only http(s) URLs
+ * become links.
+ */
+export function valueView(value, klass = 'value', displayType = null) {
   if (value === null || value === undefined) return h('span', { class: [klass, 'unset'] }, 'no value');
-  return h('span', { class: klass }, formatValue(value));
+  const classes = displayType ? [klass, `display-${displayType}`] : klass;
+  return h('span', { class: classes }, displayed(value, displayType));
+}
+
+function displayed(value, displayType) {
+  switch (displayType) {
+    case 'number':
+      if (typeof value === 'number') return value.toLocaleString();
+      break;
+    case 'currency':
+      if (typeof value === 'number') {
+        return value.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+      }
+      break;
+    case 'date':
+      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) {
+        const date = new Date(`${value}T00:00:00`);
+        if (!Number.isNaN(date.getTime())) {
+          return h('time', { datetime: value }, date.toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric' }));
+        }
+      }
+      break;
+    case 'url': {
+      const link = typeof value === 'string' ? safeUrl(value) : null;
+      if (link) return h('a', { href: link, rel: 'noopener noreferrer', target: '_blank' }, value);
+      break;
+    }
+    case 'email':
+      if (typeof value === 'string' && /^[^\s@<>"]+@[^\s@<>"]+$/.test(value)) {
+        return h('a', { href: `mailto:${value}` }, value);
+      }
+      break;
+    case 'list':
+      if (Array.isArray(value)) return h('ul', { class: 'plain-list value-list' }, value.map((item) => h('li', {}, formatValue(item))));
+      break;
+    default:
+      break;
+  }
+  return formatValue(value);
 }
 
 /** Only http(s) links leave the app: a `javascript:` URL from an agent must never become a link. */
