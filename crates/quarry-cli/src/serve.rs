@@ -56,6 +56,24 @@ pub fn init_logging_as(level: &str, format: LogFormat) {
 }
 
 /// The episode queue's background worker, running `extractor` on `runtime`.
+/// The webhook delivery worker for field actions (`QUARRY_WEBHOOK_SECRET` signs the bodies).
+pub fn start_webhook_worker(
+    runtime: &tokio::runtime::Runtime,
+    store: Arc<dyn quarry_core::store::Store>,
+    lease: Duration,
+) -> quarry_server::webhooks::WebhookWorker {
+    let _entered = runtime.enter();
+    quarry_server::webhooks::WebhookWorker::start(
+        store,
+        quarry_server::webhooks::WebhookConfig {
+            owner: worker_owner(),
+            lease,
+            secret: crate::model::env("QUARRY_WEBHOOK_SECRET"),
+            ..quarry_server::webhooks::WebhookConfig::default()
+        },
+    )
+}
+
 pub fn start_graph_worker(
     runtime: &tokio::runtime::Runtime,
     extractor: quarry_graph::GraphExtractor,
@@ -143,6 +161,8 @@ pub struct Host {
     pub config: ServerConfig,
     /// The in-process task worker and its stop signal, unless `--no-worker` or no database.
     pub task_worker: Option<(tokio::task::JoinHandle<WorkerOutcome>, Arc<QueueControl>)>,
+    /// The webhook delivery worker, beside the task worker.
+    pub webhook_worker: Option<quarry_server::webhooks::WebhookWorker>,
 }
 
 impl Host {
@@ -166,6 +186,7 @@ impl Host {
             None => None,
         };
         let mut task_worker = None;
+        let mut webhook_worker = None;
         let mut config = ServerConfig {
             agent,
             ..ServerConfig::default()
@@ -206,6 +227,11 @@ impl Host {
                     concurrency: args.model.concurrency.max(1),
                     ..WorkerConfig::default()
                 };
+                webhook_worker = Some(start_webhook_worker(
+                    runtime,
+                    store.clone(),
+                    WorkerConfig::default().lease,
+                ));
                 let (working, stop) = (pipeline.clone(), signal.clone());
                 task_worker = Some((
                     runtime.spawn(async move { working.work(&worker_config, &stop).await }),
@@ -220,6 +246,7 @@ impl Host {
         Ok(Host {
             config,
             task_worker,
+            webhook_worker,
         })
     }
 
@@ -229,6 +256,13 @@ impl Host {
         if let Some((handle, signal)) = self.task_worker {
             signal.stop();
             let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(5), handle));
+        }
+        if let Some(webhooks) = self.webhook_worker {
+            // Deliveries in flight get a few seconds; the rest are retried by other workers.
+            let _ = runtime.block_on(tokio::time::timeout(
+                Duration::from_secs(5),
+                webhooks.shutdown(),
+            ));
         }
     }
 }

@@ -47,6 +47,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
     )?
     .with_retriever(retriever);
     let graph = crate::serve::start_graph_worker(&ws.runtime, extractor);
+    let webhooks = crate::serve::start_webhook_worker(&ws.runtime, ws.store.clone(), lease);
     let signal = QueueControl::new();
     tracing::info!(owner = %config.owner, "worker started");
     let stats = ws
@@ -61,6 +62,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
         })
         .context("working the task queue")?;
     drop(graph);
+    drop(webhooks);
     tracing::info!(?stats, "worker stopped");
     Ok(ExitCode::SUCCESS)
 }

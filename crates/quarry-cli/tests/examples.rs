@@ -95,8 +95,8 @@ fn an_entity_type_in_the_references_field_config_shape_loads() {
     let file = sandbox.dir.join("bad.json");
     for (field, message) in [
         (
-            serde_json::json!({"name": "a", "actions": [{"on": "approved"}]}),
-            "`actions` (lifecycle webhooks) are not supported yet",
+            serde_json::json!({"name": "a", "actions": [{"on": "approved", "webhook": "ftp://x"}]}),
+            "action webhook 'ftp://x' is not an http(s) URL",
         ),
         (
             serde_json::json!({"name": "a", "maxSteps": 2, "extraction": {"maxSteps": 3}}),

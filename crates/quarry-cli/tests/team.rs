@@ -971,3 +971,181 @@ fn a_type_that_extracts_on_create_queues_a_run_from_the_cli_the_api_and_a_cascad
         "{run}"
     );
 }
+
+/// A webhook receiver on a loopback port: answers 500 to the first request and 200 to the
+/// rest, and keeps every request's head and body.
+struct Receiver {
+    url: String,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
+}
+
+/// A request's head (request line and headers) and body.
+type Received = (String, Vec<u8>);
+
+impl Receiver {
+    fn start() -> Receiver {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hooks/quarry", listener.local_addr().unwrap());
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorded = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut head = String::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push_str(&line);
+                }
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let first = {
+                    let mut seen = recorded.lock().unwrap();
+                    seen.push((head, body));
+                    seen.len() == 1
+                };
+                let status = if first {
+                    "500 Internal Server Error"
+                } else {
+                    "200 OK"
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+            }
+        });
+        Receiver { url, seen }
+    }
+
+    fn seen(&self) -> Vec<Received> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+#[test]
+fn field_actions_post_signed_webhooks_retried_and_logged() {
+    let team = Team::new("webhooks");
+    let receiver = Receiver::start();
+    let types = team.dir.join("hooks.yaml");
+    std::fs::write(
+        &types,
+        format!(
+            "entity_types:\n  - slug: company\n    fields:\n      - {{name: ceo, agent: \
+             \"openai-compatible:m-ceo\", sources: [linked-documents], actions: [{{on: \
+             extracted, webhook: \"{url}\"}}, {{on: approved, webhook: \"{url}\"}}]}}\n",
+            url = receiver.url
+        ),
+    )
+    .unwrap();
+    team.quarry_ok(&["type", "load", types.to_str().unwrap()]);
+    let entity = team
+        .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme Corp"])
+        .trim()
+        .to_owned();
+    team.quarry_ok(&[
+        "doc",
+        "add",
+        team.dir.join("acme.md").to_str().unwrap(),
+        "--entity",
+        &entity,
+    ]);
+    team.script_field("m-ceo", json!("Jane Doe"));
+    let key = team
+        .quarry_ok(&[
+            "key",
+            "create",
+            "--scopes",
+            "entities:read,extraction:trigger,extraction:review",
+        ])
+        .trim()
+        .to_owned();
+    let url = team.model.base_url();
+    let server = Server::start_with(
+        &["--db", &team.db(), "--base-url", &url, "--retries", "0"],
+        |command| {
+            command.env("QUARRY_WEBHOOK_SECRET", "s3cret");
+        },
+    );
+    let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
+    assert_eq!(status, 202, "{queued}");
+
+    // The extraction's webhook: refused once (500), delivered on the retry.
+    let deliveries = eventually_deliveries(&server, &key, |list| {
+        list.iter()
+            .any(|d| d["event"] == "extracted" && d["state"] == "done")
+    });
+    let extracted = deliveries
+        .iter()
+        .find(|d| d["event"] == "extracted")
+        .unwrap();
+    assert_eq!(extracted["attempts"], 2, "{extracted:#}");
+    assert_eq!(extracted["response_status"], 200, "{extracted:#}");
+    let seen = receiver.seen();
+    assert_eq!(seen.len(), 2, "one refused, one delivered");
+    for (head, body) in &seen {
+        assert!(head.starts_with("POST /hooks/quarry "), "{head}");
+        assert_eq!(header(head, "x-quarry-event"), Some("extracted"), "{head}");
+        let expected = quarry_server::webhooks::signature(b"s3cret", body);
+        assert_eq!(
+            header(head, "x-quarry-signature"),
+            Some(expected.as_str()),
+            "{head}"
+        );
+        let body: Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(body["field"], "ceo");
+        assert_eq!(body["result"]["value"], "Jane Doe");
+        assert_eq!(body["entity_id"], entity.as_str());
+    }
+
+    // Approving the value fires the approved webhook.
+    let result_id = extracted["result_id"].as_str().unwrap().to_owned();
+    let (status, reviewed) = server.call(
+        &key,
+        "PATCH",
+        &format!("/v1/extraction/results/{result_id}"),
+        Some(json!({"action": "approve"})),
+    );
+    assert_eq!(status, 200, "{reviewed}");
+    eventually_deliveries(&server, &key, |list| {
+        list.iter()
+            .any(|d| d["event"] == "approved" && d["state"] == "done")
+    });
+    let last = receiver.seen().pop().unwrap();
+    assert_eq!(header(&last.0, "x-quarry-event"), Some("approved"));
+    let body: Value = serde_json::from_slice(&last.1).unwrap();
+    assert_eq!(body["result"]["status"], "approved", "{body}");
+}
+
+/// Polls the delivery log until `done` says so.
+fn eventually_deliveries(
+    server: &Server,
+    key: &str,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    common::eventually("the deliveries reached their state", || {
+        let (status, list) = server.call(key, "GET", "/v1/deliveries", None);
+        assert_eq!(status, 200, "{list}");
+        let list = list.as_array().unwrap().clone();
+        done(&list).then_some(list)
+    })
+}

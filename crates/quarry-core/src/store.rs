@@ -17,7 +17,7 @@ use crate::model::{
     GraphWrite, NewEntity, NewEpisode, NewResult, NewWorkflow, NodeState, Relation, ReviewDecision,
     RunScope, RunStatus, StoredChunk, TaskCompletion,
 };
-use crate::model::{Correction, JobKind, Lease, NewCorrection, Release};
+use crate::model::{Correction, Delivery, JobKind, Lease, NewCorrection, PlannedDelivery, Release};
 
 /// What [`Store::store_document`] did: the document, and whether this call created it (`false`:
 /// the project already held a document of the same title and text, which is returned).
@@ -459,6 +459,19 @@ pub trait RunStore: Send + Sync {
         decision: &'a ReviewDecision,
         reviewer: &'a str,
         rerun: Option<&'a NewWorkflow>,
+    ) -> StoreFuture<'a, Reviewed> {
+        self.review_result_notifying(project, id, decision, reviewer, rerun, &[])
+    }
+    /// [`review_result`](Self::review_result), queuing the field's webhooks for the review's
+    /// event (`deliveries`) in the same transaction.
+    fn review_result_notifying<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+        decision: &'a ReviewDecision,
+        reviewer: &'a str,
+        rerun: Option<&'a NewWorkflow>,
+        deliveries: &'a [PlannedDelivery],
     ) -> StoreFuture<'a, Reviewed>;
     fn feedback_summary<'a>(
         &'a self,
@@ -802,6 +815,33 @@ pub trait CorrectionStore: Send + Sync {
     fn remove_correction<'a>(&'a self, project: &'a str, id: &'a str) -> StoreFuture<'a, bool>;
 }
 
+/// Webhook deliveries (job kind `delivery` of the leased queue) and their log.
+pub trait DeliveryStore: Send + Sync {
+    /// Takes up to `limit` deliveries due, as any queue take does.
+    fn claim_deliveries<'a>(
+        &'a self,
+        owner: &'a str,
+        lease: Duration,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Delivery>>;
+    /// Ends a delivery under its lease: `done` (answered 2xx) or `failed` for good, with the
+    /// last answer's status and error. Fenced like every queue end.
+    fn finish_delivery<'a>(
+        &'a self,
+        project: &'a str,
+        held: &'a Lease,
+        done: bool,
+        response_status: Option<i64>,
+        error: Option<&'a str>,
+    ) -> StoreFuture<'a, Delivery>;
+    /// The project's deliveries, newest first, at most `limit`.
+    fn list_deliveries<'a>(
+        &'a self,
+        project: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<Delivery>>;
+}
+
 /// The web app's review pages and field locks.
 pub trait ReviewViewStore: Send + Sync {
     // Pages of rows in a bounded number of statements, whatever the page holds.
@@ -899,6 +939,7 @@ pub trait Store:
     + RetrievalStore
     + ChangeFeed
     + CorrectionStore
+    + DeliveryStore
     + ReviewViewStore
     + OperationsStore
 {
@@ -916,6 +957,7 @@ impl<T> Store for T where
         + RetrievalStore
         + ChangeFeed
         + CorrectionStore
+        + DeliveryStore
         + ReviewViewStore
         + OperationsStore
 {
@@ -925,8 +967,8 @@ impl<T> Store for T where
 /// called through `dyn Store` only where its trait is in scope.
 pub mod prelude {
     pub use super::{
-        ChangeFeed, CorrectionStore, DocumentStore, EntityStore, GraphStore, OperationsStore,
-        ProjectStore, QueueStore, RetrievalStore, ReviewViewStore, RunStore, SessionStore, Store,
-        WorkflowStore,
+        ChangeFeed, CorrectionStore, DeliveryStore, DocumentStore, EntityStore, GraphStore,
+        OperationsStore, ProjectStore, QueueStore, RetrievalStore, ReviewViewStore, RunStore,
+        SessionStore, Store, WorkflowStore,
     };
 }

@@ -129,6 +129,21 @@ pub fn validate_entity_type(entity_type: &EntityType) -> Result<(), EntityTypeEr
                 ),
             ));
         }
+        if let Some(action) = field.actions.iter().find(|action| {
+            let url = action.webhook.trim();
+            let rest = url
+                .strip_prefix("https://")
+                .or_else(|| url.strip_prefix("http://"));
+            rest.is_none_or(|rest| rest.is_empty() || rest.starts_with('/'))
+        }) {
+            return Err(invalid(
+                slug,
+                format!(
+                    "field '{}': action webhook '{}' is not an http(s) URL",
+                    field.name, action.webhook
+                ),
+            ));
+        }
         if field.max_steps == 0 {
             return Err(invalid(
                 slug,

@@ -104,12 +104,6 @@ pub(crate) fn to_quarry_shape(entity_type: &mut Value) -> Result<(), String> {
                 )?;
             }
         }
-        if field.contains_key("actions") {
-            return Err(format!(
-                "{at}: `actions` (lifecycle webhooks) are not supported yet; remove them \
-                 (review events are in the API: GET /v1/extraction/…)"
-            ));
-        }
     }
     Ok(())
 }

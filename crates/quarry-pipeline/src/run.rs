@@ -456,9 +456,27 @@ impl Pipeline {
             ),
             _ => None,
         };
+        // The field's webhooks for this review (an entity or type gone since: none).
+        let event = match &decision {
+            ReviewDecision::Approve => quarry_core::model::ActionEvent::Approved,
+            ReviewDecision::Reject { .. } => quarry_core::model::ActionEvent::Rejected,
+        };
+        let deliveries = match self.load(project, &result.entity_id).await {
+            Ok((_, entity_type)) => field_spec(&entity_type, &result.field_name)
+                .map(|spec| crate::task::planned_deliveries(spec, event))
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
         let reviewed = self
             .store
-            .review_result(project, result_id, &decision, reviewer, rerun.as_ref())
+            .review_result_notifying(
+                project,
+                result_id,
+                &decision,
+                reviewer,
+                rerun.as_ref(),
+                &deliveries,
+            )
             .await?;
         let rerun = match reviewed.rerun {
             Some(run) => Some(run),

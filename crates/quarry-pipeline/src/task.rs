@@ -195,12 +195,18 @@ impl Pipeline {
                 reason: failure.unwrap_or_else(|| "no value".to_owned()),
             },
         };
+        let deliveries = if winner.is_some() {
+            planned_deliveries(field, quarry_core::model::ActionEvent::Extracted)
+        } else {
+            Vec::new()
+        };
         Ok(Attempt::Complete(Box::new(TaskCompletion {
             end,
             results,
             tokens_used,
             duration_ms: elapsed_ms(started),
             cascade,
+            deliveries,
         })))
     }
 
@@ -305,4 +311,20 @@ fn failed(reason: String, started: Instant) -> TaskCompletion {
 
 fn elapsed_ms(started: Instant) -> i64 {
     i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The field's webhooks for `event`.
+pub(crate) fn planned_deliveries(
+    field: &FieldSpec,
+    event: quarry_core::model::ActionEvent,
+) -> Vec<quarry_core::model::PlannedDelivery> {
+    field
+        .actions
+        .iter()
+        .filter(|action| action.on == event)
+        .map(|action| quarry_core::model::PlannedDelivery {
+            event,
+            url: action.webhook.clone(),
+        })
+        .collect()
 }

@@ -24,6 +24,7 @@ mod session;
 mod skill;
 mod turn_events;
 mod web;
+pub mod webhooks;
 mod work;
 
 use std::future::Future;

@@ -4,13 +4,13 @@
 //! scopes named here are the constants the handlers check.
 
 use quarry_core::model::{
-    Correction, Entity, EntityType, Episode, ExtractionResult, ExtractionRun, FeedbackSummary,
-    NewEntity,
+    Correction, Delivery, Entity, EntityType, Episode, ExtractionResult, ExtractionRun,
+    FeedbackSummary, NewEntity,
 };
 use serde_json::json;
 
 use crate::api::{
-    corrections, documents, entities, episodes, extraction, graph, review, workflows,
+    corrections, deliveries, documents, entities, episodes, extraction, graph, review, workflows,
 };
 use crate::openapi::operation::{Operation, Verb};
 use crate::{chat, health, metrics, openapi, session, skill, web};
@@ -41,6 +41,13 @@ fn correction_operations() -> Vec<Operation> {
             .named("listCorrections", "review", "The project's corrections, oldest first")
             .scopes(corrections::READ_SCOPES)
             .answers::<Vec<Correction>>(200, "The corrections"),
+        Operation::new(Get, "/v1/deliveries", deliveries::list)
+            .named("listDeliveries", "review", "Field actions' webhook deliveries, newest first")
+            .describe("Each delivery's event, target, state (queued, running, done, failed), attempts, last answer status and error.")
+            .scopes(deliveries::READ_SCOPES)
+            .query::<deliveries::ListQuery>()
+            .answers::<Vec<Delivery>>(200, "The deliveries")
+            .errors(&[400]),
         Operation::new(Delete, "/v1/corrections/{id}", corrections::remove)
             .named("removeCorrection", "review", "Remove a correction")
             .scopes(corrections::WRITE_SCOPES)

@@ -191,5 +191,6 @@ impl_store!(
     PostgresStore,
     sqlx::Postgres,
     crate::sql::FIELD_TASK_QUEUE_POSTGRES,
-    crate::sql::EPISODE_QUEUE_POSTGRES
+    crate::sql::EPISODE_QUEUE_POSTGRES,
+    crate::sql::DELIVERY_QUEUE_POSTGRES
 );

@@ -2,10 +2,10 @@
 //! stored as their serde (snake_case) names; JSON columns decode through `sqlx::types::Json`.
 
 use quarry_core::model::{
-    ApiKey, AttemptRecord, Confidence, Correction, Document, DocumentKind, DocumentSummary, Entity,
-    EntityType, Episode, EpisodeStatus, ExtractionResult, ExtractionRun, FieldTask,
-    GraphExtraction, NodeState, Relation, ResultStatus, RunInstructions, RunScope, RunStatus,
-    SourceRef, StoredChunk,
+    ActionEvent, ApiKey, AttemptRecord, Confidence, Correction, Delivery, DeliveryState, Document,
+    DocumentKind, DocumentSummary, Entity, EntityType, Episode, EpisodeStatus, ExtractionResult,
+    ExtractionRun, FieldTask, GraphExtraction, NodeState, Relation, ResultStatus, RunInstructions,
+    RunScope, RunStatus, SourceRef, StoredChunk,
 };
 use quarry_core::store::StoreError;
 use serde::Serialize;
@@ -268,6 +268,55 @@ impl TryFrom<RunRow> for ExtractionRun {
             finished_at: row.finished_at,
             duration_ms: row.duration_ms,
             instructions: row.instructions.map(|instructions| instructions.0),
+        })
+    }
+}
+
+#[derive(FromRow)]
+pub(crate) struct DeliveryRow {
+    id: String,
+    project_id: String,
+    event: String,
+    entity_id: String,
+    field_name: String,
+    result_id: String,
+    url: String,
+    body: Json<Value>,
+    state: String,
+    attempts: i64,
+    max_attempts: i64,
+    last_error: Option<String>,
+    response_status: Option<i64>,
+    created_at: String,
+    updated_at: String,
+    lease_owner: Option<String>,
+    lease_expires_at: Option<String>,
+    available_at: Option<String>,
+}
+
+impl TryFrom<DeliveryRow> for Delivery {
+    type Error = StoreError;
+
+    fn try_from(row: DeliveryRow) -> Result<Self, StoreError> {
+        Ok(Delivery {
+            event: parse_enum::<ActionEvent>("deliveries.event", &row.event)?,
+            state: parse_enum::<DeliveryState>("deliveries.state", &row.state)?,
+            id: row.id,
+            project_id: row.project_id,
+            entity_id: row.entity_id,
+            field_name: row.field_name,
+            result_id: row.result_id,
+            url: row.url,
+            body: row.body.0,
+            attempts: row.attempts,
+            max_attempts: row.max_attempts,
+            last_error: row.last_error,
+            response_status: row.response_status,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            lease_owner: row.lease_owner,
+            lease_expires_at: row.lease_expires_at,
+            available_at: row.available_at,
         })
     }
 }

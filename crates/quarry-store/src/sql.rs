@@ -40,6 +40,13 @@ macro_rules! episode_columns {
          created_at, updated_at, lease_owner, lease_expires_at, available_at"
     };
 }
+macro_rules! delivery_columns {
+    () => {
+        "id, project_id, event, entity_id, field_name, result_id, url, body, state, attempts, \
+         max_attempts, last_error, response_status, created_at, updated_at, lease_owner, \
+         lease_expires_at, available_at"
+    };
+}
 macro_rules! chunk_columns {
     () => {
         "project_id, document_id, ordinal, start_cp, end_cp, byte_start, byte_end, embedder, \
@@ -684,6 +691,42 @@ macro_rules! episode_queue {
         )
     };
 }
+/// Webhook deliveries: `queued` ones by availability, any scope.
+macro_rules! delivery_queue {
+    ($outer_state:literal, $lock:literal) => {
+        queue_sql!(
+            "deliveries",
+            "state",
+            $outer_state,
+            "queued",
+            "last_error",
+            "available_at",
+            "(CAST($4 AS TEXT) IS NULL OR CAST($4 AS TEXT) IS NOT NULL)",
+            $lock,
+            delivery_columns!()
+        )
+    };
+}
+pub(crate) const DELIVERY_QUEUE_SQLITE: QueueSql = delivery_queue!("+state", "");
+pub(crate) const DELIVERY_QUEUE_POSTGRES: QueueSql =
+    delivery_queue!("state", " FOR UPDATE SKIP LOCKED");
+pub(crate) const INSERT_DELIVERY: &str = concat!(
+    "INSERT INTO deliveries (",
+    delivery_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', 0, $9, NULL, NULL, $10, $10, NULL, \
+     NULL, $10)"
+);
+/// A delivery's end (fenced first): `$3` state, `$4` error, `$5` response status, `$6` now.
+pub(crate) const END_DELIVERY: &str = concat!(
+    "UPDATE deliveries SET state = $3, last_error = $4, response_status = $5, updated_at = $6, \
+     lease_owner = NULL, lease_expires_at = NULL WHERE project_id = $1 AND id = $2 RETURNING ",
+    delivery_columns!()
+);
+pub(crate) const DELIVERIES: &str = concat!(
+    "SELECT ",
+    delivery_columns!(),
+    " FROM deliveries WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+);
 pub(crate) const FIELD_TASK_QUEUE_SQLITE: QueueSql = field_task_queue!("+state", "");
 pub(crate) const FIELD_TASK_QUEUE_POSTGRES: QueueSql =
     field_task_queue!("state", " FOR UPDATE SKIP LOCKED");

@@ -178,5 +178,6 @@ impl_store!(
     SqliteStore,
     sqlx::Sqlite,
     crate::sql::FIELD_TASK_QUEUE_SQLITE,
-    crate::sql::EPISODE_QUEUE_SQLITE
+    crate::sql::EPISODE_QUEUE_SQLITE,
+    crate::sql::DELIVERY_QUEUE_SQLITE
 );

@@ -268,7 +268,12 @@ pub fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
 
 impl Server {
     pub fn start(extra_args: &[&str]) -> Server {
-        let (child, addr, mut stderr) = spawn_serve(extra_args, |_| {});
+        Server::start_with(extra_args, |_| {})
+    }
+
+    /// [`start`](Self::start) after `configure` adjusts the command (e.g. its environment).
+    pub fn start_with(extra_args: &[&str], configure: impl FnOnce(&mut Command)) -> Server {
+        let (child, addr, mut stderr) = spawn_serve(extra_args, configure);
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut sink = String::new();

@@ -26,6 +26,40 @@ pub struct EntityType {
     pub fields: Vec<FieldSpec>,
 }
 
+/// When a field's action fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ActionEvent {
+    /// A value was extracted (a pending result recorded by a workflow).
+    Extracted,
+    /// A person approved a value.
+    Approved,
+    /// A person rejected a value.
+    Rejected,
+}
+
+impl ActionEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionEvent::Extracted => "extracted",
+            ActionEvent::Approved => "approved",
+            ActionEvent::Rejected => "rejected",
+        }
+    }
+}
+
+/// A field's lifecycle action (the reference's `actions`): on `on`, POST a signed webhook to
+/// `webhook` (retried with backoff, logged as a delivery).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct FieldAction {
+    pub on: ActionEvent,
+    /// An http(s) URL.
+    pub webhook: String,
+}
+
 /// How a value is shown (the reference's `displayType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
@@ -65,6 +99,9 @@ pub struct FieldSpec {
     /// How the web app shows the value (default: by its type).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_type: Option<DisplayType>,
+    /// Webhooks on the field's lifecycle events.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<FieldAction>,
     /// The value is derived (a summary, a category, a computation), not a span of the sources:
     /// it is accepted without grounding, its confidence is at most `medium`, and its inputs are
     /// recorded as its sources.

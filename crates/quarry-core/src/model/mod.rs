@@ -10,15 +10,15 @@ pub mod records;
 pub mod work;
 
 pub use entity_type::{
-    Cascade, Connection, Consensus, ConsensusStrategy, DisplayType, EntityType, EntityTypeError,
-    ExtractionMode, FieldSpec, FieldType, Source,
+    ActionEvent, Cascade, Connection, Consensus, ConsensusStrategy, DisplayType, EntityType,
+    EntityTypeError, ExtractionMode, FieldAction, FieldSpec, FieldType, Source,
 };
 pub use graph::{
     DEFAULT_GRAPH_TYPES, DEFAULT_STOPLIST, Episode, EpisodeOutcome, EpisodeStatus, ExtractedEntity,
     ExtractedRelationship, GraphApplied, GraphEntityWrite, GraphExtraction, GraphRelationWrite,
     GraphWrite, NewEpisode, StoredChunk,
 };
-pub use queue::{JobKind, Lease, Release};
+pub use queue::{Delivery, DeliveryState, JobKind, Lease, PlannedDelivery, Release};
 pub use records::{
     ApiKey, Confidence, Correction, Document, DocumentKind, DocumentSummary, Entity,
     ExtractionResult, ExtractionRun, FeedbackSummary, NewCorrection, NewEntity, NewResult,

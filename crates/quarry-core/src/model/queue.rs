@@ -20,17 +20,20 @@ pub enum JobKind {
     FieldTask,
     /// One conversation turn to extract into the graph ([`Episode`](super::Episode)).
     Episode,
+    /// One webhook to deliver ([`Delivery`]).
+    Delivery,
 }
 
 impl JobKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [JobKind; 2] = [JobKind::FieldTask, JobKind::Episode];
+    pub const ALL: [JobKind; 3] = [JobKind::FieldTask, JobKind::Episode, JobKind::Delivery];
 
     /// The name used in logs, notifications and the store.
     pub fn as_str(self) -> &'static str {
         match self {
             JobKind::FieldTask => "field_task",
             JobKind::Episode => "episode",
+            JobKind::Delivery => "delivery",
         }
     }
 
@@ -39,6 +42,7 @@ impl JobKind {
         match self {
             JobKind::FieldTask => "task",
             JobKind::Episode => "episode",
+            JobKind::Delivery => "delivery",
         }
     }
 
@@ -69,6 +73,67 @@ pub struct Release {
     pub retry_after: Duration,
     pub tokens_used: i64,
     pub duration_ms: i64,
+}
+
+/// A webhook a field's action planned, written with the event that fires it (in the same
+/// transaction) and delivered by the queue's workers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedDelivery {
+    pub event: super::ActionEvent,
+    pub url: String,
+}
+
+/// A delivery's state: `queued` (waiting or backing off), `running` (held under a lease),
+/// `done` (answered 2xx) or `failed` (every attempt refused or unanswered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+}
+
+/// One webhook delivery and its log: the body is signed and POSTed to `url`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct Delivery {
+    pub id: String,
+    pub project_id: String,
+    pub event: super::ActionEvent,
+    pub entity_id: String,
+    pub field_name: String,
+    pub result_id: String,
+    pub url: String,
+    /// What is POSTed: `{"event", "delivery_id", "project_id", "entity_id", "field", "result"}`.
+    pub body: serde_json::Value,
+    pub state: DeliveryState,
+    pub attempts: i64,
+    pub max_attempts: i64,
+    pub last_error: Option<String>,
+    /// The HTTP status of the last answer.
+    pub response_status: Option<i64>,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub lease_owner: Option<String>,
+    #[serde(default)]
+    pub lease_expires_at: Option<String>,
+    #[serde(default)]
+    pub available_at: Option<String>,
+}
+
+impl Delivery {
+    /// The fencing token of the current claim.
+    pub fn lease(&self) -> Option<Lease> {
+        self.lease_owner.as_ref().map(|owner| Lease {
+            kind: JobKind::Delivery,
+            job_id: self.id.clone(),
+            owner: owner.clone(),
+            attempt: self.attempts,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -274,6 +274,8 @@ pub struct TaskCompletion {
     pub duration_ms: i64,
     /// The winner's cascade: entities to find or create and link, in the same transaction.
     pub cascade: Option<CascadeWrite>,
+    /// The field's `extracted` webhooks, queued with the winner in the same transaction.
+    pub deliveries: Vec<super::PlannedDelivery>,
 }
 
 impl TaskCompletion {
@@ -287,6 +289,7 @@ impl TaskCompletion {
             tokens_used,
             duration_ms,
             cascade: None,
+            deliveries: Vec::new(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! key's project only.
 
 pub(crate) mod corrections;
+pub(crate) mod deliveries;
 pub(crate) mod documents;
 pub(crate) mod entities;
 pub(crate) mod episodes;

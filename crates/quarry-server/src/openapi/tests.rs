@@ -138,6 +138,10 @@ fn statuses_and_scopes_are_the_handlers() {
 /// project's (its entity types and schemas), the caller's, or another specification's.
 const FREE_FORM: &[(&str, &str)] = &[
     (
+        "Delivery.body",
+        "the webhook's JSON as POSTed: the event, ids and the result (an ExtractionResult)",
+    ),
+    (
         "Entity.fields",
         "an entity's values by field name, each typed by the project's entity type",
     ),

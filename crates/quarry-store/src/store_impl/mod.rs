@@ -23,6 +23,7 @@
 pub(crate) mod changes;
 pub(crate) mod conversations;
 pub(crate) mod corrections;
+pub(crate) mod deliveries;
 pub(crate) mod documents;
 pub(crate) mod entities;
 pub(crate) mod graph;
@@ -39,7 +40,7 @@ pub(crate) mod tasks;
 /// `impl Store for $store` over `self.pool`. `$field_tasks` and `$episodes` are the backend's
 /// queue statements (`sql::*_QUEUE_*`), whose take differs between the dialects.
 macro_rules! impl_store {
-    ($store:ty, $db:ty, $field_tasks:expr, $episodes:expr) => {
+    ($store:ty, $db:ty, $field_tasks:expr, $episodes:expr, $deliveries:expr) => {
         const _: () = {
             use std::collections::{BTreeMap, BTreeSet};
 
@@ -54,7 +55,7 @@ macro_rules! impl_store {
                 AttemptRecord, CascadeWrite, FieldTask, NewWorkflow, NodeState, TaskCompletion,
                 TaskEnd, TaskView, settle,
             };
-            use quarry_core::model::{JobKind, Lease, Release};
+            use quarry_core::model::{Delivery, JobKind, Lease, PlannedDelivery, Release};
             use quarry_core::store::prelude::*;
             use quarry_core::store::{
                 DocumentLink, Page, QueueDepths, QueuedResult, Reviewed, SchemaVersion, StoreError,
@@ -67,9 +68,10 @@ macro_rules! impl_store {
             use $crate::clock::{millis_between, new_id, now};
             use $crate::error::{backend, not_found};
             use $crate::rows::{
-                ApiKeyRow, ChunkRow, CorrectionRow, DocumentRow, DocumentSummaryRow, EntityRow,
-                EntityTypeRow, EpisodeRow, QueuedRow, ReasonCountRow, RelationRow, ResultRow,
-                RunRow, StatusCountRow, TaskRow, encode_embedding, enum_text, parse_enum,
+                ApiKeyRow, ChunkRow, CorrectionRow, DeliveryRow, DocumentRow, DocumentSummaryRow,
+                EntityRow, EntityTypeRow, EpisodeRow, QueuedRow, ReasonCountRow, RelationRow,
+                ResultRow, RunRow, StatusCountRow, TaskRow, encode_embedding, enum_text,
+                parse_enum,
             };
             use $crate::sql;
 
@@ -176,7 +178,14 @@ macro_rules! impl_store {
             $crate::store_impl::results::results_items!($store);
             $crate::store_impl::graph::graph_items!($store);
             $crate::store_impl::tasks::tasks_items!($store);
-            $crate::store_impl::queue::queue_items!($store, $db, $field_tasks, $episodes);
+            $crate::store_impl::queue::queue_items!(
+                $store,
+                $db,
+                $field_tasks,
+                $episodes,
+                $deliveries
+            );
+            $crate::store_impl::deliveries::deliveries_items!($store);
             $crate::store_impl::review::review_items!();
 
             impl ProjectStore for $store {
@@ -213,6 +222,9 @@ macro_rules! impl_store {
             }
             impl CorrectionStore for $store {
                 $crate::store_impl::corrections::corrections_methods!();
+            }
+            impl DeliveryStore for $store {
+                $crate::store_impl::deliveries::deliveries_methods!();
             }
             impl ReviewViewStore for $store {
                 $crate::store_impl::review::review_methods!();

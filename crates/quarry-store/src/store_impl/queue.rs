@@ -5,12 +5,13 @@
 
 /// The queue's private steps. `$field_tasks` and `$episodes` are the backend's statements.
 macro_rules! queue_items {
-    ($store:ty, $db:ty, $field_tasks:expr, $episodes:expr) => {
+    ($store:ty, $db:ty, $field_tasks:expr, $episodes:expr, $deliveries:expr) => {
         impl $store {
             fn queue_sql(kind: JobKind) -> &'static sql::QueueSql {
                 match kind {
                     JobKind::FieldTask => &$field_tasks,
                     JobKind::Episode => &$episodes,
+                    JobKind::Delivery => &$deliveries,
                 }
             }
 

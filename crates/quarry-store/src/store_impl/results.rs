@@ -465,13 +465,14 @@ macro_rules! results_methods {
             })
         }
 
-        fn review_result<'a>(
+        fn review_result_notifying<'a>(
             &'a self,
             project: &'a str,
             id: &'a str,
             decision: &'a ReviewDecision,
             reviewer: &'a str,
             rerun: Option<&'a NewWorkflow>,
+            deliveries: &'a [PlannedDelivery],
         ) -> StoreFuture<'a, Reviewed> {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
@@ -523,6 +524,7 @@ macro_rules! results_methods {
                     }
                     None => None,
                 };
+                Self::insert_deliveries(&mut tx, project, &result, deliveries).await?;
                 tx.commit().await.map_err(backend)?;
                 Ok(Reviewed {
                     result,

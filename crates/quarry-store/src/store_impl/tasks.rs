@@ -512,6 +512,8 @@ macro_rules! tasks_methods {
                                 stored.len()
                             ))
                         })?;
+                        Self::insert_deliveries(&mut tx, project, result, &completion.deliveries)
+                            .await?;
                         let state = if task.gated {
                             NodeState::WaitingHuman
                         } else {

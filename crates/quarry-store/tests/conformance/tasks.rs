@@ -50,6 +50,7 @@ fn extracted(entity_id: &str, field: &str, value: serde_json::Value) -> TaskComp
         tokens_used: 10,
         duration_ms: 5,
         cascade: None,
+        deliveries: Vec::new(),
     }
 }
 
@@ -62,6 +63,7 @@ fn failed(reason: &str) -> TaskCompletion {
         tokens_used: 0,
         duration_ms: 1,
         cascade: None,
+        deliveries: Vec::new(),
     }
 }
 
@@ -341,6 +343,7 @@ pub async fn cascades_commit_behind_the_lease_fence(store: Arc<dyn Store>) {
     let follow_up = workflow("", vec![task("ceo", NodeState::Queued, &[], false)]);
     let with_cascade = |parent: &str, titles: &[&str]| TaskCompletion {
         cascade: Some(cascade(parent, titles, Some(follow_up.clone()))),
+        deliveries: Vec::new(),
         ..extracted(parent, "subsidiaries", json!(titles))
     };
 

@@ -1,0 +1,119 @@
+//! Webhook deliveries (`DeliveryStore`): written with the event that fires them, delivered as
+//! jobs of the leased queue (kind `delivery`).
+
+/// The most attempts a delivery gets before it is `failed`.
+pub(crate) const DELIVERY_ATTEMPTS: i64 = 5;
+
+/// The private step: queue the deliveries of an event in the caller's transaction.
+macro_rules! deliveries_items {
+    ($store:ty) => {
+        impl $store {
+            /// Queues `planned` for `result` (the body carries the result as it is now).
+            async fn insert_deliveries(
+                tx: &mut Connection,
+                project: &str,
+                result: &ExtractionResult,
+                planned: &[PlannedDelivery],
+            ) -> Result<(), StoreError> {
+                for delivery in planned {
+                    let id = new_id();
+                    let body = serde_json::json!({
+                        "event": delivery.event.as_str(),
+                        "delivery_id": id,
+                        "project_id": project,
+                        "entity_id": result.entity_id,
+                        "field": result.field_name,
+                        "result": result,
+                    });
+                    sqlx::query(sql::INSERT_DELIVERY)
+                        .bind(&id)
+                        .bind(project)
+                        .bind(delivery.event.as_str())
+                        .bind(&result.entity_id)
+                        .bind(&result.field_name)
+                        .bind(&result.id)
+                        .bind(&delivery.url)
+                        .bind(Json(&body))
+                        .bind($crate::store_impl::deliveries::DELIVERY_ATTEMPTS)
+                        .bind(now())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                }
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use deliveries_items;
+
+/// The `DeliveryStore` methods.
+macro_rules! deliveries_methods {
+    () => {
+        fn claim_deliveries<'a>(
+            &'a self,
+            owner: &'a str,
+            lease: std::time::Duration,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<Delivery>> {
+            Box::pin(async move {
+                let rows: Vec<DeliveryRow> = self
+                    .claim_jobs(JobKind::Delivery, (owner, lease), limit, None)
+                    .await?;
+                let mut claimed = rows
+                    .into_iter()
+                    .map(Delivery::try_from)
+                    .collect::<Result<Vec<_>, _>>()?;
+                claimed.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+                Ok(claimed)
+            })
+        }
+
+        fn finish_delivery<'a>(
+            &'a self,
+            project: &'a str,
+            held: &'a Lease,
+            done: bool,
+            response_status: Option<i64>,
+            error: Option<&'a str>,
+        ) -> StoreFuture<'a, Delivery> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let mut tx = self.pool.begin().await.map_err(backend)?;
+                Self::fence(&mut tx, project, held).await?;
+                let state = if done { "done" } else { "failed" };
+                let row = sqlx::query_as::<_, DeliveryRow>(sql::END_DELIVERY)
+                    .bind(project)
+                    .bind(&held.job_id)
+                    .bind(state)
+                    .bind(error)
+                    .bind(response_status)
+                    .bind(now())
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                tx.commit().await.map_err(backend)?;
+                Delivery::try_from(row)
+            })
+        }
+
+        fn list_deliveries<'a>(
+            &'a self,
+            project: &'a str,
+            limit: usize,
+        ) -> StoreFuture<'a, Vec<Delivery>> {
+            Box::pin(async move {
+                sqlx::query_as::<_, DeliveryRow>(sql::DELIVERIES)
+                    .bind(project)
+                    .bind(sql_limit(limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(backend)?
+                    .into_iter()
+                    .map(Delivery::try_from)
+                    .collect()
+            })
+        }
+    };
+}
+pub(crate) use deliveries_methods;
