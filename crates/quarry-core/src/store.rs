@@ -460,10 +460,12 @@ pub trait RunStore: Send + Sync {
         reviewer: &'a str,
         rerun: Option<&'a NewWorkflow>,
     ) -> StoreFuture<'a, Reviewed> {
-        self.review_result_notifying(project, id, decision, reviewer, rerun, &[])
+        self.review_result_notifying(project, id, decision, reviewer, rerun, &[], &[])
     }
     /// [`review_result`](Self::review_result), queuing the field's webhooks for the review's
-    /// event (`deliveries`) in the same transaction.
+    /// event (`deliveries`) and creating the runs its actions start (`runs`) in the same
+    /// transaction.
+    #[allow(clippy::too_many_arguments)]
     fn review_result_notifying<'a>(
         &'a self,
         project: &'a str,
@@ -472,6 +474,7 @@ pub trait RunStore: Send + Sync {
         reviewer: &'a str,
         rerun: Option<&'a NewWorkflow>,
         deliveries: &'a [PlannedDelivery],
+        runs: &'a [NewWorkflow],
     ) -> StoreFuture<'a, Reviewed>;
     fn feedback_summary<'a>(
         &'a self,

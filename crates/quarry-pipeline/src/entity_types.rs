@@ -129,20 +129,8 @@ pub fn validate_entity_type(entity_type: &EntityType) -> Result<(), EntityTypeEr
                 ),
             ));
         }
-        if let Some(action) = field.actions.iter().find(|action| {
-            let url = action.webhook.trim();
-            let rest = url
-                .strip_prefix("https://")
-                .or_else(|| url.strip_prefix("http://"));
-            rest.is_none_or(|rest| rest.is_empty() || rest.starts_with('/'))
-        }) {
-            return Err(invalid(
-                slug,
-                format!(
-                    "field '{}': action webhook '{}' is not an http(s) URL",
-                    field.name, action.webhook
-                ),
-            ));
+        for action in &field.actions {
+            check_action(entity_type, field, action)?;
         }
         if field.max_steps == 0 {
             return Err(invalid(
@@ -152,6 +140,53 @@ pub fn validate_entity_type(entity_type: &EntityType) -> Result<(), EntityTypeEr
         }
     }
     DependencyLayers::of(entity_type).map(|_| ())
+}
+
+/// An action does one thing: a webhook to an http(s) URL, or a run of another field.
+fn check_action(
+    entity_type: &EntityType,
+    field: &quarry_core::model::FieldSpec,
+    action: &quarry_core::model::FieldAction,
+) -> Result<(), EntityTypeError> {
+    let slug = &entity_type.slug;
+    match (&action.webhook, &action.run_field) {
+        (Some(url), None) => {
+            let url = url.trim();
+            let rest = url
+                .strip_prefix("https://")
+                .or_else(|| url.strip_prefix("http://"));
+            if rest.is_none_or(|rest| rest.is_empty() || rest.starts_with('/')) {
+                return Err(invalid(
+                    slug,
+                    format!(
+                        "field '{}': action webhook '{url}' is not an http(s) URL",
+                        field.name
+                    ),
+                ));
+            }
+        }
+        (None, Some(target)) => {
+            if target == &field.name || !entity_type.fields.iter().any(|f| &f.name == target) {
+                return Err(invalid(
+                    slug,
+                    format!(
+                        "field '{}': action run_field '{target}' is not another field of the type",
+                        field.name
+                    ),
+                ));
+            }
+        }
+        _ => {
+            return Err(invalid(
+                slug,
+                format!(
+                    "field '{}': an action has either `webhook: URL` or `run_field: FIELD`",
+                    field.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Longest slug accepted: slugs appear in URLs, file names users derive from them and logs.
@@ -214,6 +249,37 @@ mod tests {
 
     fn load(yaml: &str) -> Result<Vec<EntityType>, EntityTypeError> {
         load_entity_types(yaml)
+    }
+
+    #[test]
+    fn an_action_is_a_webhook_or_a_run_of_another_field() {
+        let field = |action: &str| {
+            format!("slug: c\nfields:\n  - {{name: a, actions: [{action}]}}\n  - {{name: b}}\n")
+        };
+        load(&field("{on: extracted, run_field: b}")).unwrap();
+        load(&field(
+            "{on: approved, webhook: \"https://hooks.example/q\"}",
+        ))
+        .unwrap();
+        for (action, message) in [
+            ("{on: extracted, run_field: a}", "not another field"),
+            ("{on: extracted, run_field: zzz}", "not another field"),
+            (
+                "{on: rejected}",
+                "either `webhook: URL` or `run_field: FIELD`",
+            ),
+            (
+                "{on: rejected, run_field: b, webhook: \"https://x.example\"}",
+                "either `webhook: URL` or `run_field: FIELD`",
+            ),
+            (
+                "{on: extracted, webhook: \"file:///etc/passwd\"}",
+                "not an http(s) URL",
+            ),
+        ] {
+            let error = load(&field(action)).unwrap_err().to_string();
+            assert!(error.contains(message), "{action}: {error}");
+        }
     }
 
     #[test]

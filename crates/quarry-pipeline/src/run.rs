@@ -461,11 +461,29 @@ impl Pipeline {
             ReviewDecision::Approve => quarry_core::model::ActionEvent::Approved,
             ReviewDecision::Reject { .. } => quarry_core::model::ActionEvent::Rejected,
         };
-        let deliveries = match self.load(project, &result.entity_id).await {
-            Ok((_, entity_type)) => field_spec(&entity_type, &result.field_name)
-                .map(|spec| crate::task::planned_deliveries(spec, event))
-                .unwrap_or_default(),
-            Err(_) => Vec::new(),
+        // And the runs its actions start (each a run of its own).
+        let (deliveries, runs) = match self.load(project, &result.entity_id).await {
+            Ok((entity, entity_type)) => match field_spec(&entity_type, &result.field_name) {
+                Ok(spec) => {
+                    let latest = self.store.latest_results(project, &entity.id).await?;
+                    let plan = crate::task::ActionPlan {
+                        entity: &entity,
+                        entity_type: &entity_type,
+                        latest: &latest,
+                        field: spec,
+                        value: &result.value,
+                        root_run_id: None,
+                        depth: 0,
+                        max_attempts: self.config.max_attempts,
+                    };
+                    (
+                        crate::task::planned_deliveries(spec, event),
+                        plan.runs(event)?,
+                    )
+                }
+                Err(_) => (Vec::new(), Vec::new()),
+            },
+            Err(_) => (Vec::new(), Vec::new()),
         };
         let reviewed = self
             .store
@@ -476,8 +494,10 @@ impl Pipeline {
                 reviewer,
                 rerun.as_ref(),
                 &deliveries,
+                &runs,
             )
             .await?;
+
         let rerun = match reviewed.rerun {
             Some(run) => Some(run),
             None => match reviewed.resumed.first() {

@@ -195,10 +195,26 @@ impl Pipeline {
                 reason: failure.unwrap_or_else(|| "no value".to_owned()),
             },
         };
-        let deliveries = if winner.is_some() {
-            planned_deliveries(field, quarry_core::model::ActionEvent::Extracted)
-        } else {
-            Vec::new()
+        let (deliveries, runs) = match winner {
+            Some(winner) if task.depth < i64::from(self.config().max_cascade_depth) => {
+                let event = quarry_core::model::ActionEvent::Extracted;
+                let planned = ActionPlan {
+                    entity: &entity,
+                    entity_type: &entity_type,
+                    latest: &latest,
+                    field,
+                    value: &successes[winner].value,
+                    root_run_id: Some(task.root_run_id.clone()),
+                    depth: task.depth + 1,
+                    max_attempts: task.max_attempts,
+                };
+                (planned_deliveries(field, event), planned.runs(event)?)
+            }
+            Some(_) => (
+                planned_deliveries(field, quarry_core::model::ActionEvent::Extracted),
+                Vec::new(),
+            ),
+            None => (Vec::new(), Vec::new()),
         };
         Ok(Attempt::Complete(Box::new(TaskCompletion {
             end,
@@ -207,6 +223,7 @@ impl Pipeline {
             duration_ms: elapsed_ms(started),
             cascade,
             deliveries,
+            runs,
         })))
     }
 
@@ -322,9 +339,67 @@ pub(crate) fn planned_deliveries(
         .actions
         .iter()
         .filter(|action| action.on == event)
-        .map(|action| quarry_core::model::PlannedDelivery {
-            event,
-            url: action.webhook.clone(),
+        .filter_map(|action| {
+            Some(quarry_core::model::PlannedDelivery {
+                event,
+                url: action.webhook.clone()?,
+            })
         })
         .collect()
+}
+
+/// What a field's `run_field` actions are planned from: the entity as it is with the event's
+/// value (so a field that depends on this one can run), and where the runs hang.
+pub(crate) struct ActionPlan<'a> {
+    pub entity: &'a Entity,
+    pub entity_type: &'a EntityType,
+    pub latest: &'a [quarry_core::model::ExtractionResult],
+    pub field: &'a FieldSpec,
+    pub value: &'a Value,
+    /// The run the action's runs join (a completion's root), or `None`: runs of their own.
+    pub root_run_id: Option<String>,
+    pub depth: i64,
+    pub max_attempts: i64,
+}
+
+impl ActionPlan<'_> {
+    /// The runs the field's `run_field` actions for `event` start, one field each.
+    pub(crate) fn runs(
+        &self,
+        event: quarry_core::model::ActionEvent,
+    ) -> Result<Vec<NewWorkflow>, PipelineError> {
+        let mut with_value = self.entity.clone();
+        with_value
+            .fields
+            .insert(self.field.name.clone(), self.value.clone());
+        let trigger = format!("action:{}:{}", event.as_str(), self.field.name);
+        let mut runs = Vec::new();
+        for action in self
+            .field
+            .actions
+            .iter()
+            .filter(|action| action.on == event)
+        {
+            let Some(target) = &action.run_field else {
+                continue;
+            };
+            let fields = [target.clone()];
+            let request = RunRequest {
+                fields: Some(&fields),
+                triggered_by: &trigger,
+                feedback: HashMap::new(),
+                root_run_id: self.root_run_id.clone(),
+                depth: self.depth,
+                max_attempts: self.max_attempts,
+                instructions: quarry_core::model::RunInstructions::default(),
+            };
+            runs.push(plan_workflow(
+                &with_value,
+                self.entity_type,
+                self.latest,
+                &request,
+            )?);
+        }
+        Ok(runs)
+    }
 }

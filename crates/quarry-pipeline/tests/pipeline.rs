@@ -62,6 +62,11 @@ entity_types:
     default_agent: m-def
     fields:
       - {name: region, sources: [linked-documents]}
+  - slug: memo
+    fields:
+      - {name: headline, agent: m-head, sources: [linked-documents],
+         actions: [{on: extracted, run_field: gist}]}
+      - {name: gist, agent: m-gist, derived: true, derived_from: [headline]}
   - slug: deal
     fields:
       - {name: buyer, agent: m-buyer, sources: [linked-documents], requires_approval: true}
@@ -1144,4 +1149,43 @@ async fn all_documents_reach_documents_linked_to_other_entities() {
         .unwrap();
     let linked_only = tool_results(&by_model(&w.server)["m-code"][1]);
     assert!(!linked_only[0].contains("Jane Doe"), "{linked_only:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_extracted_action_starts_another_fields_run_under_the_same_root() {
+    let w = world().await;
+    let memo = child(&w, "memo", "Memo", None).await;
+    Documents::new(w.store.clone(), w.pipeline.retriever().clone())
+        .add(&w.project, "memo report", DOC, std::slice::from_ref(&memo))
+        .await
+        .unwrap();
+    w.server
+        .push_for_model("m-head", search("CEO"))
+        .push_for_model("m-head", submit(json!("Jane Doe"), "high"))
+        .push_for_model("m-gist", submit(json!("A CEO is named."), "medium"));
+    // Only the headline is asked for; its action queues the gist, which this call waits for.
+    let report = w
+        .pipeline
+        .run(&w.project, &memo, fields(&["headline"]), "test")
+        .await
+        .unwrap();
+    assert_eq!(report.run.status, RunStatus::Completed, "{report:?}");
+    let runs = w.store.list_runs(&w.project, &memo, 10).await.unwrap();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let action_run = runs
+        .iter()
+        .find(|run| run.triggered_by == "action:extracted:headline")
+        .expect("the action's run");
+    assert_eq!(action_run.status, RunStatus::Completed, "{action_run:?}");
+    assert_eq!(action_run.fields_requested, Some(vec!["gist".to_owned()]));
+    let gist = w
+        .store
+        .field_history(&w.project, &memo, "gist")
+        .await
+        .unwrap();
+    assert_eq!(gist.len(), 1);
+    assert_eq!(gist[0].value, json!("A CEO is named."));
+    // The gist's prompt knew the headline it depends on.
+    let prompt = all_text(&by_model(&w.server)["m-gist"][0]);
+    assert!(prompt.contains("Jane Doe"), "{prompt}");
 }

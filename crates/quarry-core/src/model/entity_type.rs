@@ -50,14 +50,19 @@ impl ActionEvent {
 }
 
 /// A field's lifecycle action (the reference's `actions`): on `on`, POST a signed webhook to
-/// `webhook` (retried with backoff, logged as a delivery).
+/// `webhook` (retried with backoff, logged as a delivery), or start a run of the entity's field
+/// `run_field`. Exactly one of the two.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FieldAction {
     pub on: ActionEvent,
     /// An http(s) URL.
-    pub webhook: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<String>,
+    /// Another field of the type, extracted again for the entity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_field: Option<String>,
 }
 
 /// How a value is shown (the reference's `displayType`).

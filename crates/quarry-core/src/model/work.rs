@@ -276,6 +276,9 @@ pub struct TaskCompletion {
     pub cascade: Option<CascadeWrite>,
     /// The field's `extracted` webhooks, queued with the winner in the same transaction.
     pub deliveries: Vec<super::PlannedDelivery>,
+    /// The runs the field's `extracted` actions start (`run_field`), created in the same
+    /// transaction.
+    pub runs: Vec<NewWorkflow>,
 }
 
 impl TaskCompletion {
@@ -290,6 +293,7 @@ impl TaskCompletion {
             duration_ms,
             cascade: None,
             deliveries: Vec::new(),
+            runs: Vec::new(),
         }
     }
 }

@@ -473,6 +473,7 @@ macro_rules! results_methods {
             reviewer: &'a str,
             rerun: Option<&'a NewWorkflow>,
             deliveries: &'a [PlannedDelivery],
+            runs: &'a [NewWorkflow],
         ) -> StoreFuture<'a, Reviewed> {
             Box::pin(async move {
                 let _writer = self.write_gate().await;
@@ -525,6 +526,9 @@ macro_rules! results_methods {
                     None => None,
                 };
                 Self::insert_deliveries(&mut tx, project, &result, deliveries).await?;
+                for run in runs {
+                    Self::insert_workflow(&mut tx, project, run).await?;
+                }
                 tx.commit().await.map_err(backend)?;
                 Ok(Reviewed {
                     result,

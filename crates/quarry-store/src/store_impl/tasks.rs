@@ -514,6 +514,9 @@ macro_rules! tasks_methods {
                         })?;
                         Self::insert_deliveries(&mut tx, project, result, &completion.deliveries)
                             .await?;
+                        for run in &completion.runs {
+                            Self::insert_workflow(&mut tx, project, run).await?;
+                        }
                         let state = if task.gated {
                             NodeState::WaitingHuman
                         } else {

@@ -51,6 +51,7 @@ fn extracted(entity_id: &str, field: &str, value: serde_json::Value) -> TaskComp
         duration_ms: 5,
         cascade: None,
         deliveries: Vec::new(),
+        runs: Vec::new(),
     }
 }
 
@@ -64,6 +65,7 @@ fn failed(reason: &str) -> TaskCompletion {
         duration_ms: 1,
         cascade: None,
         deliveries: Vec::new(),
+        runs: Vec::new(),
     }
 }
 
@@ -344,6 +346,7 @@ pub async fn cascades_commit_behind_the_lease_fence(store: Arc<dyn Store>) {
     let with_cascade = |parent: &str, titles: &[&str]| TaskCompletion {
         cascade: Some(cascade(parent, titles, Some(follow_up.clone()))),
         deliveries: Vec::new(),
+        runs: Vec::new(),
         ..extracted(parent, "subsidiaries", json!(titles))
     };
 
