@@ -71,6 +71,7 @@ const BEYOND_THE_SCHEMA: &[&str] = &[
     "submitValue",
     "reviewResult",
     "skillExtract",
+    "addCorrection",
 ];
 
 #[test]

@@ -1149,3 +1149,54 @@ fn eventually_deliveries(
         done(&list).then_some(list)
     })
 }
+
+#[test]
+fn the_workflow_and_the_entity_page_name_required_fields_without_a_value() {
+    let team = Team::new("required");
+    let types = team.dir.join("required.yaml");
+    std::fs::write(
+        &types,
+        "entity_types:\n  - slug: company\n    fields:\n      - {name: ceo, required: true}\n      \
+         - {name: revenue, required: true}\n      - {name: motto}\n",
+    )
+    .unwrap();
+    team.quarry_ok(&["type", "load", types.to_str().unwrap()]);
+    let entity = team
+        .quarry_ok(&[
+            "entity",
+            "add",
+            "--type",
+            "company",
+            "--title",
+            "Acme",
+            "--fields",
+            r#"{"ceo": "Jane Doe", "revenue": ""}"#,
+        ])
+        .trim()
+        .to_owned();
+    let key = team
+        .quarry_ok(&[
+            "key",
+            "create",
+            "--scopes",
+            "entities:read,extraction:review",
+        ])
+        .trim()
+        .to_owned();
+    let server = Server::start(&["--db", &team.db(), "--no-worker"]);
+    let (status, workflow) = server.call(&key, "GET", &format!("/v1/workflows/{entity}"), None);
+    assert_eq!(status, 200, "{workflow}");
+    assert_eq!(
+        workflow["missing_required"],
+        json!(["revenue"]),
+        "an empty string is no value"
+    );
+    let (status, overview) = server.call(
+        &key,
+        "GET",
+        &format!("/v1/entities/{entity}/overview"),
+        None,
+    );
+    assert_eq!(status, 200, "{overview}");
+    assert_eq!(overview["missing_required"], json!(["revenue"]));
+}

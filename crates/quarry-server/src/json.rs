@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, body_rejected};
 
-/// Like `axum::Json`, but a wrong content type or malformed body answers
+/// Like `axum::Json` (an object only), but a wrong content type or malformed body answers
 /// `400 {"error": "MalformedRequest", "message": ...}` (413 for an oversize body).
 pub struct JsonBody<T>(pub T);
 
@@ -13,9 +13,26 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        match axum::Json::<T>::from_request(request, state).await {
-            Ok(axum::Json(value)) => Ok(JsonBody(value)),
-            Err(rejection) => Err(body_rejected(rejection.status(), rejection.body_text())),
+        let value = match axum::Json::<serde_json::Value>::from_request(request, state).await {
+            Ok(axum::Json(value)) => value,
+            Err(rejection) => return Err(body_rejected(rejection.status(), rejection.body_text())),
+        };
+        // Every body of the API is an object: serde would also read a struct from an array of
+        // its fields in order, which the document calls invalid.
+        if !value.is_object() {
+            return Err(body_rejected(
+                axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                "Failed to deserialize the JSON body into the target type: expected a JSON object"
+                    .to_owned(),
+            ));
         }
+        serde_json::from_value(value)
+            .map(JsonBody)
+            .map_err(|error| {
+                body_rejected(
+                    axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                    format!("Failed to deserialize the JSON body into the target type: {error}"),
+                )
+            })
     }
 }

@@ -35,8 +35,9 @@ fn correction_operations() -> Vec<Operation> {
             .named("addCorrection", "review", "Add a project correction, injected into every matching prompt")
             .describe("Scoped to the project, an entity type, or one field of a type; results it shaped list it in `metadata.corrections`. 400 InvalidCorrection, UnknownEntityType or UnknownField.")
             .scopes(corrections::WRITE_SCOPES)
-            .json_body::<corrections::CorrectionBody>(json!({"text": "Revenue is always in USD.", "entity_type": "company", "field_name": "revenue"}))
-            .answers::<Correction>(201, "The stored correction"),
+            .json_body::<corrections::CorrectionBody>(json!({"text": "Amounts are always in USD."}))
+            .answers::<Correction>(201, "The stored correction")
+            .errors(&[400]),
         Operation::new(Get, "/v1/corrections", corrections::list)
             .named("listCorrections", "review", "The project's corrections, oldest first")
             .scopes(corrections::READ_SCOPES)

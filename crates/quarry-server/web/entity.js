@@ -67,7 +67,7 @@ async function entityPage(main, params, ctx) {
         ['Updated', formatTime(entity.updated_at)],
         ['Graph', entity.mention_count ? h('a', { href: `#/graph/${entityPath}` }, `${plural(entity.mention_count, 'mention', 'mentions')} in conversations`) : null],
       ]));
-    drawRunPanel(fields);
+    drawRunPanel(fields, page.overview.missing_required || []);
     const focusedField = document.activeElement && document.activeElement.closest && document.activeElement.closest('[data-field]');
     const refocus = focusedField ? { field: focusedField.dataset.field, action: document.activeElement.dataset.action } : null;
     fill(fieldsBox, ...fields.map((field) => fieldCard(field, type)));
@@ -78,7 +78,7 @@ async function entityPage(main, params, ctx) {
     }
   }
 
-  function drawRunPanel(fields) {
+  function drawRunPanel(fields, missingRequired) {
     const failed = fields.filter((field) => field.state === 'failed' || field.state === 'blocked');
     const inFlight = fields.filter((field) => IN_FLIGHT.has(field.state));
     const pending = fields.filter((field) => field.state === 'pending');
@@ -90,6 +90,11 @@ async function entityPage(main, params, ctx) {
     fill(runPanel, 
       h('h2', { id: 'run-title' }, 'Extraction'),
       h('p', { class: 'run-summary' }, summary),
+      missingRequired.length
+        ? h('p', { class: 'small missing-required', role: 'status' }, h('strong', {}, 'Required without a value: '),
+          missingRequired.map((name) => fieldLabel((fields.find((f) => f.name === name) || {}).spec || {}, name)).join(', '),
+          ' — a run cannot complete until they have one.')
+        : null,
       canTrigger ? null : h('p', { class: 'muted small' }, 'Your key cannot start runs (it lacks extraction:trigger).'),
       h('div', { class: 'actions' },
         h('button', { type: 'button', class: 'button primary', dataset: { action: 'run' }, disabled: !canTrigger, onclick: startRun }, 'Run extraction'),

@@ -233,3 +233,42 @@ pub enum EntityTypeError {
     #[error("entity type '{slug}': dependency cycle between fields {}", fields.join(" → "))]
     DependencyCycle { slug: String, fields: Vec<String> },
 }
+
+/// Whether `value` counts as a value for `required`: not null, not an empty (or blank) string,
+/// not an empty list.
+pub fn is_present(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Null => false,
+        serde_json::Value::String(text) => !text.trim().is_empty(),
+        serde_json::Value::Array(items) => !items.is_empty(),
+        _ => true,
+    }
+}
+
+impl EntityType {
+    /// The `required` fields that have no value: none on the entity (`fields`), and none among
+    /// `current`, the entity's current results (those `pending` or `approved` count).
+    pub fn missing_required(
+        &self,
+        fields: &serde_json::Map<String, serde_json::Value>,
+        current: &[super::ExtractionResult],
+    ) -> Vec<String> {
+        self.fields
+            .iter()
+            .filter(|field| field.required)
+            .filter(|field| {
+                let on_entity = fields.get(&field.name).is_some_and(is_present);
+                let in_result = current.iter().any(|result| {
+                    result.field_name == field.name
+                        && matches!(
+                            result.status,
+                            super::ResultStatus::Pending | super::ResultStatus::Approved
+                        )
+                        && is_present(&result.value)
+                });
+                !on_entity && !in_result
+            })
+            .map(|field| field.name.clone())
+            .collect()
+    }
+}

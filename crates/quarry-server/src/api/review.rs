@@ -359,6 +359,9 @@ pub struct Overview {
     entity: Entity,
     entity_type: EntityType,
     fields: Vec<FieldOverview>,
+    /// The type's `required` fields without a value (none on the entity, no pending or
+    /// approved result): a run of this entity cannot complete until they have one.
+    missing_required: Vec<String>,
 }
 
 /// `GET /v1/entities/{id}/overview`: the entity, its type, and per field its state, latest
@@ -396,10 +399,18 @@ pub async fn overview(
                 }),
         })
         .collect();
+    let current: Vec<ExtractionResult> = latest
+        .results
+        .iter()
+        .filter(|((owner, _), _)| owner == &entity.id)
+        .map(|(_, result)| result.clone())
+        .collect();
+    let missing_required = entity_type.missing_required(&entity.fields, &current);
     Ok(Json(Overview {
         entity,
         entity_type,
         fields,
+        missing_required,
     }))
 }
 

@@ -102,14 +102,34 @@ pub(crate) async fn trigger_workflow(
         .await
         .map_err(pipeline_error)?;
     state.wake_task_worker();
-    let results = store(state)?
-        .latest_results(&caller.project_id, entity_id)
-        .await?;
+    let store = store(state)?;
+    let results = store.latest_results(&caller.project_id, entity_id).await?;
+    let missing_required =
+        missing_required(store.as_ref(), &caller.project_id, entity_id, &results).await?;
     Ok(WorkflowStatus {
         nodes: nodes(&tasks),
         run: Some(run),
         results,
+        missing_required,
     })
+}
+
+/// The entity's `required` fields without a value, given its current `results`.
+async fn missing_required(
+    store: &dyn quarry_core::store::Store,
+    project: &str,
+    entity_id: &str,
+    results: &[ExtractionResult],
+) -> Result<Vec<String>, ApiError> {
+    let Some(entity) = store.get_entity(project, entity_id).await? else {
+        return Ok(Vec::new());
+    };
+    Ok(
+        match store.get_entity_type(project, &entity.entity_type).await? {
+            Some(entity_type) => entity_type.missing_required(&entity.fields, results),
+            None => Vec::new(),
+        },
+    )
 }
 
 fn read_optional_body<T: Default + serde::de::DeserializeOwned>(
@@ -119,12 +139,19 @@ fn read_optional_body<T: Default + serde::de::DeserializeOwned>(
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
-    serde_json::from_slice(body).map_err(|error| {
+    let malformed = |why: String| {
         ApiError::new(
             ErrorCode::MalformedRequest,
-            format!("expected {shape}: {error}"),
+            format!("expected {shape}: {why}"),
         )
-    })
+    };
+    // An object only: serde would also read a struct from an array of its fields in order.
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|error| malformed(error.to_string()))?;
+    if !value.is_object() {
+        return Err(malformed("the body is not a JSON object".to_owned()));
+    }
+    serde_json::from_value(value).map_err(|error| malformed(error.to_string()))
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -135,6 +162,9 @@ pub struct WorkflowStatus {
     nodes: Vec<Node>,
     /// The latest non-superseded result per field.
     results: Vec<ExtractionResult>,
+    /// The type's `required` fields that have no value yet (none on the entity, no pending or
+    /// approved result).
+    missing_required: Vec<String>,
 }
 
 /// One workflow node: a field task's state and what it cost.
@@ -206,13 +236,9 @@ pub(crate) async fn workflow_status(
 ) -> Result<WorkflowStatus, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
     let store = store(state)?;
-    if store
-        .get_entity(&caller.project_id, entity_id)
-        .await?
-        .is_none()
-    {
+    let Some(entity) = store.get_entity(&caller.project_id, entity_id).await? else {
         return Err(not_found("entity", entity_id));
-    }
+    };
     let run = store
         .list_runs(&caller.project_id, entity_id, 1)
         .await?
@@ -223,10 +249,13 @@ pub(crate) async fn workflow_status(
         None => Vec::new(),
     };
     let results = store.latest_results(&caller.project_id, entity_id).await?;
+    let missing_required =
+        missing_required(store.as_ref(), &caller.project_id, &entity.id, &results).await?;
     Ok(WorkflowStatus {
         run,
         nodes: nodes(&tasks),
         results,
+        missing_required,
     })
 }
 

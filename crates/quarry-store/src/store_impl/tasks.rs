@@ -183,13 +183,7 @@ macro_rules! tasks_items {
                 let Some(entity_type) = entity_type else {
                     return Ok(Vec::new());
                 };
-                let required: Vec<&str> = entity_type
-                    .fields
-                    .iter()
-                    .filter(|field| field.required)
-                    .map(|field| field.name.as_str())
-                    .collect();
-                if required.is_empty() {
+                if !entity_type.fields.iter().any(|field| field.required) {
                     return Ok(Vec::new());
                 }
                 let current: Vec<ExtractionResult> =
@@ -202,28 +196,7 @@ macro_rules! tasks_items {
                         .into_iter()
                         .map(ExtractionResult::try_from)
                         .collect::<Result<_, _>>()?;
-                let has_value = |value: &Value| match value {
-                    Value::Null => false,
-                    Value::String(text) => !text.trim().is_empty(),
-                    Value::Array(items) => !items.is_empty(),
-                    _ => true,
-                };
-                Ok(required
-                    .into_iter()
-                    .filter(|name| {
-                        let on_entity = entity.fields.get(*name).is_some_and(has_value);
-                        let in_result = current.iter().any(|result| {
-                            result.field_name == *name
-                                && matches!(
-                                    result.status,
-                                    ResultStatus::Pending | ResultStatus::Approved
-                                )
-                                && has_value(&result.value)
-                        });
-                        !on_entity && !in_result
-                    })
-                    .map(str::to_owned)
-                    .collect())
+                Ok(entity_type.missing_required(&entity.fields, &current))
             }
 
             /// Applies [`settle`] to the run: pending tasks move on, the run's status (and, once
