@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use quarry_core::model::{FieldTask, JobKind, Lease, Release, RunStatus, TaskCompletion, TaskEnd};
 use quarry_core::store::{QueueStore, StoreError};
-use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, QueueStats, backoff};
+use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, QueueStats, backoff, recorded};
 
 use crate::run::{Pipeline, PipelineError};
 use crate::task::Attempt;
@@ -233,19 +233,12 @@ impl Pipeline {
     }
 }
 
-/// How a written end counts.
+/// How a written end counts: failed or completed as `failed` says, when the write landed.
 fn ended(written: Result<FieldTask, StoreError>, failed: bool) -> JobEnd {
-    match written {
-        Ok(_) if failed => JobEnd::Failed,
-        Ok(_) => JobEnd::Completed,
-        Err(StoreError::LeaseLost(message)) => {
-            tracing::warn!(%message, "completion refused: the lease was taken over");
-            JobEnd::LeaseLost
-        }
-        Err(error) => {
-            // The lease stays until it expires; another worker then redoes the task.
-            tracing::warn!(%error, "could not record a task's end");
-            JobEnd::NotRecorded
-        }
-    }
+    let end = if failed {
+        JobEnd::Failed
+    } else {
+        JobEnd::Completed
+    };
+    recorded(JobKind::FieldTask, written, end)
 }

@@ -408,6 +408,23 @@ async fn work_held<R: JobRunner>(
     }
 }
 
+/// How an attempt whose end was written counts: `end` once the write landed; `LeaseLost` when
+/// the lease had been taken over (nothing was written); `NotRecorded` when the write failed (the
+/// lease stays until it expires, and another worker then redoes the job). Logs the last two.
+pub fn recorded<T>(kind: JobKind, written: Result<T, StoreError>, end: JobEnd) -> JobEnd {
+    match written {
+        Ok(_) => end,
+        Err(StoreError::LeaseLost(message)) => {
+            tracing::warn!(kind = kind.as_str(), %message, "completion refused: the lease was taken over");
+            JobEnd::LeaseLost
+        }
+        Err(error) => {
+            tracing::warn!(kind = kind.as_str(), %error, "could not record a job's end");
+            JobEnd::NotRecorded
+        }
+    }
+}
+
 /// One job: run, then let go of its lease.
 async fn run_one<R: JobRunner>(runner: &R, held: &Held, job: R::Job) -> JobEnd {
     let lease = runner.lease_of(&job);

@@ -17,7 +17,7 @@ use futures_util::future::BoxFuture;
 use hmac::{KeyInit, Mac};
 use quarry_core::model::{Delivery, JobKind, Lease, Release};
 use quarry_core::store::{QueueStore, Store, StoreError};
-use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, backoff};
+use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, backoff, recorded};
 use tokio::task::JoinHandle;
 
 /// How long a receiver may take to answer.
@@ -112,7 +112,8 @@ impl Deliveries {
         let (status, error) = match request.body(body).send().await {
             Ok(answer) if answer.status().is_success() => {
                 let status = Some(i64::from(answer.status().as_u16()));
-                return ended(
+                return recorded(
+                    JobKind::Delivery,
                     self.store
                         .finish_delivery(&delivery.project_id, &lease, true, status, None)
                         .await,
@@ -140,30 +141,17 @@ impl Deliveries {
                 Ok(()) => JobEnd::Released {
                     retry_after: release.retry_after,
                 },
-                Err(error) => ended::<()>(Err(error), JobEnd::NotRecorded),
+                Err(error) => recorded::<()>(JobKind::Delivery, Err(error), JobEnd::NotRecorded),
             };
         }
         let reason = format!("{error} (gave up after {} attempts)", delivery.attempts);
-        ended(
+        recorded(
+            JobKind::Delivery,
             self.store
                 .finish_delivery(&delivery.project_id, &lease, false, status, Some(&reason))
                 .await,
             JobEnd::Failed,
         )
-    }
-}
-
-fn ended<T>(written: Result<T, StoreError>, end: JobEnd) -> JobEnd {
-    match written {
-        Ok(_) => end,
-        Err(StoreError::LeaseLost(message)) => {
-            tracing::warn!(%message, "a delivery's lease was taken over; nothing written");
-            JobEnd::LeaseLost
-        }
-        Err(error) => {
-            tracing::warn!(%error, "could not record a delivery's end");
-            JobEnd::NotRecorded
-        }
     }
 }
 

@@ -70,8 +70,7 @@ pub(crate) async fn setup(pool: &PgPool) -> Result<bool, StoreError> {
         "CREATE INDEX entities_title_trgm ON entities USING gist (lower(title) gist_trgm_ops)",
     ] {
         if let Err(error) = sqlx::query(statement).execute(&mut *tx).await {
-            if matches!(&error, sqlx::Error::Database(db) if db.code().as_deref() == Some("42501"))
-            {
+            if crate::pgvector::is_privilege_error(&error) {
                 return Ok(false);
             }
             return Err(backend(error));

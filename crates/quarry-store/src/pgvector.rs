@@ -165,7 +165,8 @@ pub(crate) async fn setup(pool: &PgPool) -> Result<bool, StoreError> {
     Ok(true)
 }
 
-fn is_privilege_error(error: &sqlx::Error) -> bool {
+/// The server refused for lack of privilege (e.g. to create an extension).
+pub(crate) fn is_privilege_error(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(db) if db.code().as_deref() == Some("42501"))
 }
 

@@ -691,7 +691,7 @@ macro_rules! episode_queue {
         )
     };
 }
-/// Webhook deliveries: `queued` ones by availability, any scope.
+/// Webhook deliveries: `queued` ones by availability; they have no scope (`$4` is always NULL).
 macro_rules! delivery_queue {
     ($outer_state:literal, $lock:literal) => {
         queue_sql!(
@@ -701,7 +701,7 @@ macro_rules! delivery_queue {
             "queued",
             "last_error",
             "available_at",
-            "(CAST($4 AS TEXT) IS NULL OR CAST($4 AS TEXT) IS NOT NULL)",
+            "CAST($4 AS TEXT) IS NULL",
             $lock,
             delivery_columns!()
         )
