@@ -420,7 +420,7 @@ fn jitter() -> f64 {
 }
 
 /// The error and its causes, e.g. `client error (Connect): tcp connect error: Connection refused`.
-pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut causes = Vec::new();
     let mut source = err.source();
     while let Some(cause) = source {

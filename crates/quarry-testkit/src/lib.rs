@@ -32,19 +32,23 @@
 //! let base = server.base_url(); // http://127.0.0.1:PORT/v1
 //! ```
 
+mod background;
 pub mod postgres;
 mod temp_db;
 mod test_model;
+mod web;
 
 pub use temp_db::TempDb;
+pub use web::{FakePage, FakeWeb, WebResult};
+
+use background::Background;
 pub use test_model::test_gguf;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use axum::Router;
@@ -54,7 +58,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
 use axum::routing::post;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
 
 /// What the server answers to one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -255,7 +258,7 @@ struct Shared {
 }
 
 /// Locks even if a panicking test thread poisoned the mutex: the data is still what was recorded.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -263,22 +266,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// A local model server with scripted replies; see the crate docs.
 pub struct ScriptedServer {
-    addr: SocketAddr,
+    background: Background,
     shared: Arc<Shared>,
-    shutdown: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl ScriptedServer {
     /// Starts the server on `127.0.0.1` on a free port, with an empty script.
     pub fn start() -> ScriptedServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        listener
-            .set_nonblocking(true)
-            .expect("set the listener non-blocking");
-        let addr = listener
-            .local_addr()
-            .expect("local address of the listener");
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/chat/completions", post(openai_chat))
@@ -295,34 +289,8 @@ impl ScriptedServer {
                 post(openai_embeddings),
             )
             .with_state(Arc::clone(&shared));
-        let (shutdown, stopped) = oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name(format!("scripted-server-{}", addr.port()))
-            .spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("build the server runtime");
-                runtime.block_on(async move {
-                    let listener = tokio::net::TcpListener::from_std(listener)
-                        .expect("hand the listener to tokio");
-                    tokio::select! {
-                        result = axum::serve(listener, app).into_future() => {
-                            result.expect("the scripted server failed");
-                        }
-                        _ = stopped => {}
-                    }
-                });
-                // Connections still open (a client mid-stream) are dropped, not waited for.
-                runtime.shutdown_background();
-            })
-            .expect("spawn the server thread");
-        ScriptedServer {
-            addr,
-            shared,
-            shutdown: Some(shutdown),
-            thread: Some(thread),
-        }
+        let background = Background::serve("scripted-server", app);
+        ScriptedServer { background, shared }
     }
 
     /// Answers every chat request the script has no reply for with `respond(request body)`.
@@ -345,18 +313,18 @@ impl ScriptedServer {
 
     /// Base URL for OpenAI-compatible clients: `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        format!("http://{}/v1", self.background.addr)
     }
 
     /// Base URL for Anthropic clients (which add `/v1/messages`): `http://127.0.0.1:PORT`. The
     /// same host serves Ollama's native API (`/api/chat`), Azure OpenAI deployments and Gemini's
     /// `/v1beta/openai`.
     pub fn anthropic_base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.background.addr)
     }
 
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.background.addr
     }
 
     /// Queues a reply for the next request, whatever its model.
@@ -423,17 +391,6 @@ impl ScriptedServer {
     /// The most requests the server was handling at the same time (delays included).
     pub fn max_concurrent(&self) -> usize {
         self.shared.max_in_flight.load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for ScriptedServer {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 

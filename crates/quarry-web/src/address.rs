@@ -1,0 +1,198 @@
+//! Which hosts pages may be read from: public addresses only, unless the operator allows a
+//! host by name (an intranet wiki, a test server). The check runs before each request and again
+//! in the client's resolver, so the address connected to is the address checked.
+
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+use crate::WebError;
+
+/// Hosts (names or IP literals, lowercased) read even though they are private.
+#[derive(Debug, Clone, Default)]
+pub struct HostPolicy {
+    allowed_private: Arc<HashSet<String>>,
+}
+
+impl HostPolicy {
+    pub fn allowing<I: IntoIterator<Item = S>, S: AsRef<str>>(hosts: I) -> HostPolicy {
+        HostPolicy {
+            allowed_private: Arc::new(
+                hosts
+                    .into_iter()
+                    .map(|h| normalise_host(h.as_ref()))
+                    .filter(|h| !h.is_empty())
+                    .collect(),
+            ),
+        }
+    }
+
+    fn allows_private(&self, host: &str) -> bool {
+        self.allowed_private.contains(&normalise_host(host))
+    }
+
+    /// The addresses `host` may be connected to: all of them for an allowed host, else the
+    /// public ones, and an error when none is left.
+    pub(crate) async fn addresses(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<Vec<SocketAddr>, WebError> {
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let resolved: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => tokio::net::lookup_host((bare, port))
+                .await
+                .map_err(|error| WebError::Resolve {
+                    host: host.to_owned(),
+                    reason: error.to_string(),
+                })?
+                .collect(),
+        };
+        if self.allows_private(bare) {
+            return Ok(resolved);
+        }
+        let public: Vec<SocketAddr> = resolved
+            .iter()
+            .copied()
+            .filter(|address| is_public(address.ip()))
+            .collect();
+        if public.is_empty() {
+            return Err(WebError::PrivateAddress(host.to_owned()));
+        }
+        Ok(public)
+    }
+}
+
+fn normalise_host(host: &str) -> String {
+    host.trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase()
+}
+
+/// The client's resolver: a name resolves only to the addresses [`HostPolicy::addresses`]
+/// allows.
+pub(crate) struct CheckedResolver(pub HostPolicy);
+
+impl Resolve for CheckedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let policy = self.0.clone();
+        Box::pin(async move {
+            let addresses = policy
+                .addresses(name.as_str(), 0)
+                .await
+                .map_err(|error| Box::new(error) as Box<dyn std::error::Error + Send + Sync>)?;
+            Ok(Box::new(addresses.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// Whether `ip` is a public unicast address: not loopback, private, link-local, shared (CGNAT),
+/// unspecified, broadcast, multicast, documentation, benchmarking or reserved; IPv4-mapped and
+/// NAT64 IPv6 addresses are judged by their IPv4 address.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => is_public_v6(v6),
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_documentation()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b)) // shared address space (CGNAT)
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 198 && (18..20).contains(&b)) // benchmarking
+        || a >= 240) // reserved
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return is_public_v4(v4);
+    }
+    let segments = ip.segments();
+    // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
+    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        let [.., high, low] = segments;
+        return is_public_v4(Ipv4Addr::from((u32::from(high) << 16) | u32::from(low)));
+    }
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || ip.is_multicast()
+        || (segments[0] & 0xfe00) == 0xfc00 // unique local
+        || (segments[0] & 0xffc0) == 0xfe80 // link-local
+        || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
+        || segments[..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible and other ::/96
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_and_special_addresses_are_not_public() {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "192.0.2.1",
+            "198.18.0.1",
+            "240.0.0.1",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "ff02::1",
+            "2001:db8::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "64:ff9b::a00:1",
+        ] {
+            assert!(!is_public(private.parse().unwrap()), "{private}");
+        }
+        for public in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "172.32.0.1",
+            "100.128.0.1",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+        ] {
+            assert!(is_public(public.parse().unwrap()), "{public}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_allowed_host_may_be_private_and_others_may_not() {
+        let policy = HostPolicy::allowing(["127.0.0.1"]);
+        assert!(policy.addresses("127.0.0.1", 80).await.is_ok());
+        assert_eq!(
+            policy.addresses("localhost", 80).await,
+            Err(WebError::PrivateAddress("localhost".to_owned()))
+        );
+        assert_eq!(
+            HostPolicy::default().addresses("10.0.0.7", 80).await,
+            Err(WebError::PrivateAddress("10.0.0.7".to_owned()))
+        );
+    }
+}
