@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use quarry_core::ErrorCode;
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 use quarry_llm::build_client;
@@ -95,14 +96,29 @@ pub fn pipeline(
     models: Arc<ModelRegistry>,
     args: &ModelArgs,
     queue: &QueueArgs,
-) -> Pipeline {
+) -> Result<Pipeline, Failure> {
     let config = PipelineConfig {
         default_agent: chosen_model(args),
         max_concurrency: args.concurrency.max(1),
         max_attempts: i64::from(queue.task_attempts.max(1)),
         ..PipelineConfig::default()
     };
-    Pipeline::new(store, retriever, models, config)
+    let pipeline = Pipeline::new(store, retriever, models, config);
+    Ok(match web_source()? {
+        Some(web) => pipeline.with_web(web),
+        None => pipeline,
+    })
+}
+
+/// The `web` source from `QUARRY_WEB_SEARCH` and its settings (none when unset).
+fn web_source() -> Result<Option<quarry_web::Web>, Failure> {
+    let invalid = |message: String| Failure::coded(ErrorCode::Usage, message);
+    let Some(config) = quarry_web::WebConfig::from_env().map_err(|error| invalid(error.0))? else {
+        return Ok(None);
+    };
+    quarry_web::Web::from_config(&config)
+        .map(Some)
+        .map_err(|error| invalid(format!("cannot set up the web source: {error}")))
 }
 
 /// [`pipeline`], and its registry to check agents with before work is queued.
@@ -111,10 +127,10 @@ pub fn checked_pipeline(
     retriever: Arc<dyn Retriever>,
     args: &ModelArgs,
     queue: &QueueArgs,
-) -> (Pipeline, Arc<ModelRegistry>) {
+) -> Result<(Pipeline, Arc<ModelRegistry>), Failure> {
     let registry = Arc::new(ModelRegistry::new(args));
-    let pipeline = pipeline(store, retriever, registry.clone(), args, queue);
-    (pipeline, registry)
+    let pipeline = pipeline(store, retriever, registry.clone(), args, queue)?;
+    Ok((pipeline, registry))
 }
 
 /// Fails at once, before anything is queued, when an agent that would extract one of `fields`

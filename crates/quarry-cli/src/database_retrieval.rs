@@ -347,6 +347,8 @@ mod tests {
                 text: text.to_owned(),
                 kind: Default::default(),
                 created_at: String::new(),
+                url: None,
+                fetched_at: None,
             };
             library.index_document(&document, &[]).unwrap();
         }

@@ -208,7 +208,7 @@ impl Host {
                 models.clone(),
                 &args.model,
                 &args.queue,
-            ));
+            )?);
             if !args.no_worker {
                 let extractor = graph_extractor(
                     store.clone(),

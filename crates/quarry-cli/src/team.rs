@@ -341,7 +341,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let ws = Workspace::open_printing(&args.store, &args.output)?;
     let retriever = ws.retriever(&args.embedder, true)?;
     let (pipeline, registry) =
-        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue);
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue)?;
     let fields = comma_list(args.fields.as_deref());
     if !args.no_wait {
         // Worked here: agents this process cannot use fail the command before anything is
@@ -550,7 +550,7 @@ pub fn retry(args: RetryArgs) -> Result<ExitCode, Failure> {
     let ws = Workspace::open_printing(&args.store, &args.output)?;
     let retriever = ws.retriever(&args.embedder, true)?;
     let (pipeline, registry) =
-        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue);
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue)?;
     let fields = comma_list(args.fields.as_deref());
     if !args.no_wait {
         // Worked here: agents this process cannot use fail the command before anything is
@@ -651,7 +651,7 @@ pub fn review(args: ReviewArgs, decision: ReviewDecision) -> Result<ExitCode, Fa
     let ws = Workspace::open_printing(&args.store, &args.output)?;
     let retriever = ws.retriever(&args.embedder, true)?;
     let (pipeline, registry) =
-        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue);
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue)?;
     let reruns = matches!(&decision, ReviewDecision::Reject { reason: Some(_) });
     if reruns && !args.no_wait {
         // The feedback rerun is worked here: an agent this process cannot use fails the

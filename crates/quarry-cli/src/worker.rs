@@ -29,7 +29,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
         models.clone(),
         &args.model,
         &args.queue,
-    ));
+    )?);
     let lease = Duration::from_secs(args.lease_secs.max(1));
     let config = WorkerConfig {
         owner: worker_owner(),

@@ -98,6 +98,9 @@ fn readme_lists_every_environment_variable() {
     let providers =
         std::fs::read_to_string(root().join("crates/quarry-llm/src/model_spec.rs")).unwrap();
     read.extend(variables_read_in(&providers, &["=> ", "Some("]));
+    // The web source's settings (`WebConfig::from_lookup`).
+    let web = std::fs::read_to_string(root().join("crates/quarry-web/src/config.rs")).unwrap();
+    read.extend(variables_read_in(&web, &["get(", "number("]));
     read.retain(|name| !name.starts_with("QUARRY_TEST_"));
     read.sort();
     read.dedup();

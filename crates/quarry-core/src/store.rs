@@ -17,7 +17,9 @@ use crate::model::{
     GraphWrite, NewEntity, NewEpisode, NewResult, NewWorkflow, NodeState, Relation, ReviewDecision,
     RunScope, RunStatus, StoredChunk, TaskCompletion,
 };
-use crate::model::{Correction, Delivery, JobKind, Lease, NewCorrection, PlannedDelivery, Release};
+use crate::model::{
+    Correction, Delivery, JobKind, Lease, NewCorrection, PlannedDelivery, Release, WebPage,
+};
 
 /// What [`Store::store_document`] did: the document, and whether this call created it (`false`:
 /// the project already held a document of the same title and text, which is returned).
@@ -353,6 +355,14 @@ pub trait DocumentStore: Send + Sync {
         project: &'a str,
         title: &'a str,
         text: &'a str,
+    ) -> StoreFuture<'a, StoredDocument>;
+    /// Stores a web page a field agent read as a document of kind `web` with its URL and fetch
+    /// time, idempotently like [`store_document`](Self::store_document): the same page (URL,
+    /// title and text) read again returns the document stored the first time.
+    fn store_web_page<'a>(
+        &'a self,
+        project: &'a str,
+        page: &'a WebPage,
     ) -> StoreFuture<'a, StoredDocument>;
     /// [`store_document`](Self::store_document), the document only.
     fn add_document<'a>(

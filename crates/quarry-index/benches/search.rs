@@ -128,6 +128,8 @@ fn document(i: usize, text: String) -> Document {
         text,
         kind: DocumentKind::File,
         created_at: String::new(),
+        url: None,
+        fetched_at: None,
     }
 }
 

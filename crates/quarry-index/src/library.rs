@@ -601,6 +601,8 @@ mod tests {
             text: text.to_owned(),
             kind: Default::default(),
             created_at: String::new(),
+            url: None,
+            fetched_at: None,
         }
     }
 

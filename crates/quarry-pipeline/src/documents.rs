@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use quarry_core::model::Document;
+use quarry_core::model::{Document, WebPage};
 use quarry_core::retrieval::{RetrievalError, Retriever};
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{Store, StoreError, StoredDocument};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DocumentsError {
@@ -62,6 +62,27 @@ impl Documents {
         entity_ids: &[String],
     ) -> Result<Added, DocumentsError> {
         let stored = self.store.store_document(project, title, text).await?;
+        Ok(self.link_and_index(project, stored, entity_ids).await)
+    }
+
+    /// Stores a web page read by a field agent (idempotently: the same page read again is the
+    /// same document) and indexes it like any document, linked to no entity.
+    pub async fn add_web_page(
+        &self,
+        project: &str,
+        page: &WebPage,
+    ) -> Result<Added, DocumentsError> {
+        let stored = self.store.store_web_page(project, page).await?;
+        Ok(self.link_and_index(project, stored, &[]).await)
+    }
+
+    /// Links a stored document, indexes it and stores its chunks; what fails is a warning.
+    async fn link_and_index(
+        &self,
+        project: &str,
+        stored: StoredDocument,
+        entity_ids: &[String],
+    ) -> Added {
         let document = stored.document;
         let mut warnings = Vec::new();
         for entity_id in entity_ids {
@@ -108,11 +129,11 @@ impl Documents {
                 document.id
             )),
         }
-        Ok(Added {
+        Added {
             document,
             created: stored.created,
             warnings,
-        })
+        }
     }
 
     /// Links a stored document to an entity in the store and the index.

@@ -4,18 +4,10 @@
 
 use std::collections::HashSet;
 
-use quarry_core::model::{EntityType, EntityTypeError};
+use quarry_core::model::{EntityType, EntityTypeError, Source};
 use serde_json::Value;
 
 use crate::layers::DependencyLayers;
-
-/// The source names a field may list, as written in YAML.
-const SOURCES: [&str; 4] = [
-    "linked-documents",
-    "all-documents",
-    "connected-entities",
-    "all-entities",
-];
 
 /// Loads and validates entity types from JSON or YAML text: either a document with
 /// `entity_types: [...]` or a single entity type.
@@ -221,13 +213,13 @@ fn check_sources(slug: &str, value: &Value) -> Result<(), EntityTypeError> {
             continue;
         };
         for source in sources {
-            let known = source.as_str().is_some_and(|s| SOURCES.contains(&s));
+            let known = source.as_str().is_some_and(|s| Source::parse(s).is_some());
             if !known {
                 return Err(invalid(
                     slug,
                     format!(
                         "field '{name}': unknown source {source}; expected one of {}",
-                        SOURCES.join(", ")
+                        Source::ALL.map(Source::as_str).join(", ")
                     ),
                 ));
             }

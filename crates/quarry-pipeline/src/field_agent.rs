@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use quarry_core::model::{
     Confidence, Correction, Entity, EntityType, ExtractionMode, FeedbackSummary, FieldSpec,
-    FieldType, SourceRef,
+    FieldType, Source, SourceRef,
 };
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 
 use crate::retrieve_extract::retrieve_then_extract;
 use crate::tools::{SUBMIT_VALUE, ToolBox, entity_text, value_text};
+use crate::web_source::WebAccess;
 use quarry_agent::ground::{Evidence, GroundingStatus, ground_fields};
 use quarry_agent::repair::read_extraction;
 use quarry_agent::schema::Schema;
@@ -57,6 +58,8 @@ pub(crate) struct FieldContext<'a> {
     pub run_instructions: Option<&'a str>,
     /// The project's corrections that apply to this field (project, type or field scope).
     pub corrections: &'a [Correction],
+    /// The web, when a search provider is configured (used when the field's sources say `web`).
+    pub web: Option<&'a WebAccess>,
 }
 
 /// The model to ask and how.
@@ -140,15 +143,7 @@ pub(crate) fn field_tools<'a>(
     retriever: &'a dyn Retriever,
     project: &'a str,
 ) -> ToolBox<'a> {
-    ToolBox::new(
-        store,
-        retriever,
-        project,
-        context.entity,
-        context.field,
-        context.neighbours,
-        context.known_values,
-    )
+    ToolBox::new(store, retriever, project, context)
 }
 
 /// The field's value from one agent: retrieve-then-extract when the field says so (`mode:
@@ -160,6 +155,16 @@ pub(crate) async fn extract_field(
     project: &str,
     settings: &AgentSettings<'_>,
 ) -> Result<FieldValue, FieldFailure> {
+    if context.field.sources.contains(&Source::Web) && context.web.is_none() {
+        return Err(settings.failure(
+            format!(
+                "field '{}' reads the web, but no web search provider is configured: set \
+                 QUARRY_WEB_SEARCH (exa or searxng) for the processes that run fields",
+                context.field.name
+            ),
+            Usage::default(),
+        ));
+    }
     let mode = context
         .field
         .mode
@@ -582,6 +587,12 @@ pub(crate) fn check_submission(
             if !sources.contains(&source) {
                 sources.push(source);
             }
+            if let Some(url) = &document.url {
+                let page = SourceRef::Url { url: url.clone() };
+                if !sources.contains(&page) {
+                    sources.push(page);
+                }
+            }
         }
     }
     let cited: Vec<&str> = object
@@ -592,6 +603,7 @@ pub(crate) fn check_submission(
     let is_cited = |source: &SourceRef| match source {
         SourceRef::Document { document_id, .. } => cited.contains(&document_id.as_str()),
         SourceRef::Entity { entity_id, .. } => cited.contains(&entity_id.as_str()),
+        SourceRef::Url { url } => cited.contains(&url.as_str()),
         _ => false,
     };
     let any_cited = tools.captured.iter().any(is_cited);

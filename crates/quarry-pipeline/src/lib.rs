@@ -29,6 +29,7 @@ mod retrieve_extract;
 mod run;
 mod task;
 mod tools;
+mod web_source;
 mod worker;
 
 pub use consensus::{ConsensusDecision, decide, values_agree};
@@ -40,4 +41,5 @@ pub use run::{
     AgentRegistry, FieldOutcome, FieldReport, Pipeline, PipelineConfig, PipelineError,
     ResolvedAgent, ReviewOutcome, RunReport,
 };
+pub use web_source::WebAccess;
 pub use worker::WorkerConfig;

@@ -61,6 +61,12 @@ pub(crate) async fn retrieve_then_extract(
                 .map_err(|error| fail(format!("search '{tool}' failed: {error}"), usage))?;
         }
     }
+    if field.sources.contains(&Source::Web) {
+        tools
+            .read_web_results(&query)
+            .await
+            .map_err(|error| fail(format!("web search failed: {error}"), usage))?;
+    }
     let (passages, shown) = passages(&tools);
     // What a constrained decoder may copy a value from: the passages shown and the entity
     // context (`check_submission` grounds the value in the whole documents and that context).

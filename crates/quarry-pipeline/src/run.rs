@@ -23,6 +23,7 @@ use thiserror::Error;
 use crate::documents::Documents;
 use crate::field_agent::{feedback_sentence, value_problems};
 use crate::plan::{RunRequest, plan_workflow};
+use crate::web_source::WebAccess;
 use crate::worker::WorkerConfig;
 
 /// A model an agent name (a model string such as `openai:gpt-4o-mini`) stands for.
@@ -190,6 +191,8 @@ pub struct Pipeline {
     retriever: Arc<dyn Retriever>,
     agents: Arc<dyn AgentRegistry>,
     config: PipelineConfig,
+    /// The `web` source, when a search provider is configured.
+    web: Option<WebAccess>,
 }
 
 impl Pipeline {
@@ -206,7 +209,19 @@ impl Pipeline {
             retriever,
             agents,
             config,
+            web: None,
         }
+    }
+
+    /// With `web` as the source of fields that say `sources: [web]` (without it such fields
+    /// fail, saying that no search provider is configured).
+    pub fn with_web(mut self, web: quarry_web::Web) -> Pipeline {
+        self.web = Some(WebAccess::new(web, self.documents()));
+        self
+    }
+
+    pub(crate) fn web(&self) -> Option<&WebAccess> {
+        self.web.as_ref()
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {

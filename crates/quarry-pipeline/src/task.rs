@@ -79,6 +79,7 @@ impl Pipeline {
             rerun_feedback: task.feedback.as_deref(),
             run_instructions: task.instructions.as_deref(),
             corrections: &corrections,
+            web: self.web(),
         };
         let agents = self.agents_of(&entity_type, field);
         if agents.is_empty() {

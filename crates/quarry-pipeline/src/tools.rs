@@ -1,10 +1,13 @@
 //! The field agent's tools, enabled by the field's sources: `search_documents` (hybrid search
 //! through the [`Retriever`] over the linked or all documents), `search_entities` (connected or
 //! all entities by their words, plus the project's entities nearest in meaning),
-//! `get_entity_field` (this entity, its parent or a connected one), and `submit_value`, which the
-//! field agent checks itself. Every call records what it showed the model: source refs for
+//! `get_entity_field` (this entity, its parent or a connected one), `search_web` and
+//! `read_web_page` (the `web` source: the page is stored as a document and its text becomes
+//! grounding evidence), and `submit_value`, which the field agent checks itself. Every call records what it showed the model: source refs for
 //! provenance and the texts a submitted value may be grounded in.
 
+use crate::field_agent::FieldContext;
+use crate::web_source::{PAGES_READ_FOR_RETRIEVAL, WebAccess, best_passages};
 use quarry_core::model::{Document, Entity, FieldSpec, Source, SourceRef};
 use quarry_core::retrieval::{RetrievalError, Retriever};
 use quarry_core::store::{Store, StoreError};
@@ -15,6 +18,12 @@ pub(crate) const SEARCH_DOCUMENTS: &str = "search_documents";
 pub(crate) const SEARCH_ENTITIES: &str = "search_entities";
 pub(crate) const GET_ENTITY_FIELD: &str = "get_entity_field";
 pub(crate) const SUBMIT_VALUE: &str = "submit_value";
+pub(crate) const SEARCH_WEB: &str = "search_web";
+pub(crate) const READ_WEB_PAGE: &str = "read_web_page";
+/// Code points of a page's text `read_web_page` shows without a query.
+const PAGE_TEXT_SHOWN: usize = 6_000;
+/// Passages `read_web_page` shows for a query.
+const PAGE_PASSAGES: usize = 4;
 
 const DEFAULT_HITS: usize = 5;
 const ENTITY_SCAN_LIMIT: usize = 500;
@@ -53,30 +62,32 @@ pub(crate) struct ToolBox<'a> {
     pub captured: Vec<SourceRef>,
     /// The documents in this field's scope, loaded at the first search hit (titles, snippets).
     documents: Option<Vec<Document>>,
+    /// The web, when the field reads it and a search provider is configured.
+    web: Option<&'a WebAccess>,
 }
 
 impl<'a> ToolBox<'a> {
+    /// The tools of `context`'s field, over its entity and neighbours.
     pub(crate) fn new(
         store: &'a dyn Store,
         retriever: &'a dyn Retriever,
         project: &'a str,
-        entity: &'a Entity,
-        field: &'a FieldSpec,
-        neighbours: &'a [Entity],
-        known_values: &'a Map<String, Value>,
+        context: &FieldContext<'a>,
     ) -> ToolBox<'a> {
+        let field: &'a FieldSpec = context.field;
         ToolBox {
             store,
             retriever,
             project,
-            entity,
+            entity: context.entity,
             sources: &field.sources,
-            neighbours,
-            known_values,
+            neighbours: context.neighbours,
+            known_values: context.known_values,
             retrieved: Vec::new(),
             context_texts: Vec::new(),
             captured: Vec::new(),
             documents: None,
+            web: context.web.filter(|_| field.sources.contains(&Source::Web)),
         }
     }
 
@@ -104,6 +115,25 @@ impl<'a> ToolBox<'a> {
                     .to_owned(),
                 parameters: json!({"type": "object", "required": ["query"], "properties": {
                     "query": {"type": "string"}, "limit": {"type": "integer"}}}),
+            });
+        }
+        if self.web.is_some() {
+            specs.push(ToolSpec {
+                name: SEARCH_WEB.to_owned(),
+                description: "Search the web. Returns pages (url, title, snippet); a snippet is \
+                              a lead, not a source: read the page to use it."
+                    .to_owned(),
+                parameters: json!({"type": "object", "required": ["query"], "properties": {
+                    "query": {"type": "string"}, "limit": {"type": "integer"}}}),
+            });
+            specs.push(ToolSpec {
+                name: READ_WEB_PAGE.to_owned(),
+                description: "Read a web page (from search_web). With a query, returns its \
+                              passages about the query, else the start of its text; the page is \
+                              stored as a document you can cite by its document_id."
+                    .to_owned(),
+                parameters: json!({"type": "object", "required": ["url"], "properties": {
+                    "url": {"type": "string"}, "query": {"type": "string"}}}),
             });
         }
         specs.push(ToolSpec {
@@ -147,6 +177,14 @@ impl<'a> ToolBox<'a> {
                 Some(query) => self.search_entities(&query, limit).await,
                 None => Ok("error: `query` (a string) is required".to_owned()),
             },
+            SEARCH_WEB if self.specs_allow(name) => match text("query") {
+                Some(query) => Ok(self.search_web(&query, limit).await),
+                None => Ok("error: `query` (a string) is required".to_owned()),
+            },
+            READ_WEB_PAGE if self.specs_allow(name) => match text("url") {
+                Some(url) => Ok(self.read_web_page(&url, text("query").as_deref()).await),
+                None => Ok("error: `url` (a string) is required".to_owned()),
+            },
             GET_ENTITY_FIELD => match text("field") {
                 Some(field) => Ok(self.get_entity_field(text("entity_id"), &field)),
                 None => Ok("error: `field` (a string) is required".to_owned()),
@@ -162,6 +200,7 @@ impl<'a> ToolBox<'a> {
         match name {
             SEARCH_DOCUMENTS => self.has(Source::LinkedDocuments) || self.has(Source::AllDocuments),
             SEARCH_ENTITIES => self.has(Source::ConnectedEntities) || self.has(Source::AllEntities),
+            SEARCH_WEB | READ_WEB_PAGE => self.web.is_some(),
             _ => true,
         }
     }
@@ -357,6 +396,83 @@ impl<'a> ToolBox<'a> {
             }
             _ => format!("Field '{field}' has no value yet."),
         }
+    }
+
+    /// Web search results for the model: leads to read, not evidence.
+    async fn search_web(&mut self, query: &str, limit: usize) -> String {
+        let Some(web) = self.web else {
+            return "error: the web is not a source of this field".to_owned();
+        };
+        match web.search(query, limit).await {
+            Ok(hits) if hits.is_empty() => format!("No web page matches {query:?}."),
+            Ok(hits) => serde_json::to_string(&hits).unwrap_or_default(),
+            Err(error) => format!("error: {error}"),
+        }
+    }
+
+    /// Reads and stores a page; its text becomes grounding evidence and what is shown is
+    /// captured as the page's passages (with its URL).
+    pub(crate) async fn read_web_page(&mut self, url: &str, query: Option<&str>) -> String {
+        let Some(web) = self.web else {
+            return "error: the web is not a source of this field".to_owned();
+        };
+        let read = match web.read(self.project, url).await {
+            Ok(read) => read,
+            Err(error) => return format!("error: {error}"),
+        };
+        let document = read.document;
+        let shown: Vec<(usize, usize, String)> = match query.filter(|q| !q.trim().is_empty()) {
+            Some(query) => best_passages(&document.text, query, PAGE_PASSAGES),
+            None => {
+                let head: String = document.text.chars().take(PAGE_TEXT_SHOWN).collect();
+                vec![(0, head.chars().count(), head)]
+            }
+        };
+        let page_url = document.url.clone().unwrap_or_else(|| url.to_owned());
+        let passages: Vec<Value> = shown
+            .iter()
+            .map(|(start, end, text)| json!({"start": start, "end": end, "text": text}))
+            .collect();
+        let answer = json!({"document_id": document.id, "url": page_url,
+            "title": document.title, "fetched_at": document.fetched_at,
+            "chars": document.text.chars().count(), "truncated": read.truncated,
+            "passages": passages});
+        for (start, end, snippet) in shown {
+            self.capture(SourceRef::Document {
+                document_id: document.id.clone(),
+                start,
+                end,
+                snippet: Some(snippet),
+            });
+        }
+        self.capture(SourceRef::Url { url: page_url });
+        if !self.retrieved.iter().any(|d| d.id == document.id) {
+            self.retrieved.push(document);
+        }
+        answer.to_string()
+    }
+
+    /// What retrieve-then-extract does with the web: search, then read the first pages found
+    /// (those that cannot be read are skipped) and keep their passages about `query`.
+    pub(crate) async fn read_web_results(&mut self, query: &str) -> Result<(), String> {
+        let Some(web) = self.web else {
+            return Ok(());
+        };
+        let hits = web.search(query, PAGES_READ_FOR_RETRIEVAL * 2).await?;
+        let mut read = 0;
+        for hit in hits {
+            if read == PAGES_READ_FOR_RETRIEVAL {
+                break;
+            }
+            if !self
+                .read_web_page(&hit.url, Some(query))
+                .await
+                .starts_with("error:")
+            {
+                read += 1;
+            }
+        }
+        Ok(())
     }
 
     fn entity_id_shown<'s>(&'s self, asked: &'s Option<String>) -> &'s str {

@@ -111,6 +111,8 @@ pub(crate) struct DocumentRow {
     text: String,
     kind: String,
     created_at: String,
+    url: Option<String>,
+    fetched_at: Option<String>,
 }
 
 impl TryFrom<DocumentRow> for Document {
@@ -124,6 +126,8 @@ impl TryFrom<DocumentRow> for Document {
             title: row.title,
             text: row.text,
             created_at: row.created_at,
+            url: row.url,
+            fetched_at: row.fetched_at,
         })
     }
 }

@@ -30,7 +30,7 @@ macro_rules! relation_columns {
 }
 macro_rules! document_columns {
     () => {
-        "id, project_id, title, text, kind, created_at"
+        "id, project_id, title, text, kind, created_at, url, fetched_at"
     };
 }
 macro_rules! episode_columns {
@@ -162,12 +162,12 @@ pub(crate) const CONNECTED_ENTITIES: &str = "SELECT e.id AS id, e.project_id AS 
      ORDER BY e.created_at, e.id LIMIT $3";
 
 // --- documents -------------------------------------------------------------------------------
-/// `$7` the content hash (NULL for episode documents): a second file document of the same
+/// `$9` the content hash (NULL for episode documents): a second file document of the same
 /// content in the project inserts nothing (migration 0005).
 pub(crate) const INSERT_DOCUMENT: &str = concat!(
     "INSERT INTO documents (",
     document_columns!(),
-    ", content_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+    ", content_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
      ON CONFLICT (project_id, content_hash) DO NOTHING"
 );
 pub(crate) const DOCUMENT_BY_HASH: &str = concat!(

@@ -175,6 +175,36 @@ pub enum Source {
     AllDocuments,
     ConnectedEntities,
     AllEntities,
+    /// Web search and the pages the agent reads (a provider must be configured:
+    /// `QUARRY_WEB_SEARCH`).
+    Web,
+}
+
+impl Source {
+    pub const ALL: [Source; 5] = [
+        Source::LinkedDocuments,
+        Source::AllDocuments,
+        Source::ConnectedEntities,
+        Source::AllEntities,
+        Source::Web,
+    ];
+
+    /// The name a type file writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::LinkedDocuments => "linked-documents",
+            Source::AllDocuments => "all-documents",
+            Source::ConnectedEntities => "connected-entities",
+            Source::AllEntities => "all-entities",
+            Source::Web => "web",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Source> {
+        Source::ALL
+            .into_iter()
+            .find(|source| source.as_str() == name)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -270,5 +300,21 @@ impl EntityType {
             })
             .map(|field| field.name.clone())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_names_are_the_serde_names() {
+        for source in Source::ALL {
+            assert_eq!(
+                serde_json::to_value(source).unwrap(),
+                serde_json::Value::String(source.as_str().to_owned())
+            );
+            assert_eq!(Source::parse(source.as_str()), Some(source));
+        }
     }
 }

@@ -136,6 +136,8 @@ impl Episode {
             text: Episode::document_text(&self.user_message, &self.assistant_response),
             kind: DocumentKind::Episode,
             created_at: self.created_at.clone(),
+            url: None,
+            fetched_at: None,
         }
     }
 

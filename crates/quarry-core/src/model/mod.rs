@@ -23,7 +23,7 @@ pub use records::{
     ApiKey, Confidence, Correction, Document, DocumentKind, DocumentSummary, Entity,
     ExtractionResult, ExtractionRun, FeedbackSummary, NewCorrection, NewEntity, NewResult,
     Relation, ResultStatus, ReviewDecision, ReviewEvent, RunInstructions, RunScope, RunStatus,
-    SourceRef,
+    SourceRef, WebPage,
 };
 pub use work::{
     AttemptRecord, CascadeEntity, CascadeWrite, FieldTask, NewFieldTask, NewWorkflow, NodeState,

@@ -81,10 +81,29 @@ pub struct Document {
     pub project_id: String,
     pub title: String,
     pub text: String,
-    /// What the text is: an added file or text, or a conversation episode.
+    /// What the text is: an added file or text, a conversation episode, or a web page.
     #[serde(default)]
     pub kind: DocumentKind,
     pub created_at: String,
+    /// A web page's address (after redirects), for documents of kind `web`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// When a web page was read (RFC 3339, UTC); its text is the page as it was then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetched_at: Option<String>,
+}
+
+/// A web page as it was read: what [`DocumentStore::store_web_page`] stores.
+///
+/// [`DocumentStore::store_web_page`]: crate::store::DocumentStore::store_web_page
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebPage {
+    /// The address the text came from (after redirects).
+    pub url: String,
+    pub title: String,
+    pub text: String,
+    /// RFC 3339, UTC.
+    pub fetched_at: String,
 }
 
 /// A document as lists show it: without its text, with the text's length in code points.
@@ -106,6 +125,8 @@ pub enum DocumentKind {
     #[default]
     File,
     Episode,
+    /// A page a field agent read from the web (`sources: [web]`).
+    Web,
 }
 
 impl DocumentKind {
@@ -113,6 +134,7 @@ impl DocumentKind {
         match self {
             DocumentKind::File => "file",
             DocumentKind::Episode => "episode",
+            DocumentKind::Web => "web",
         }
     }
 
@@ -120,6 +142,7 @@ impl DocumentKind {
         match raw {
             "file" => Some(DocumentKind::File),
             "episode" => Some(DocumentKind::Episode),
+            "web" => Some(DocumentKind::Web),
             _ => None,
         }
     }

@@ -1,25 +1,17 @@
 //! Documents and their links to entities (`DocumentStore`); their chunks are `retrieval.rs`.
 
-/// The `DocumentStore` methods.
-macro_rules! documents_methods {
-    () => {
-        fn store_document<'a>(
-            &'a self,
-            project: &'a str,
-            title: &'a str,
-            text: &'a str,
-        ) -> StoreFuture<'a, StoredDocument> {
-            Box::pin(async move {
+/// Helpers of the `DocumentStore` methods.
+macro_rules! documents_items {
+    ($store:ty) => {
+        impl $store {
+            /// Inserts `document` unless the project holds a document of content `hash` (the
+            /// insert waits for a concurrent one to commit), and returns whichever is stored.
+            async fn insert_unique_document(
+                &self,
+                document: Document,
+                hash: String,
+            ) -> Result<StoredDocument, StoreError> {
                 let _writer = self.write_gate().await;
-                let hash = content_hash(title, text);
-                let document = Document {
-                    id: new_id(),
-                    project_id: project.to_owned(),
-                    title: title.to_owned(),
-                    text: text.to_owned(),
-                    kind: DocumentKind::File,
-                    created_at: now(),
-                };
                 let inserted = insert_document(&document, Some(&hash))
                     .execute(&self.pool)
                     .await
@@ -30,9 +22,8 @@ macro_rules! documents_methods {
                         created: true,
                     });
                 }
-                // The same content is stored already (committed: the insert waited for it).
                 let row = sqlx::query_as::<_, DocumentRow>(sql::DOCUMENT_BY_HASH)
-                    .bind(project)
+                    .bind(&document.project_id)
                     .bind(&hash)
                     .fetch_optional(&self.pool)
                     .await
@@ -46,6 +37,55 @@ macro_rules! documents_methods {
                     document: Document::try_from(row)?,
                     created: false,
                 })
+            }
+        }
+    };
+}
+pub(crate) use documents_items;
+
+/// The `DocumentStore` methods.
+macro_rules! documents_methods {
+    () => {
+        fn store_document<'a>(
+            &'a self,
+            project: &'a str,
+            title: &'a str,
+            text: &'a str,
+        ) -> StoreFuture<'a, StoredDocument> {
+            Box::pin(async move {
+                let document = Document {
+                    id: new_id(),
+                    project_id: project.to_owned(),
+                    title: title.to_owned(),
+                    text: text.to_owned(),
+                    kind: DocumentKind::File,
+                    created_at: now(),
+                    url: None,
+                    fetched_at: None,
+                };
+                self.insert_unique_document(document, content_hash(title, text))
+                    .await
+            })
+        }
+
+        fn store_web_page<'a>(
+            &'a self,
+            project: &'a str,
+            page: &'a WebPage,
+        ) -> StoreFuture<'a, StoredDocument> {
+            Box::pin(async move {
+                let document = Document {
+                    id: new_id(),
+                    project_id: project.to_owned(),
+                    title: page.title.clone(),
+                    text: page.text.clone(),
+                    kind: DocumentKind::Web,
+                    created_at: now(),
+                    url: Some(page.url.clone()),
+                    fetched_at: Some(page.fetched_at.clone()),
+                };
+                let hash = web_content_hash(&page.url, &page.title, &page.text);
+                self.insert_unique_document(document, hash).await
             })
         }
 

@@ -55,7 +55,7 @@ macro_rules! impl_store {
                 AttemptRecord, CascadeWrite, FieldTask, NewWorkflow, NodeState, TaskCompletion,
                 TaskEnd, TaskView, settle,
             };
-            use quarry_core::model::{Delivery, JobKind, Lease, PlannedDelivery, Release};
+            use quarry_core::model::{Delivery, JobKind, Lease, PlannedDelivery, Release, WebPage};
             use quarry_core::store::prelude::*;
             use quarry_core::store::{
                 DocumentLink, Page, QueueDepths, QueuedResult, Reviewed, SchemaVersion, StoreError,
@@ -126,16 +126,31 @@ macro_rules! impl_store {
                     .bind(&document.text)
                     .bind(document.kind.as_str())
                     .bind(&document.created_at)
+                    .bind(&document.url)
+                    .bind(&document.fetched_at)
                     .bind(content_hash)
             }
 
             /// A file document's content hash: SHA-256 (hex) of the title's length in bytes,
             /// the title and the text, so no two (title, text) pairs share one.
             fn content_hash(title: &str, text: &str) -> String {
+                hash_parts(&[title], text)
+            }
+
+            /// A web page's content hash: its address, title and text (a page read again
+            /// unchanged is the same document; a file of the same text is another).
+            fn web_content_hash(url: &str, title: &str, text: &str) -> String {
+                hash_parts(&["web", url, title], text)
+            }
+
+            /// SHA-256 (hex) of each head part's length in bytes and the part, then `text`.
+            fn hash_parts(heads: &[&str], text: &str) -> String {
                 use sha2::Digest;
                 let mut hasher = sha2::Sha256::new();
-                hasher.update((title.len() as u64).to_le_bytes());
-                hasher.update(title.as_bytes());
+                for head in heads {
+                    hasher.update((head.len() as u64).to_le_bytes());
+                    hasher.update(head.as_bytes());
+                }
                 hasher.update(text.as_bytes());
                 hasher
                     .finalize()
@@ -186,6 +201,7 @@ macro_rules! impl_store {
                 $deliveries
             );
             $crate::store_impl::deliveries::deliveries_items!($store);
+            $crate::store_impl::documents::documents_items!($store);
             $crate::store_impl::review::review_items!();
 
             impl ProjectStore for $store {
