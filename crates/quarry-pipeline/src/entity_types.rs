@@ -371,10 +371,12 @@ mod tests {
 
     #[test]
     fn unknown_source_names_the_field() {
-        let error = load("slug: c\nfields:\n  - {name: revenue, sources: [web]}\n").unwrap_err();
+        let error =
+            load("slug: c\nfields:\n  - {name: revenue, sources: [intranet]}\n").unwrap_err();
         let message = error.to_string();
         assert!(message.contains("field 'revenue'"), "{message}");
-        assert!(message.contains("\"web\""), "{message}");
+        assert!(message.contains("\"intranet\""), "{message}");
+        assert!(message.contains("all-entities, web"), "{message}");
     }
 
     #[test]
