@@ -18,6 +18,8 @@ pub enum MatchKind {
     #[serde(rename = "daterange")]
     DateRange,
     Duration,
+    /// A recurrence ("every Monday at 4pm"), as an ISO 8601 repeating interval.
+    Set,
     Person,
     Organization,
     Location,
@@ -35,6 +37,7 @@ impl MatchKind {
             MatchKind::Time => "time",
             MatchKind::DateRange => "daterange",
             MatchKind::Duration => "duration",
+            MatchKind::Set => "set",
             MatchKind::Person => "person",
             MatchKind::Organization => "organization",
             MatchKind::Location => "location",

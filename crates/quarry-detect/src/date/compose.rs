@@ -5,12 +5,14 @@
 use chrono::NaiveDate;
 
 use super::absolute::{lone_year, named_date, numeric_date, quarter, year_month};
+use super::anchored::{amount_from_start, bounded_amount, start_for_amount, weekdays_from};
 use super::clock::{iso_offset, time};
 use super::cursor::{Cursor, Found};
 use super::duration::{Count, amount};
 use super::holiday::holiday;
 use super::lexicon::{Lex, Rel};
 use super::model::{DatePart, Moment, Point, TimePart};
+use super::recurrence::recurrence;
 use super::relative::{part_of_day_span, relative};
 use super::resolve::{self, shift};
 
@@ -42,14 +44,25 @@ fn is_hedge(c: &Cursor, i: usize) -> bool {
         .any(|w| c.is(i, w))
 }
 
-/// "3 pm or later", "Friday or earlier": an open range from (or to) the moment.
+/// "3 pm or later", "Friday or earlier", "2020 and after", "June onwards": an open range from
+/// (or to) the moment.
 fn or_later(c: &Cursor, (end, m): (usize, Moment)) -> (usize, Moment) {
-    if !c.is(end, "or") || matches!(m, Moment::Duration(_)) {
+    if matches!(m, Moment::Duration(_) | Moment::Every { .. }) {
         return (end, m);
     }
     let Some((first, last)) = ends(m) else {
         return (end, m);
     };
+    if ["onwards", "onward", "forward"]
+        .iter()
+        .any(|w| c.is(end, w))
+        && c.joined(end)
+    {
+        return (end + 1, Moment::Range(Some(first), None));
+    }
+    if !(c.is(end, "or") || c.rel(end, Rel::And)) || !c.joined(end + 1) {
+        return (end, m);
+    }
     if c.rel(end + 1, Rel::Later) || c.rel(end + 1, Rel::After) {
         return (end + 2, Moment::Range(Some(first), None));
     }
@@ -69,16 +82,29 @@ fn core_moment(c: &Cursor, i: usize) -> Found {
     {
         return Some((end, Moment::Point(Point::Clock(t.naive()?, None))));
     }
-    let mut best = date_with_time(c, i);
-    best = longer(best, time_with_date(c, i));
+    // A recurrence first, so that it wins a tie ("Mondays at 5pm" is not one Monday).
+    let mut best = recurrence(c, i);
+    best = longer(best, date_or_time(c, i));
     best = longer(best, open_range(c, i));
     best = longer(best, shifted_date(c, i));
     best = longer(best, year_after_preposition(c, i));
     best = longer(best, year_in_words(c, i));
+    best = longer(best, start_for_amount(c, i));
+    best = longer(best, amount_from_start(c, i));
+    best = longer(best, bounded_amount(c, i));
+    best = longer(best, weekdays_from(c, i));
     if best.is_none() {
         best = duration_alone(c, i);
     }
     best
+}
+
+/// A date (with the time written after it) or a time (with the date written after it), the
+/// longer: the start of an interval built around it.
+pub(crate) fn date_or_time(c: &Cursor, i: usize) -> Found {
+    c.memoized(&c.date_or_time_memo, i, || {
+        longer(date_with_time(c, i), time_with_date(c, i))
+    })
 }
 
 /// A date alone: the longest of the absolute, holiday and relative readings.
@@ -107,6 +133,13 @@ fn date_with_time(c: &Cursor, i: usize) -> Found {
     let Moment::Point(Point::Day(date)) = moment else {
         return Some(part_of_day_with_time(c, end, moment).unwrap_or((end, moment)));
     };
+    then_time(c, end, date)
+}
+
+/// The day `date` written up to token `end`, with the time or part of day written after it
+/// ("… at 3pm", "…T15:00:00Z", "… afternoon"), or alone.
+pub(crate) fn then_time(c: &Cursor, end: usize, date: NaiveDate) -> Found {
+    let moment = Moment::day(date);
     // ISO 8601: 2024-01-15T15:00:00+02:00
     if c.tight(end)
         && c.is(end, "t")
@@ -274,10 +307,17 @@ fn time_with_date(c: &Cursor, i: usize) -> Found {
     Some((end, Moment::Point(Point::Clock(t.naive()?, t.offset))))
 }
 
-/// "since tomorrow", "after 2010", "before 11 am", "until Friday".
+/// "since tomorrow", "after 2010", "before 11 am", "until Friday", "by June 3", "to date".
 fn open_range(c: &Cursor, i: usize) -> Found {
+    // "sales to date": up to today (not "up to date", which is a state).
+    if c.rel(i, Rel::To) && c.is(i + 1, "date") && c.joined(i + 1) && !(i > 0 && c.is(i - 1, "up"))
+    {
+        return Some((i + 2, Moment::Range(None, Some(Point::Day(c.today())))));
+    }
     let kind = match c.lex(i) {
         Lex::Rel(r @ (Rel::Since | Rel::After | Rel::Before | Rel::Till)) => r,
+        // "by Friday": from now until its end.
+        Lex::Rel(Rel::By) => Rel::Till,
         _ => return None,
     };
     if !c.joined(i + 1) {
@@ -289,6 +329,18 @@ fn open_range(c: &Cursor, i: usize) -> Found {
     })?;
     let (end, m) = inner;
     let (first, last) = ends(m)?;
+    if c.rel(i, Rel::By) {
+        // Duckling's reading: from now until then (a time alone is today's).
+        let (now, last) = match last {
+            Point::Day(_) => (Point::Day(c.today()), last),
+            Point::At(_, offset) => (Point::At(c.now, offset), last),
+            Point::Clock(t, offset) => (
+                Point::At(c.now, offset),
+                Point::At(c.today().and_time(t), offset),
+            ),
+        };
+        return Some((end, Moment::Range(Some(now), Some(last))));
+    }
     let range = match kind {
         Rel::Since => Moment::Range(Some(first), None),
         Rel::After => Moment::Range(Some(after(last)?), None),

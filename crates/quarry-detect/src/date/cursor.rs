@@ -29,6 +29,8 @@ pub(crate) struct Cursor<'a> {
     /// a time range), and each answer is a pure function of the start.
     pub date_memo: Cell<Option<(usize, Found)>>,
     pub moment_memo: Cell<Option<(usize, Found)>>,
+    /// The last answer of `compose::date_or_time` (a moment's reading and an interval's start).
+    pub date_or_time_memo: Cell<Option<(usize, Found)>>,
 }
 
 impl<'a> Cursor<'a> {
@@ -39,6 +41,7 @@ impl<'a> Cursor<'a> {
             now,
             date_memo: Cell::new(None),
             moment_memo: Cell::new(None),
+            date_or_time_memo: Cell::new(None),
         }
     }
 

@@ -15,36 +15,36 @@ use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, Weekday};
 use super::find;
 
 /// A seeded generator (fastrand's wyrand): a failing case is reproduced by its seed.
-struct Rng(fastrand::Rng);
+pub(super) struct Rng(fastrand::Rng);
 
 impl Rng {
-    fn seeded(seed: u64) -> Rng {
+    pub(super) fn seeded(seed: u64) -> Rng {
         Rng(fastrand::Rng::with_seed(seed))
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.0.u64(..n)
     }
 
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+    pub(super) fn range(&mut self, lo: i64, hi: i64) -> i64 {
         lo + self.below((hi - lo + 1) as u64) as i64
     }
 
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+    pub(super) fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len() as u64) as usize]
     }
 
-    fn coin(&mut self) -> bool {
+    pub(super) fn coin(&mut self) -> bool {
         self.below(2) == 0
     }
 
-    fn date(&mut self, from: i32, to: i32) -> NaiveDate {
+    pub(super) fn date(&mut self, from: i32, to: i32) -> NaiveDate {
         let start = NaiveDate::from_ymd_opt(from, 1, 1).expect("valid");
         let end = NaiveDate::from_ymd_opt(to, 12, 31).expect("valid");
         start + Duration::days(self.range(0, (end - start).num_days()))
     }
 
-    fn now(&mut self) -> DateTime<FixedOffset> {
+    pub(super) fn now(&mut self) -> DateTime<FixedOffset> {
         let day = self.date(2000, 2030);
         let at = day
             .and_hms_opt(self.range(0, 23) as u32, self.range(0, 59) as u32, 0)
@@ -55,7 +55,7 @@ impl Rng {
     }
 }
 
-const MONTHS: [&str; 12] = [
+pub(super) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -69,7 +69,7 @@ const MONTHS: [&str; 12] = [
     "November",
     "December",
 ];
-const WEEKDAYS: [&str; 7] = [
+pub(super) const WEEKDAYS: [&str; 7] = [
     "Monday",
     "Tuesday",
     "Wednesday",
@@ -107,7 +107,7 @@ const PREFIXES: [&str; 6] = ["", "See you ", "Due: ", "(", "It was ", "We met "]
 const SUFFIXES: [&str; 6] = ["", ".", " then.", ")", ", thanks", "; ok"];
 
 /// 1..=99 in words, with a hyphen or a space between tens and units.
-fn words(n: u32, rng: &mut Rng) -> String {
+pub(super) fn words(n: u32, rng: &mut Rng) -> String {
     match n {
         0..=19 => UNITS[n as usize].to_owned(),
         _ if n.is_multiple_of(10) => TENS[(n / 10) as usize].to_owned(),
@@ -147,7 +147,7 @@ fn ordinal_suffix(d: u32) -> &'static str {
     }
 }
 
-fn month_name(m: u32, rng: &mut Rng) -> String {
+pub(super) fn month_name(m: u32, rng: &mut Rng) -> String {
     let full = MONTHS[(m - 1) as usize];
     match rng.below(3) {
         0 => full.to_owned(),
@@ -156,7 +156,7 @@ fn month_name(m: u32, rng: &mut Rng) -> String {
     }
 }
 
-fn iso(d: NaiveDate) -> String {
+pub(super) fn iso(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
 }
 
@@ -167,11 +167,11 @@ fn month_range(y: i32, m: u32) -> String {
 }
 
 /// One rendered case: the expression, its expected value, and the reference time.
-struct Case {
-    form: &'static str,
-    expr: String,
-    value: String,
-    now: DateTime<FixedOffset>,
+pub(super) struct Case {
+    pub form: &'static str,
+    pub expr: String,
+    pub value: String,
+    pub now: DateTime<FixedOffset>,
 }
 
 /// The two-digit-year window the module claims: 00–39 are 20xx, 40–99 are 19xx.
@@ -293,7 +293,7 @@ fn clock(h24: u32, minute: u32) -> String {
 }
 
 /// A 12-hour rendering of `h24:minute`: `3:05 pm`, `3pm`, `3:05 p.m.`.
-fn twelve_hour(h24: u32, minute: u32, rng: &mut Rng) -> String {
+pub(super) fn twelve_hour(h24: u32, minute: u32, rng: &mut Rng) -> String {
     let h12 = match h24 % 12 {
         0 => 12,
         h => h,
@@ -516,9 +516,9 @@ fn check(rng: &mut Rng, case: &Case) -> Option<String> {
     })
 }
 
-const CASES_PER_FORM: usize = 300;
+pub(super) const CASES_PER_FORM: usize = 300;
 
-fn run(seed: u64, forms: usize, make: impl Fn(&mut Rng, usize) -> Case) -> usize {
+pub(super) fn run(seed: u64, forms: usize, make: impl Fn(&mut Rng, usize) -> Case) -> usize {
     let mut rng = Rng::seeded(seed);
     let mut failures = Vec::new();
     let mut checked = 0;

@@ -72,6 +72,14 @@ pub(crate) enum Rel {
     Eod,
     Eom,
     Eoy,
+    /// "every", "each": a recurrence of what follows.
+    Every,
+    /// "more (than)", "over", "(at) least": an amount bounding an interval on its far side.
+    More,
+    /// "less (than)", "fewer", "under", "(at) most": an amount bounding an interval up to now.
+    Less,
+    /// "by": no later than ("by Friday").
+    By,
 }
 
 /// What one word means to the date grammar.
@@ -98,6 +106,9 @@ pub(crate) enum Lex {
     Zone(i16),
     /// A word that can start a holiday name ("christmas", "labor") or a quarter ("Q1").
     Named,
+    /// "daily", "weekly", "biweekly", …: a recurrence every one of the unit (biweekly and
+    /// fortnightly are [`Unit::Fortnight`]).
+    Frequency(Unit),
     Other,
 }
 
@@ -258,6 +269,17 @@ pub(crate) fn classify_ascii(w: &[u8]) -> Lex {
         b"middle" | b"mid" => Rel(self::Rel::Middle),
         b"early" | b"earlier" => Rel(self::Rel::Early),
         b"late" => Rel(self::Rel::Late),
+        b"every" | b"each" => Rel(self::Rel::Every),
+        b"by" => Rel(self::Rel::By),
+        b"more" | b"over" | b"least" => Rel(self::Rel::More),
+        b"less" | b"fewer" | b"under" | b"most" => Rel(self::Rel::Less),
+        b"hourly" => Frequency(self::Unit::Hour),
+        b"daily" | b"nightly" => Frequency(self::Unit::Day),
+        b"weekly" => Frequency(self::Unit::Week),
+        b"biweekly" | b"fortnightly" => Frequency(self::Unit::Fortnight),
+        b"monthly" => Frequency(self::Unit::Month),
+        b"quarterly" => Frequency(self::Unit::Quarter),
+        b"yearly" | b"annually" => Frequency(self::Unit::Year),
         b"eod" => Rel(self::Rel::Eod),
         b"eom" => Rel(self::Rel::Eom),
         b"eoy" => Rel(self::Rel::Eoy),

@@ -14,12 +14,15 @@
 //! | `duration` | counts and amounts of time |
 //! | `relative` | expressions that need the reference time |
 //! | `holiday` | named holidays |
+//! | `anchored` | intervals from an amount and a start, and amounts bounding a shifted point |
 //! | `compose` | date + time, open ranges, shifted dates, lone years, durations |
 //! | `range` | two-ended ranges |
+//! | `recurrence` | "every …", plural weekdays and frequency words, as repeating intervals |
 //! | `resolve` | calendar arithmetic and ISO rendering |
 //! | `spelled` | numbers and years written in words |
 
 mod absolute;
+mod anchored;
 mod clock;
 mod compose;
 mod cursor;
@@ -28,6 +31,7 @@ mod holiday;
 mod lexicon;
 mod model;
 mod range;
+mod recurrence;
 mod relative;
 mod resolve;
 mod spelled;
@@ -162,6 +166,7 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
             matches!(
                 next,
                 Lex::Unit(_)
+                    | Lex::Weekday(_)
                     | Lex::Meridiem(_)
                     | Lex::Cardinal(_)
                     | Lex::Tens(_)
@@ -222,9 +227,11 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
                         | Lex::Rel(Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)
                 )
         }
-        Lex::Rel(Rel::From | Rel::Between | Rel::Since | Rel::After | Rel::Before | Rel::Till) => {
-            !matches!(next, Lex::Other) || next_is_number
-        }
+        // "to date"
+        Lex::Rel(Rel::To) if c.is(i + 1, "date") => true,
+        Lex::Rel(
+            Rel::From | Rel::Between | Rel::Since | Rel::After | Rel::Before | Rel::Till | Rel::By,
+        ) => !matches!(next, Lex::Other) || next_is_number,
         // "night of power"
         Lex::Rel(Rel::Night) => c.rel(i + 1, Rel::Of),
         // "later this month", "early next week", "late September"
@@ -239,6 +246,10 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
 
             c.rel(i + 1, Rel::Of) || c.punct(i + 1, b'-') || matches!(next, Lex::Month(_))
         }
+        // "at least 2 weeks ago", "at most a day before"
+        Lex::Rel(Rel::At) if matches!(next, Lex::Rel(Rel::More | Rel::Less)) => true,
+        // "more than 2 weeks ago", "under a month from now"
+        Lex::Rel(Rel::More | Rel::Less) => c.is(i + 1, "than") || countable,
         Lex::Rel(
             Rel::Ago
             | Rel::Hence
@@ -261,5 +272,7 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
 
 #[cfg(test)]
 mod generated;
+#[cfg(test)]
+mod generated_compose;
 #[cfg(test)]
 mod tests;

@@ -76,6 +76,12 @@ pub(crate) enum Moment {
     /// Inclusive ends; `None` is open ("since 2014", "before 11 am").
     Range(Option<Point>, Option<Point>),
     Duration(Dur),
+    /// A recurrence: every `period`, from `first` when the text anchors it ("every Monday at
+    /// 4pm") and unanchored otherwise ("every three weeks").
+    Every {
+        first: Option<Point>,
+        period: Dur,
+    },
 }
 
 impl Moment {

@@ -182,6 +182,16 @@ pub(crate) fn render(moment: Moment) -> (MatchKind, String) {
             (MatchKind::DateRange, side(start) + "/" + &side(end))
         }
         Moment::Duration(dur) => (MatchKind::Duration, duration::iso(dur)),
+        // ISO 8601 repeating intervals: `R/start/period`, or `R/period` without a start.
+        Moment::Every { first, period } => {
+            let mut value = String::from("R/");
+            if let Some(first) = first {
+                value.push_str(&point_iso(first));
+                value.push('/');
+            }
+            value.push_str(&duration::iso(period));
+            (MatchKind::Set, value)
+        }
     }
 }
 

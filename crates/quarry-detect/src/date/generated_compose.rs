@@ -1,0 +1,356 @@
+//! The combination rules, tested on generated cross products: each rule joins random pieces of
+//! each type it takes (days in several written forms, clock times in 12- and 24-hour notation,
+//! amounts in digits or words, weekdays singular or plural) at random reference times, and the
+//! expected value is computed here with chrono from the pieces' own values — never by the
+//! detector's helpers. So a new combination of known pieces is tested although nobody typed it.
+//!
+//! | rule | pieces |
+//! |---|---|
+//! | every/each + weekday [+ time] | weekday × time × now |
+//! | every/each [+ other] [+ N] + unit | count × unit × now |
+//! | plural weekday + time | weekday × time × now |
+//! | day + for + amount | day × amount (days, weeks) × now |
+//! | day + from + time + for + amount | day × time × amount (hours, minutes) |
+//! | amount + starting + day | amount × day × now |
+//! | more/less than + shifted point | bound × amount × direction × now |
+//! | N weekdays + from/after/before + anchor | count × weekday × anchor × now |
+//! | by + day, day + onwards | day × now |
+
+use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime};
+
+use super::generated::{
+    CASES_PER_FORM, Case, MONTHS, Rng, WEEKDAYS, iso, month_name, run, twelve_hour, words,
+};
+
+/// A day written in one of several forms, and the day it is.
+fn day_piece(rng: &mut Rng, today: NaiveDate) -> (String, NaiveDate) {
+    let date = rng.date(1995, 2035);
+    match rng.below(5) {
+        0 => (
+            format!(
+                "{} {}, {}",
+                month_name(date.month(), rng),
+                date.day(),
+                date.year()
+            ),
+            date,
+        ),
+        1 => (
+            format!(
+                "{} {} {}",
+                date.day(),
+                MONTHS[date.month0() as usize],
+                date.year()
+            ),
+            date,
+        ),
+        2 => (iso(date), date),
+        3 => ("tomorrow".to_owned(), today + Duration::days(1)),
+        _ => {
+            let k = rng.below(7) as usize;
+            (WEEKDAYS[k].to_owned(), next_weekday(today, k))
+        }
+    }
+}
+
+/// The weekday `k` (0 = Monday) strictly after `today`, as a bare weekday resolves.
+fn next_weekday(today: NaiveDate, k: usize) -> NaiveDate {
+    (1..=7)
+        .map(|d| today + Duration::days(d))
+        .find(|d| d.weekday().num_days_from_monday() as usize == k)
+        .expect("a week holds every weekday")
+}
+
+/// A clock time in 12- or 24-hour notation, and the time it is.
+fn time_piece(rng: &mut Rng) -> (String, NaiveTime) {
+    let (h, m) = (rng.range(0, 23) as u32, rng.range(0, 11) as u32 * 5);
+    let text = if rng.coin() {
+        twelve_hour(h, m, rng)
+    } else {
+        format!("{h:02}:{m:02}")
+    };
+    (text, NaiveTime::from_hms_opt(h, m, 0).expect("valid"))
+}
+
+/// A count written in digits or words.
+fn count_text(n: u32, rng: &mut Rng) -> String {
+    if rng.coin() {
+        n.to_string()
+    } else {
+        words(n, rng)
+    }
+}
+
+/// Units: the word, its length in seconds (days for calendar units) and its ISO letter.
+#[derive(Clone, Copy)]
+struct UnitPiece {
+    word: &'static str,
+    days: i64,
+    seconds: i64,
+}
+
+const DAY_UNITS: [UnitPiece; 2] = [
+    UnitPiece {
+        word: "day",
+        days: 1,
+        seconds: 0,
+    },
+    UnitPiece {
+        word: "week",
+        days: 7,
+        seconds: 0,
+    },
+];
+const CLOCK_UNITS: [UnitPiece; 2] = [
+    UnitPiece {
+        word: "hour",
+        days: 0,
+        seconds: 3600,
+    },
+    UnitPiece {
+        word: "minute",
+        days: 0,
+        seconds: 60,
+    },
+];
+
+fn plural(word: &str, n: u32) -> String {
+    if n == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// The ISO 8601 duration of `n` of `unit`, in the module's largest-whole-unit style.
+fn iso_amount(n: i64, unit: UnitPiece) -> String {
+    if unit.seconds == 0 {
+        let days = n * unit.days;
+        return if days % 7 == 0 {
+            format!("P{}W", days / 7)
+        } else {
+            format!("P{days}D")
+        };
+    }
+    let seconds = n * unit.seconds;
+    let (h, m) = (seconds / 3600, seconds % 3600 / 60);
+    match (h, m) {
+        (0, m) => format!("PT{m}M"),
+        (h, 0) => format!("PT{h}H"),
+        (h, m) => format!("PT{h}H{m}M"),
+    }
+}
+
+fn datetime(at: NaiveDateTime) -> String {
+    at.format("%Y-%m-%dT%H:%M:%S").to_string()
+}
+
+fn recurrence_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let every = rng.pick(&["every", "each", "Every"]);
+    let k = rng.below(7) as usize;
+    let first = next_weekday(today, k);
+    let (form, expr, value): (&'static str, String, String) = match form {
+        0 => (
+            "every + weekday",
+            format!("{every} {}", WEEKDAYS[k]),
+            format!("R/{}/P1W", iso(first)),
+        ),
+        1 => {
+            let (time, t) = time_piece(rng);
+            (
+                "every + weekday + at + time",
+                format!("{every} {} at {time}", WEEKDAYS[k].to_lowercase()),
+                format!("R/{}/P1W", datetime(first.and_time(t))),
+            )
+        }
+        2 => {
+            let (time, t) = time_piece(rng);
+            (
+                "plural weekday + at + time",
+                format!("{}s at {time}", WEEKDAYS[k]),
+                format!("R/{}/P1W", datetime(first.and_time(t))),
+            )
+        }
+        3 => {
+            let unit =
+                [DAY_UNITS[0], DAY_UNITS[1], CLOCK_UNITS[0], CLOCK_UNITS[1]][rng.below(4) as usize];
+            let n = rng.range(2, 30) as u32;
+            (
+                "every + N + unit",
+                format!("{every} {} {}", count_text(n, rng), plural(unit.word, n)),
+                format!("R/{}", iso_amount(i64::from(n), unit)),
+            )
+        }
+        _ => {
+            let unit = [DAY_UNITS[0], DAY_UNITS[1], CLOCK_UNITS[0]][rng.below(3) as usize];
+            let other = rng.coin();
+            (
+                "every [other] + unit",
+                format!("{every} {}{}", if other { "other " } else { "" }, unit.word),
+                format!("R/{}", iso_amount(if other { 2 } else { 1 }, unit)),
+            )
+        }
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
+const RECURRENCE_FORMS: usize = 5;
+
+fn interval_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let (form, expr, value): (&'static str, String, String) = match form {
+        0 => {
+            let (day, date) = day_piece(rng, today);
+            let unit = DAY_UNITS[rng.below(2) as usize];
+            let n = rng.range(1, 20) as u32;
+            let last = date + Duration::days(i64::from(n) * unit.days - 1);
+            (
+                "day + for + amount",
+                format!("{day} for {} {}", count_text(n, rng), plural(unit.word, n)),
+                format!("{}/{}", iso(date), iso(last)),
+            )
+        }
+        1 => {
+            let (day, date) = day_piece(rng, today);
+            let (time, t) = time_piece(rng);
+            let unit = CLOCK_UNITS[rng.below(2) as usize];
+            let n = rng.range(1, 9) as u32;
+            let start = date.and_time(t);
+            let end = start + Duration::seconds(i64::from(n) * unit.seconds);
+            (
+                "day + from + time + for + amount",
+                format!(
+                    "{day} from {time} for {} {}",
+                    count_text(n, rng),
+                    plural(unit.word, n)
+                ),
+                format!("{}/{}", datetime(start), datetime(end)),
+            )
+        }
+        2 => {
+            let (day, date) = day_piece(rng, today);
+            let unit = DAY_UNITS[rng.below(2) as usize];
+            let n = rng.range(1, 20) as u32;
+            let last = date + Duration::days(i64::from(n) * unit.days - 1);
+            let starting = rng.pick(&["starting", "beginning", "starting on"]);
+            (
+                "amount + starting + day",
+                format!(
+                    "{} {} {starting} {day}",
+                    count_text(n, rng),
+                    plural(unit.word, n)
+                ),
+                format!("{}/{}", iso(date), iso(last)),
+            )
+        }
+        3 => {
+            let unit = DAY_UNITS[rng.below(2) as usize];
+            let n = rng.range(2, 30) as u32;
+            let beyond = rng.coin();
+            let bound = if beyond {
+                rng.pick(&["more than", "over", "at least"])
+            } else {
+                rng.pick(&["less than", "under", "at most"])
+            };
+            let past = rng.coin();
+            let shift = Duration::days(i64::from(n) * unit.days);
+            let point = if past { today - shift } else { today + shift };
+            let anchor = if past { "ago" } else { "from now" };
+            let value = match (beyond, past) {
+                (true, true) => format!("../{}", iso(point)),
+                (true, false) => format!("{}/..", iso(point)),
+                (false, true) => format!("{}/{}", iso(point), iso(today)),
+                (false, false) => format!("{}/{}", iso(today), iso(point)),
+            };
+            (
+                "more/less than + shifted point",
+                format!(
+                    "{bound} {} {} {anchor}",
+                    count_text(n, rng),
+                    plural(unit.word, n)
+                ),
+                value,
+            )
+        }
+        4 => {
+            let k = rng.below(7) as usize;
+            let n = rng.range(1, 12) as u32;
+            let weekday = plural(WEEKDAYS[k], n);
+            let count = count_text(n, rng);
+            match rng.below(3) {
+                0 => (
+                    "N weekdays + from now",
+                    format!("{count} {weekday} from now"),
+                    iso(next_weekday(today, k) + Duration::days(7 * (i64::from(n) - 1))),
+                ),
+                1 => {
+                    let (day, date) = day_piece(rng, today);
+                    (
+                        "N weekdays + after + day",
+                        format!("{count} {weekday} after {day}"),
+                        iso(next_weekday(date, k) + Duration::days(7 * (i64::from(n) - 1))),
+                    )
+                }
+                _ => {
+                    let back = (1..=7)
+                        .map(|d| today - Duration::days(d))
+                        .find(|d| d.weekday().num_days_from_monday() as usize == k)
+                        .expect("a week holds every weekday");
+                    (
+                        "N weekdays + ago",
+                        format!("{count} {weekday} ago"),
+                        iso(back - Duration::days(7 * (i64::from(n) - 1))),
+                    )
+                }
+            }
+        }
+        _ => {
+            let (day, date) = day_piece(rng, today);
+            if rng.coin() {
+                (
+                    "by + day",
+                    format!("by {day}"),
+                    format!("{}/{}", iso(today), iso(date)),
+                )
+            } else {
+                (
+                    "day + onwards",
+                    format!("{day} onwards"),
+                    format!("{}/..", iso(date)),
+                )
+            }
+        }
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
+const INTERVAL_FORMS: usize = 6;
+
+#[test]
+fn generated_recurrences_of_every_piece() {
+    assert_eq!(
+        run(11, RECURRENCE_FORMS, recurrence_case),
+        RECURRENCE_FORMS * CASES_PER_FORM
+    );
+}
+
+#[test]
+fn generated_intervals_from_amounts_and_anchors() {
+    assert_eq!(
+        run(12, INTERVAL_FORMS, interval_case),
+        INTERVAL_FORMS * CASES_PER_FORM
+    );
+}
