@@ -10,7 +10,8 @@
 //! - email addresses are read from their RFC 5322/5321 grammar (`addr_spec.rs`), not by
 //!   linkify, so an invalid one is rejected rather than trimmed, and `user.name+tag@x.com` is
 //!   never split into a `user.name` URL and a `+tag@x.com` address; an address inside a URL
-//!   (userinfo, path, query, fragment) is part of the URL;
+//!   (userinfo, path, query, fragment) is part of the URL, and so is an address directly followed
+//!   by a port, path, query or fragment (`bob@example.com/files` is a URL, never an address);
 //! - hosts linkify misreads are rescanned on a same-length ASCII shadow of the word: RFC 3986
 //!   reg-names with `_` after a scheme, internationalised TLDs from the root zone (`рф`, `مصر`)
 //!   and a fully qualified host's trailing dot before its path (`http://example.com./x`);
@@ -19,7 +20,8 @@
 //!   not links) and is not a clock time (`7.am`);
 //! - CJK text, Unicode punctuation and Unicode spaces end a link, since CJK prose has no spaces;
 //! - links without a scheme need a known top-level domain (linkify only asks for two letters), and
-//!   an invalid port (`google.com:500000`) rejects the whole link.
+//!   an invalid port (`google.com:500000`) rejects the whole link; their host ends at a known
+//!   top-level domain, so a word glued on with a dot (`example.com.this is`) stays outside.
 //!
 //! **Linear time:** every pass reads each candidate once and resumes after it (or after the
 //! link it became, whichever ends later), never inside it; what a rejected candidate holds is
@@ -265,8 +267,17 @@ impl Scan<'_, '_> {
                         &slice[after_scheme..]
                     }
                     None => {
-                        let host = host_of(slice);
+                        let mut host = host_of(slice);
                         let starts_word = before.is_none_or(|c| !continues_host(c));
+                        // A host ends at a known top-level domain: in `example.com.this is`,
+                        // the sentence went on without a space.
+                        if host.len() == slice.len()
+                            && !self.fuzzy_host_is_known(host)
+                            && let Some(known) = self.known_host_prefix(host)
+                        {
+                            host = &host[..known];
+                            range.end = range.start + known;
+                        }
                         if !starts_word
                             || !is_hostname(host)
                             || !self.fuzzy_host_is_known(host)
@@ -274,7 +285,7 @@ impl Scan<'_, '_> {
                         {
                             return None;
                         }
-                        slice
+                        &self.text[range.clone()]
                     }
                 };
                 if !port_is_valid(authority) {
@@ -312,6 +323,20 @@ impl Scan<'_, '_> {
             .take(65)
             .find(|&c| c == '/' || !(addr_spec::is_atext(c) || c == '.'))
             == Some('@')
+    }
+
+    /// The longest leading part of `host` that ends at a known top-level domain, at least two
+    /// labels long, when the labels after it are words glued on with a dot.
+    fn known_host_prefix(&self, host: &str) -> Option<usize> {
+        host.char_indices()
+            .filter(|&(_, c)| c == '.')
+            .map(|(dot, _)| dot)
+            .filter(|&dot| {
+                host[dot + 1..].starts_with(|c: char| c.is_alphabetic())
+                    && host[..dot].contains('.')
+            })
+            .rev()
+            .find(|&dot| is_hostname(&host[..dot]) && self.fuzzy_host_is_known(&host[..dot]))
     }
 
     /// Whether a link without a scheme names a host people write without one.
@@ -427,9 +452,53 @@ impl Scan<'_, '_> {
             }
             if let Some(range) = addr_spec::address_at(self.text, at, self.options) {
                 after = range.end;
-                self.validate(range, MatchKind::Email, links);
+                match self.url_with_userinfo(range.clone(), at) {
+                    Some(Some(url)) => {
+                        after = url.end;
+                        links.push(Link {
+                            range: url,
+                            kind: MatchKind::Url,
+                        });
+                    }
+                    Some(None) => {}
+                    None => {
+                        self.validate(range, MatchKind::Email, links);
+                    }
+                }
             }
         }
+    }
+
+    /// What an address directly followed by a port, path, query or fragment is: the userinfo
+    /// and host of a URL without a scheme (`bob@example.com/files`, `ops@host.example.org:8443/x`),
+    /// never an address. `None` for an address; `Some(None)` when the URL is not reported (links
+    /// need a scheme, or its host is not one people write without one); `Some(Some(range))`.
+    fn url_with_userinfo(&self, address: Range<usize>, at: usize) -> Option<Option<Range<usize>>> {
+        let before = &self.text.as_bytes()[..address.start];
+        if before.len() >= 7 && before[before.len() - 7..].eq_ignore_ascii_case(b"mailto:") {
+            return None;
+        }
+        let rest = &self.text[address.end..];
+        let mut end = address.end;
+        if let Some(port) = rest.strip_prefix(':') {
+            let digits = port.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 || digits > 5 || port[..digits].parse::<u32>().ok()? > 65_535 {
+                return None;
+            }
+            end += 1 + digits;
+        }
+        let tail = &self.text[end..];
+        if tail.starts_with(['/', '?', '#']) {
+            end += self
+                .finder
+                .path_end(tail, |c| c.is_whitespace() || ends_link(c));
+        }
+        if end == address.end {
+            return None;
+        }
+        let host = &self.text[at + 1..address.end];
+        let reported = !self.options.url_must_have_scheme && self.fuzzy_host_is_known(host);
+        Some(reported.then_some(address.start..end))
     }
 
     /// Rescans words whose host linkify misreads, on a shadow copy where each such character

@@ -233,3 +233,93 @@ fn generated_urls_are_found_whole_and_misspelled_schemes_are_not() {
         failures[..failures.len().min(10)].join("\n")
     );
 }
+
+/// What may follow an address and makes it the userinfo and host of a URL.
+fn url_tail(rng: &mut Rng) -> String {
+    let mut tail = String::new();
+    if rng.below(3) == 0 {
+        tail.push_str(&format!(":{}", 1 + rng.below(65535)));
+    }
+    match rng.below(3) {
+        0 => tail.push_str(&format!("/{}", {
+            let len = 1 + rng.below(6);
+            rng.string("abcxyz0189-_~", len)
+        })),
+        1 => tail.push_str(&format!("?q={}", rng.string(ALNUM, 3))),
+        _ if tail.is_empty() => tail.push_str(&format!("#{}", rng.string(ALNUM, 4))),
+        _ => {}
+    }
+    tail
+}
+
+#[test]
+fn generated_addresses_followed_by_a_port_path_query_or_fragment_are_urls() {
+    let mut rng = Rng::seeded(0x114E_0004);
+    let mut failures = Vec::new();
+    for case in 0..1500 {
+        let link = format!("{}{}", email(&mut rng), url_tail(&mut rng));
+        let (text, span) = embed(&mut rng, &link);
+        let found = links(&text);
+        if spans_of(&found, MatchKind::Url) != [span] || found.len() != 1 {
+            failures.push(format!("case {case}: {text:?} -> {found:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 1500 failed:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
+}
+
+/// Top-level domains of the root zone, as the finder reads them.
+fn is_tld(word: &str) -> bool {
+    include_str!("../data/tlds.txt")
+        .lines()
+        .any(|tld| tld.eq_ignore_ascii_case(word))
+}
+
+#[test]
+fn generated_hosts_end_at_a_known_top_level_domain() {
+    let mut rng = Rng::seeded(0x114E_0005);
+    let words: Vec<&str> = [
+        "this", "thanks", "and", "then", "but", "there", "which", "Please", "See", "it's",
+    ]
+    .into_iter()
+    .filter(|w| !is_tld(w.trim_end_matches("'s")))
+    .collect();
+    assert!(words.len() >= 6, "{words:?}");
+    let mut failures = Vec::new();
+    for case in 0..1500 {
+        // ASCII labels: a glued word after a non-ASCII host reads as more of its label.
+        let labels: Vec<String> = (0..1 + rng.below(3))
+            .map(|_| {
+                let len = 2 + rng.below(6);
+                rng.string("abcdefghijklmnopqrstuvwxyz0123456789", len)
+            })
+            .collect();
+        let host = format!(
+            "{}{}.{}",
+            if rng.below(2) == 0 { "www." } else { "" },
+            labels.join("."),
+            rng.pick(&["com", "org", "net", "de", "io", "co.uk", "com.au"])
+        );
+        let word = words[rng.below(words.len())];
+        let before = format!("{} ", rng.pick(&["see", "Visit", "at", "on"]));
+        let text = format!("{before}{host}.{word} is next");
+        let span = (
+            before.chars().count(),
+            before.chars().count() + host.chars().count(),
+        );
+        let found = links(&text);
+        if spans_of(&found, MatchKind::Url) != [span] || found.len() != 1 {
+            failures.push(format!("case {case}: {text:?} -> {found:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 1500 failed:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
+}
