@@ -98,6 +98,11 @@ fn minutes_to_hour(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
     let (mut end, mut hour, mut written) = match c.lex(k) {
         Lex::Rel(Rel::Noon) => (k + 1, 12, true),
         Lex::Rel(Rel::Midnight) => (k + 1, 24, true),
+        // "15 minutes past 15h": a 24-hour hour.
+        _ if c.is(k + 1, "h") && c.tight(k + 1) && !c.glued(k + 2) => {
+            let h = c.plain(k, 2).filter(|&h| h < 24)?;
+            (k + 2, h, true)
+        }
         _ => (k + 1, lone_hour(c, k)?, false),
     };
     if !written && let Some((after, pm)) = meridiem(c, end) {
@@ -119,21 +124,30 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
         Lex::Rel(Rel::Midnight) => return Some((i + 1, at(0, 0, 0, true))),
         Lex::Cardinal(h) if (1..=12).contains(&h) => {
             let h = u32::from(h);
-            // "seven twenty-seven pm", "five oh five"
-            let (end, m) = spelled::minutes(c, i + 1).unwrap_or((i + 1, 0));
+            // "seven twenty-seven pm", "five oh five", "five-thirty"
+            let minutes_at = if c.punct(i + 1, b'-') && c.tight(i + 1) && c.tight(i + 2) {
+                i + 2
+            } else {
+                i + 1
+            };
+            let (end, m) = spelled::minutes(c, minutes_at).unwrap_or((i + 1, 0));
             if let Some((after, pm)) = meridiem(c, end) {
                 return Some((after, with_meridiem(h, m, 0, pm)?));
             }
             if let Some(after) = oclock(c, end).filter(|_| end == i + 1) {
                 return Some((after, at(h, 0, 0, false)));
             }
-            // After "at" the words are a clock time even without am/pm: "at seven twenty-seven".
-            if end > i + 1 && after_at(c, i) {
+            // After "at" the words are a clock time even without am/pm: "at seven twenty-seven";
+            // so are they before a day or a part of the day: "five-thirty tomorrow evening".
+            if end > i + 1 && (after_at(c, i) || names_a_day_after(c, end)) {
                 return Some((end, at(h, m, 0, false)));
             }
             return None;
         }
         _ => {}
+    }
+    if let Some(found) = four_digit_time(c, i) {
+        return Some(found);
     }
     let h = c.num(i).filter(|n| !n.ordinal && n.digits <= 2)?;
     // Inside a longer number ("1.5:30", "v2:10").
@@ -142,6 +156,7 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
         && (c.num(i - 1).is_some()
             || c.punct(i - 1, b'.')
             || c.punct(i - 1, b':')
+            || c.punct(i - 1, b'/')
             || c.is_word(i - 1) && !c.is(i - 1, "t"))
     {
         return None;
@@ -177,12 +192,16 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
         let (after, pm) = meridiem(c, i + 3)?;
         return Some((after, with_meridiem(h, m, 0, pm)?));
     }
-    // 15h00, 10h11
+    // 15h00, 10h11, and a bare "7h" ("at 7h", "15h")
     if c.is(i + 1, "h") && c.tight(i + 1) && h < 24 {
         if c.tight(i + 2)
             && let Some(m) = two_digits(c, i + 2).filter(|&m| m < 60)
         {
             return Some((i + 3, at(h, m, 0, true)));
+        }
+        // A bare "7h" is an hour only after "at" ("in 2h" counts hours).
+        if !c.glued(i + 2) && after_at(c, i) {
+            return Some((i + 2, at(h, 0, 0, true)));
         }
         return None;
     }
@@ -201,6 +220,51 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
         return Some((after, at(h, 0, 0, false)));
     }
     None
+}
+
+/// `0730`, `1930 hrs`, `2215h`: a 24-hour time written without a separator, read only where it
+/// cannot be a year or an amount — after "at"/"@", or with "h"/"hrs"/"hours" after it (a
+/// leading zero is needed before "hours", which otherwise counts them).
+fn four_digit_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
+    let n = c.num(i).filter(|n| n.digits == 4 && !n.ordinal)?;
+    let (hour, minute) = (n.value / 100, n.value % 100);
+    if hour > 23 || minute > 59 {
+        return None;
+    }
+    let leading_zero = c.word(i).starts_with('0');
+    let marked = c.joined(i + 1)
+        && (c.is(i + 1, "h")
+            || c.is(i + 1, "hrs")
+            || c.is(i + 1, "hr")
+            || leading_zero && c.is(i + 1, "hours"));
+    if marked {
+        return Some((i + 2, at(hour, minute, 0, true)));
+    }
+    (after_at(c, i) && !c.glued(i + 1)).then_some((i + 1, at(hour, minute, 0, true)))
+}
+
+/// Whether a day or a part of the day is written at `i` ("tomorrow", "tonight", "this
+/// evening", "in the morning", "on Monday").
+fn names_a_day_after(c: &Cursor, i: usize) -> bool {
+    c.joined(i)
+        && match c.lex(i) {
+            Lex::Rel(
+                Rel::Tomorrow
+                | Rel::Today
+                | Rel::Tonight
+                | Rel::Yesterday
+                | Rel::Morning
+                | Rel::Afternoon
+                | Rel::Evening
+                | Rel::Night,
+            ) => true,
+            Lex::Rel(Rel::This | Rel::In | Rel::On | Rel::Next) => matches!(
+                c.lex(i + 1),
+                Lex::Rel(Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night | Rel::The)
+                    | Lex::Weekday(_)
+            ),
+            _ => false,
+        }
 }
 
 fn two_digits(c: &Cursor, i: usize) -> Option<u32> {

@@ -80,7 +80,9 @@ fn core_moment(c: &Cursor, i: usize) -> Found {
         && let Some((end, t)) = bare_hour(c, i)
         && time(c, i).is_none()
     {
-        return Some((end, Moment::Point(Point::Clock(t.naive()?, None))));
+        // "at 7 tomorrow morning": with the day after it.
+        return with_day_at(c, end, t)
+            .or_else(|| Some((end, Moment::Point(Point::Clock(t.naive()?, None)))));
     }
     // A recurrence first, so that it wins a tie ("Mondays at 5pm" is not one Monday).
     let mut best = recurrence(c, i);
@@ -292,6 +294,16 @@ fn time_with_date(c: &Cursor, i: usize) -> Found {
         }
         return Some((end + 1, at(c.today(), t, t.offset)?));
     }
+    if let Some(found) = with_day_at(c, end, t) {
+        return Some(found);
+    }
+    Some((end, Moment::Point(Point::Clock(t.naive()?, t.offset))))
+}
+
+/// The time `t` on the day written after `end` (after a comma, "on" or "of"): a day ("3pm tomorrow"), or a part of one day
+/// ("five-thirty tomorrow evening"), which moves an hour written without am/pm to its half of
+/// the day.
+fn with_day_at(c: &Cursor, end: usize, t: TimePart) -> Found {
     let mut k = end;
     if c.punct(k, b',') {
         k += 1;
@@ -299,12 +311,24 @@ fn time_with_date(c: &Cursor, i: usize) -> Found {
     if c.rel(k, Rel::On) || c.rel(k, Rel::Of) {
         k += 1;
     }
-    if c.joined(k)
-        && let Some((after, Moment::Point(Point::Day(date)))) = date_at(c, k)
-    {
-        return Some((after, at(date, t, t.offset)?));
+    if !c.joined(k) {
+        return None;
     }
-    Some((end, Moment::Point(Point::Clock(t.naive()?, t.offset))))
+    let (after, day) = date_at(c, k)?;
+    match day {
+        Moment::Point(Point::Day(date)) => Some((after, at(date, t, t.offset)?)),
+        Moment::Range(Some(Point::At(from, _)), Some(Point::At(to, _)))
+            if from.date() == to.date() =>
+        {
+            use chrono::Timelike;
+            let mut t = t;
+            if !t.meridiem && from.hour() >= 12 && t.hour < 12 {
+                t.hour += 12;
+            }
+            Some((after, at(from.date(), t, t.offset)?))
+        }
+        _ => None,
+    }
 }
 
 /// "since tomorrow", "after 2010", "before 11 am", "until Friday", "by June 3", "to date".

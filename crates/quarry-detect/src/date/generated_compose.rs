@@ -15,6 +15,8 @@
 //! | more/less than + shifted point | bound × amount × direction × now |
 //! | N weekdays + from/after/before + anchor | count × weekday × anchor × now |
 //! | by + day, day + onwards | day × now |
+//! | day + at + time, at + time + day | day × time notation (12 h, 24 h, `1505`, `15h05`) × now |
+//! | spelled time + day + part of day | hour × minutes × day × part × now |
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime};
 
@@ -338,6 +340,111 @@ fn interval_case(rng: &mut Rng, form: usize) -> Case {
 }
 
 const INTERVAL_FORMS: usize = 6;
+
+/// A clock time in one of the notations a time joined to a day may take; the time it is.
+fn time_notation(rng: &mut Rng) -> (String, NaiveTime) {
+    let (h, m) = (rng.range(0, 23) as u32, rng.range(0, 59) as u32);
+    let text = match rng.below(4) {
+        0 => twelve_hour(h, m, rng),
+        1 => format!("{h:02}:{m:02}"),
+        2 => format!("{h:02}{m:02}"),
+        _ => format!("{h}h{m:02}"),
+    };
+    (text, NaiveTime::from_hms_opt(h, m, 0).expect("valid"))
+}
+
+/// A relative or named day, as written after a time; the day it is.
+fn day_after_time(rng: &mut Rng, today: NaiveDate) -> (String, NaiveDate) {
+    match rng.below(4) {
+        0 => ("tomorrow".to_owned(), today + Duration::days(1)),
+        1 => ("today".to_owned(), today),
+        2 => {
+            let k = rng.below(7) as usize;
+            (format!("on {}", WEEKDAYS[k]), next_weekday(today, k))
+        }
+        _ => {
+            let date = rng.date(1995, 2035);
+            (
+                format!(
+                    "on {} {}, {}",
+                    MONTHS[date.month0() as usize],
+                    date.day(),
+                    date.year()
+                ),
+                date,
+            )
+        }
+    }
+}
+
+const HOUR_WORDS: [&str; 12] = [
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve",
+];
+
+fn clock_day_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let (form, expr, value): (&'static str, String, String) = match form {
+        0 => {
+            let (day, date) = day_piece(rng, today);
+            let (time, t) = time_notation(rng);
+            (
+                "day + at + time",
+                format!("{day} at {time}"),
+                datetime(date.and_time(t)),
+            )
+        }
+        1 => {
+            let (time, t) = time_notation(rng);
+            let (day, date) = day_after_time(rng, today);
+            (
+                "at + time + day",
+                format!("at {time} {day}"),
+                datetime(date.and_time(t)),
+            )
+        }
+        _ => {
+            let hour = rng.range(1, 11) as u32;
+            let minute = rng.range(1, 11) as u32 * 5;
+            let minutes = if minute < 10 {
+                format!("oh {}", words(minute, rng))
+            } else {
+                words(minute, rng)
+            };
+            let joiner = if minute >= 10 && rng.coin() { "-" } else { " " };
+            let (part, pm) =
+                [("morning", false), ("afternoon", true), ("evening", true)][rng.below(3) as usize];
+            let (day, date) =
+                [("tomorrow", today + Duration::days(1)), ("today", today)][rng.below(2) as usize];
+            let hour24 = if pm { hour + 12 } else { hour };
+            (
+                "spelled time + day + part of day",
+                format!(
+                    "{}{joiner}{minutes} {day} {part}",
+                    HOUR_WORDS[(hour - 1) as usize]
+                ),
+                datetime(date.and_time(NaiveTime::from_hms_opt(hour24, minute, 0).expect("valid"))),
+            )
+        }
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
+const CLOCK_DAY_FORMS: usize = 3;
+
+#[test]
+fn generated_times_joined_to_days() {
+    assert_eq!(
+        run(13, CLOCK_DAY_FORMS, clock_day_case),
+        CLOCK_DAY_FORMS * CASES_PER_FORM
+    );
+}
 
 #[test]
 fn generated_recurrences_of_every_piece() {

@@ -105,6 +105,7 @@ fn lead_in(c: &Cursor, i: usize, taken: usize, kind: quarry_core::MatchKind) -> 
             c.lex(i),
             Lex::Rel(Rel::Next | Rel::Last | Rel::Previous | Rel::Coming | Rel::Following)
         ) && c.unit(i + 1).is_some());
+    // Recognizers-Text leaves "at" out before a time in words ("at five-thirty tomorrow").
     let clock = kind == quarry_core::MatchKind::DateTime && c.num(i).is_some();
     if (period && after(Rel::The)) || (clock && after(Rel::At)) {
         i - 1
