@@ -15,6 +15,7 @@ use super::model::{DatePart, Moment, Point, TimePart};
 use super::recurrence::recurrence;
 use super::relative::{part_of_day_span, relative};
 use super::resolve::{self, shift};
+use super::within::unit_of_period;
 
 fn longer(best: Found, candidate: Found) -> Found {
     match (best, candidate) {
@@ -125,6 +126,7 @@ fn date_uncached(c: &Cursor, i: usize) -> Found {
     best = longer(best, part(year_month(c, i)));
     best = longer(best, quarter(c, i, today));
     best = longer(best, holiday(c, i));
+    best = longer(best, unit_of_period(c, i));
     longer(best, relative(c, i))
 }
 

@@ -16,6 +16,8 @@
 //! | N weekdays + from/after/before + anchor | count × weekday × anchor × now |
 //! | by + day, day + onwards | day × now |
 //! | day + at + time, at + time + day | day × time notation (12 h, 24 h, `1505`, `15h05`) × now |
+//! | selector + unit + of + period | ordinal or last × weekday, day, week, weekend, month, half × month, year, next month, this year × now |
+//! | weekday + of + week | weekday × this, next or last week × now |
 //! | spelled time + day + part of day | hour × minutes × day × part × now |
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime};
@@ -437,6 +439,159 @@ fn clock_day_case(rng: &mut Rng, form: usize) -> Case {
 }
 
 const CLOCK_DAY_FORMS: usize = 3;
+
+const ORDINAL_WORDS: [&str; 5] = ["first", "second", "third", "fourth", "fifth"];
+
+/// A period of whole days, as written, and its first and last day.
+fn period_piece(rng: &mut Rng, today: NaiveDate) -> (String, NaiveDate, NaiveDate) {
+    let month_of = |first: NaiveDate| {
+        (
+            first,
+            (first + chrono::Months::new(1)).pred_opt().expect("valid"),
+        )
+    };
+    match rng.below(4) {
+        0 => {
+            let year = rng.range(1995, 2035) as i32;
+            let month = rng.range(1, 12) as u32;
+            let (a, b) = month_of(NaiveDate::from_ymd_opt(year, month, 1).expect("valid"));
+            (format!("{} {year}", MONTHS[(month - 1) as usize]), a, b)
+        }
+        1 => {
+            let year = rng.range(1995, 2035) as i32;
+            (
+                year.to_string(),
+                NaiveDate::from_ymd_opt(year, 1, 1).expect("valid"),
+                NaiveDate::from_ymd_opt(year, 12, 31).expect("valid"),
+            )
+        }
+        2 => {
+            let first = NaiveDate::from_ymd_opt(today.year(), today.month(), 1).expect("valid")
+                + chrono::Months::new(1);
+            let (a, b) = month_of(first);
+            ("next month".to_owned(), a, b)
+        }
+        _ => (
+            "this year".to_owned(),
+            NaiveDate::from_ymd_opt(today.year(), 1, 1).expect("valid"),
+            NaiveDate::from_ymd_opt(today.year(), 12, 31).expect("valid"),
+        ),
+    }
+}
+
+fn monday_of(date: NaiveDate) -> NaiveDate {
+    date - Duration::days(i64::from(date.weekday().num_days_from_monday()))
+}
+
+fn within_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let (period, first, last) = period_piece(rng, today);
+    // The nth (1-based) or, with None, the last.
+    let n = if rng.below(3) == 0 {
+        None
+    } else {
+        Some(rng.range(1, 4) as i64)
+    };
+    let selector = match n {
+        None => "last".to_owned(),
+        Some(n) if rng.coin() => ORDINAL_WORDS[(n - 1) as usize].to_owned(),
+        Some(n) => format!("{n}{}", ["st", "nd", "rd", "th"][(n - 1) as usize]),
+    };
+    let the = if rng.coin() { "the " } else { "" };
+    let (form, piece, value): (&'static str, String, String) = match form {
+        0 => {
+            let k = rng.below(7) as usize;
+            let day = match n {
+                Some(n) => next_weekday(first - Duration::days(1), k) + Duration::days(7 * (n - 1)),
+                None => (0..7)
+                    .map(|d| last - Duration::days(d))
+                    .find(|d| d.weekday().num_days_from_monday() as usize == k)
+                    .expect("a week holds every weekday"),
+            };
+            ("nth weekday of period", WEEKDAYS[k].to_owned(), iso(day))
+        }
+        1 => {
+            let day = match n {
+                Some(n) => first + Duration::days(n - 1),
+                None => last,
+            };
+            ("nth day of period", "day".to_owned(), iso(day))
+        }
+        2 => {
+            let monday = match n {
+                Some(n) => monday_of(first) + Duration::days(7 * (n - 1)),
+                None => monday_of(last),
+            };
+            (
+                "nth week of period",
+                "week".to_owned(),
+                format!("{}/{}", iso(monday), iso(monday + Duration::days(6))),
+            )
+        }
+        3 => {
+            let saturday = match n {
+                Some(n) => next_weekday(first - Duration::days(1), 5) + Duration::days(7 * (n - 1)),
+                None => (0..7)
+                    .map(|d| last - Duration::days(d))
+                    .find(|d| d.weekday() == chrono::Weekday::Sat)
+                    .expect("a week holds every weekday"),
+            };
+            (
+                "nth weekend of period",
+                "weekend".to_owned(),
+                format!("{}/{}", iso(saturday), iso(saturday + Duration::days(1))),
+            )
+        }
+        _ => {
+            // Months of a year-long period only.
+            let year = rng.range(1995, 2035) as i32;
+            let k = match n {
+                Some(n) => n as u32,
+                None => 12,
+            };
+            let a = NaiveDate::from_ymd_opt(year, k, 1).expect("valid");
+            let b = (a + chrono::Months::new(1)).pred_opt().expect("valid");
+            return Case {
+                form: "nth month of year",
+                expr: format!("{the}{selector} month of {year}"),
+                value: format!("{}/{}", iso(a), iso(b)),
+                now,
+            };
+        }
+    };
+    Case {
+        form,
+        expr: format!("{the}{selector} {piece} of {period}"),
+        value,
+        now,
+    }
+}
+
+const WITHIN_FORMS: usize = 5;
+
+fn weekday_of_week_case(rng: &mut Rng, _form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let k = rng.below(7) as usize;
+    let (word, weeks) = [("this", 0), ("next", 1), ("last", -1)][rng.below(3) as usize];
+    let monday = monday_of(today) + Duration::days(7 * weeks);
+    Case {
+        form: "weekday of relative week",
+        expr: format!("{} of {word} week", WEEKDAYS[k]),
+        value: iso(monday + Duration::days(k as i64)),
+        now,
+    }
+}
+
+#[test]
+fn generated_units_inside_periods() {
+    assert_eq!(
+        run(14, WITHIN_FORMS, within_case),
+        WITHIN_FORMS * CASES_PER_FORM
+    );
+    assert_eq!(run(15, 1, weekday_of_week_case), CASES_PER_FORM);
+}
 
 #[test]
 fn generated_times_joined_to_days() {

@@ -18,6 +18,7 @@
 //! | `compose` | date + time, open ranges, shifted dates, lone years, durations |
 //! | `range` | two-ended ranges |
 //! | `recurrence` | "every …", plural weekdays and frequency words, as repeating intervals |
+//! | `within` | a unit inside any period ("the last Friday of next month", "Monday of next week") |
 //! | `resolve` | calendar arithmetic and ISO rendering |
 //! | `spelled` | numbers and years written in words |
 
@@ -36,6 +37,7 @@ mod relative;
 mod resolve;
 mod spelled;
 mod token;
+mod within;
 
 use chrono::{DateTime, FixedOffset};
 
@@ -203,7 +205,9 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         Lex::Rel(Rel::The) => {
             matches!(
                 next,
-                Lex::Unit(Unit::Day | Unit::Weekend | Unit::Second) | Lex::Named
+                Lex::Unit(Unit::Day | Unit::Weekend | Unit::Second)
+                    | Lex::Named
+                    | Lex::Rel(Rel::Last)
             ) || c.num(i + 1).is_some_and(|n| n.ordinal)
                 || matches!(next, Lex::Ordinal(_) | Lex::Tens(_))
         }

@@ -13,10 +13,7 @@ use super::resolve::{
 
 /// A relative expression starting at token `i`.
 pub(crate) fn relative(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
-    if let Some(found) = nth_weekday_of(c, i)
-        .or_else(|| week_of_month(c, i))
-        .or_else(|| day_of_relative_month(c, i))
-    {
+    if let Some(found) = day_of_relative_month(c, i) {
         return Some(found);
     }
     match c.lex(i) {
@@ -634,67 +631,6 @@ fn early_or_late(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     Some((end, edge_span(span, Unit::Month, edge)?))
 }
 
-/// "last week of september 2014", "the first week of October", "the last week of this
-/// month": weeks run Monday to Sunday; the first week of a month is the one holding its 1st
-/// and the last the one holding its last day (Duckling's `cycleLastOf`, Recognizers-Text's
-/// week-of-month).
-fn week_of_month(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
-    let n = match (c.lex(i), c.num(i)) {
-        (Lex::Rel(Rel::Last), _) => 0,
-        (Lex::Ordinal(n @ 1..=5), _) => i64::from(n),
-        (Lex::Unit(Unit::Second), _) if c.is(i, "second") => 2,
-        (_, Some(num)) if num.ordinal && (1..=5).contains(&num.value) => i64::from(num.value),
-        _ => return None,
-    };
-    if c.unit(i + 1) != Some(Unit::Week) || c.word(i + 1).ends_with('s') {
-        return None;
-    }
-    if !(c.rel(i + 2, Rel::Of) || c.rel(i + 2, Rel::In)) || !c.joined(i + 3) {
-        return None;
-    }
-    let today = c.today();
-    let mut j = i + 3;
-    if c.rel(j, Rel::The) {
-        j += 1;
-    }
-    let (end, month) = if let Some(dir) = direction(c, j) {
-        if c.unit(j + 1) != Some(Unit::Month) {
-            return None;
-        }
-        (j + 2, period(today, Unit::Month, dir)?)
-    } else if c.unit(j) == Some(Unit::Month) {
-        (j + 1, period(today, Unit::Month, Direction::This)?)
-    } else if let Lex::Month(_) = c.lex(j) {
-        let (end, part) = super::absolute::named_date(c, j).filter(|(_, p)| p.day.is_none())?;
-        (end, resolve::date_part(today, part)?)
-    } else {
-        return None;
-    };
-    let Moment::Range(Some(Point::Day(first)), Some(Point::Day(last))) = month else {
-        return None;
-    };
-    let monday = if n == 0 {
-        week_start(last)
-    } else {
-        week_start(first) + chrono::Duration::days(7 * (n - 1))
-    };
-    if monday > last {
-        return None;
-    }
-    // "1st week of Oct. on Friday": that day of the week.
-    let k = if c.rel(end, Rel::On) { end + 1 } else { end };
-    if c.joined(k)
-        && let Lex::Weekday(w) = c.lex(k)
-    {
-        let day = monday + chrono::Duration::days(i64::from(w));
-        return Some((k + 1, Moment::day(day)));
-    }
-    Some((
-        end,
-        Moment::days(monday, monday + chrono::Duration::days(6)),
-    ))
-}
-
 /// "20 of this month", "the 3rd of next month", "the fifteenth of last month": a day of the
 /// month named relative to today.
 fn day_of_relative_month(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
@@ -713,59 +649,4 @@ fn day_of_relative_month(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     };
     let date = NaiveDate::from_ymd_opt(first.year(), first.month(), day)?;
     Some((m + 2, Moment::day(date)))
-}
-
-/// "third tuesday of september 2014", "last Sunday of March", "first Monday in the month",
-/// "last day in october 2015".
-fn nth_weekday_of(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
-    let n = match (c.lex(i), c.num(i)) {
-        (Lex::Rel(Rel::Last), _) => 0,
-        (Lex::Ordinal(n @ 1..=5), _) => u32::from(n),
-        (Lex::Unit(Unit::Second), _) if c.is(i, "second") => 2,
-        (_, Some(num)) if num.ordinal && (1..=5).contains(&num.value) => num.value,
-        _ => return None,
-    };
-    let target = match c.lex(i + 1) {
-        Lex::Weekday(w) => Some(w),
-        Lex::Unit(Unit::Day) if n <= 1 => None,
-        _ => return None,
-    };
-    if !(c.rel(i + 2, Rel::Of) || c.rel(i + 2, Rel::In)) || !c.joined(i + 3) {
-        return None;
-    }
-    let today = c.today();
-    let mut j = i + 3;
-    if c.rel(j, Rel::The) {
-        j += 1;
-    }
-    let (end, year, month) = if let Lex::Month(m) = c.lex(j) {
-        let m = u32::from(m);
-        let k = if c.punct(j + 1, b',') { j + 2 } else { j + 1 };
-        match c
-            .num(k)
-            .filter(|y| y.digits == 4 && !y.ordinal && c.joined(k))
-        {
-            Some(y) => (k + 1, y.value as i32, m),
-            None => {
-                let year = if m >= today.month() {
-                    today.year()
-                } else {
-                    today.year() + 1
-                };
-                (j + 1, year, m)
-            }
-        }
-    } else if c.unit(j) == Some(Unit::Month) {
-        (j + 1, today.year(), today.month())
-    } else {
-        return None;
-    };
-    let date = match target {
-        Some(w) => resolve::nth_weekday(year, month, w, n)?,
-        None if n == 0 => resolve::first_of_month(NaiveDate::from_ymd_opt(year, month, 1)?)
-            .checked_add_months(chrono::Months::new(1))?
-            .pred_opt()?,
-        None => NaiveDate::from_ymd_opt(year, month, 1)?,
-    };
-    Some((end, Moment::day(date)))
 }
