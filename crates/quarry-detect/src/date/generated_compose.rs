@@ -491,7 +491,7 @@ fn within_case(rng: &mut Rng, form: usize) -> Case {
     let n = if rng.below(3) == 0 {
         None
     } else {
-        Some(rng.range(1, 4) as i64)
+        Some(rng.range(1, 4))
     };
     let selector = match n {
         None => "last".to_owned(),
