@@ -12,6 +12,7 @@ use super::duration::{Count, amount};
 use super::holiday::holiday;
 use super::lexicon::{Lex, Rel};
 use super::model::{DatePart, Moment, Point, TimePart};
+use super::periods::named_period;
 use super::recurrence::recurrence;
 use super::relative::{part_of_day_span, relative};
 use super::resolve::{self, shift};
@@ -127,6 +128,7 @@ fn date_uncached(c: &Cursor, i: usize) -> Found {
     best = longer(best, quarter(c, i, today));
     best = longer(best, holiday(c, i));
     best = longer(best, unit_of_period(c, i));
+    best = longer(best, named_period(c, i));
     longer(best, relative(c, i))
 }
 

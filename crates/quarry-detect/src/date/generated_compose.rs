@@ -18,6 +18,9 @@
 //! | day + at + time, at + time + day | day × time notation (12 h, 24 h, `1505`, `15h05`) × now |
 //! | selector + unit + of + period | ordinal or last × weekday, day, week, weekend, month, half × month, year, next month, this year × now |
 //! | weekday + of + week | weekday × this, next or last week × now |
+//! | [modifier] + season [+ year] | season × this, next, last, none, year × now |
+//! | decade | digits, '90s, words × now |
+//! | modifier + month, H1/H2 + year | month × modifier × now, half × year |
 //! | spelled time + day + part of day | hour × minutes × day × part × now |
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime};
@@ -582,6 +585,160 @@ fn weekday_of_week_case(rng: &mut Rng, _form: usize) -> Case {
         value: iso(monday + Duration::days(k as i64)),
         now,
     }
+}
+
+/// The astronomical season `k` (0 spring … 3 winter) of `year`, written out from the module docs.
+fn season_days(year: i32, k: usize) -> (NaiveDate, NaiveDate) {
+    let d = |y, m, day| NaiveDate::from_ymd_opt(y, m, day).expect("valid");
+    match k {
+        0 => (d(year, 3, 20), d(year, 6, 20)),
+        1 => (d(year, 6, 21), d(year, 9, 23)),
+        2 => (d(year, 9, 24), d(year, 12, 20)),
+        _ => (d(year, 12, 21), d(year + 1, 3, 19)),
+    }
+}
+
+const SEASON_WORDS: [&str; 4] = ["spring", "summer", "autumn", "winter"];
+
+fn period_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let range = |(a, b): (NaiveDate, NaiveDate)| format!("{}/{}", iso(a), iso(b));
+    let (form, expr, value): (&'static str, String, String) = match form {
+        0 => {
+            let k = rng.below(4) as usize;
+            let seasons: Vec<(NaiveDate, NaiveDate)> = (today.year() - 2..=today.year() + 1)
+                .map(|y| season_days(y, k))
+                .collect();
+            let holding = seasons
+                .iter()
+                .find(|(a, b)| *a <= today && today <= *b)
+                .copied();
+            let (word, span) = match rng.below(3) {
+                0 => (
+                    "this",
+                    holding.unwrap_or_else(|| season_days(today.year(), k)),
+                ),
+                1 => (
+                    "next",
+                    *seasons
+                        .iter()
+                        .find(|(a, _)| *a > today)
+                        .expect("one starts later"),
+                ),
+                _ => (
+                    "last",
+                    *seasons
+                        .iter()
+                        .rev()
+                        .find(|(_, b)| *b < today)
+                        .expect("one ended"),
+                ),
+            };
+            (
+                "modifier + season",
+                format!("{word} {}", SEASON_WORDS[k]),
+                range(span),
+            )
+        }
+        1 => {
+            let k = rng.below(4) as usize;
+            let year = rng.range(1995, 2035) as i32;
+            let expr = if rng.coin() {
+                format!("{} {year}", SEASON_WORDS[k])
+            } else {
+                format!("the {} of {year}", SEASON_WORDS[k])
+            };
+            ("season + year", expr, range(season_days(year, k)))
+        }
+        2 => {
+            let tens = rng.range(2, 9) as i32 * 10;
+            let century = if 2000 + tens <= today.year() {
+                2000
+            } else {
+                1900
+            };
+            let start = century + tens;
+            let words = [
+                "twenties",
+                "thirties",
+                "forties",
+                "fifties",
+                "sixties",
+                "seventies",
+                "eighties",
+                "nineties",
+            ];
+            let expr = match rng.below(3) {
+                0 => format!("the {start}s"),
+                1 => format!("the {tens}s"),
+                _ => format!("the {}", words[(tens / 10 - 2) as usize]),
+            };
+            let last = NaiveDate::from_ymd_opt(start + 9, 12, 31).expect("valid");
+            let first = NaiveDate::from_ymd_opt(start, 1, 1).expect("valid");
+            ("decade", expr, range((first, last)))
+        }
+        3 => {
+            let m = rng.range(1, 12) as u32;
+            let (word, year) = match rng.below(3) {
+                0 => ("this", today.year()),
+                1 => (
+                    "next",
+                    if m > today.month() {
+                        today.year()
+                    } else {
+                        today.year() + 1
+                    },
+                ),
+                _ => (
+                    "last",
+                    if m < today.month() {
+                        today.year()
+                    } else {
+                        today.year() - 1
+                    },
+                ),
+            };
+            let first = NaiveDate::from_ymd_opt(year, m, 1).expect("valid");
+            let last = (first + chrono::Months::new(1)).pred_opt().expect("valid");
+            (
+                "modifier + month",
+                format!("{word} {}", MONTHS[(m - 1) as usize]),
+                range((first, last)),
+            )
+        }
+        _ => {
+            let year = rng.range(1995, 2035) as i32;
+            let second = rng.coin();
+            let d = |m, day| NaiveDate::from_ymd_opt(year, m, day).expect("valid");
+            let span = if second {
+                (d(7, 1), d(12, 31))
+            } else {
+                (d(1, 1), d(6, 30))
+            };
+            (
+                "half + year",
+                format!("H{} {year}", if second { 2 } else { 1 }),
+                range(span),
+            )
+        }
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
+const PERIOD_FORMS: usize = 5;
+
+#[test]
+fn generated_named_periods_with_modifiers() {
+    assert_eq!(
+        run(16, PERIOD_FORMS, period_case),
+        PERIOD_FORMS * CASES_PER_FORM
+    );
 }
 
 #[test]

@@ -270,6 +270,11 @@ pub(crate) fn classify_ascii(w: &[u8]) -> Lex {
         b"early" | b"earlier" => Rel(self::Rel::Early),
         b"late" => Rel(self::Rel::Late),
         b"every" | b"each" => Rel(self::Rel::Every),
+        // Halves of a year ("H1 2021", `periods.rs`).
+        b"h" => Named,
+        // Seasons (`periods.rs`); "spring" also starts holiday names.
+        b"summer" | b"winter" | b"autumn" | b"fall" | b"summertime" | b"wintertime"
+        | b"springtime" => Named,
         b"by" => Rel(self::Rel::By),
         b"more" | b"over" | b"least" => Rel(self::Rel::More),
         b"less" | b"fewer" | b"under" | b"most" => Rel(self::Rel::Less),

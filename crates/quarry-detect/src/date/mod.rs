@@ -16,6 +16,7 @@
 //! | `holiday` | named holidays |
 //! | `anchored` | intervals from an amount and a start, and amounts bounding a shifted point |
 //! | `compose` | date + time, open ranges, shifted dates, lone years, durations |
+//! | `periods` | seasons, decades, halves and modified months ("next March") |
 //! | `range` | two-ended ranges |
 //! | `recurrence` | "every …", plural weekdays and frequency words, as repeating intervals |
 //! | `within` | a unit inside any period ("the last Friday of next month", "Monday of next week") |
@@ -31,6 +32,7 @@ mod duration;
 mod holiday;
 mod lexicon;
 mod model;
+mod periods;
 mod range;
 mod recurrence;
 mod relative;
@@ -160,7 +162,8 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
             Lex::Cardinal(_) | Lex::Tens(_) | Lex::Rel(Rel::A | Rel::Few | Rel::Couple | Rel::Half)
         );
     match c.lex(i) {
-        Lex::Other | Lex::Meridiem(_) | Lex::Zone(_) => false,
+        Lex::Other => false,
+        Lex::Meridiem(_) | Lex::Zone(_) => false,
         // A number word starts an expression only with a unit, a clock word or more of the
         // number after it: "five days", "seven pm", "eight o'clock", "nineteen eighty-six",
         // "twenty-one", "two thousand and twenty", "five oh five", or after "at" ("at
@@ -201,7 +204,12 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         Lex::Unit(Unit::Day) => holiday::name_at(c, i).is_some(),
         Lex::Unit(_) => false,
         // Holiday words are common ("new", "good", "all"): only a whole name starts a parse.
-        Lex::Named => c.is(i, "q") || holiday::name_at(c, i).is_some(),
+        // "Q1", "H1 2021", a holiday, a season
+        Lex::Named => {
+            (c.is(i, "q") || c.is(i, "h")) && c.tight(i + 1)
+                || holiday::name_at(c, i).is_some()
+                || periods::is_season(c, i)
+        }
         Lex::Rel(Rel::The) => {
             matches!(
                 next,
@@ -209,6 +217,9 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
                     | Lex::Named
                     | Lex::Rel(Rel::Last)
             ) || c.num(i + 1).is_some_and(|n| n.ordinal)
+                // "the 1990s", "the 90s"
+                || c.num(i + 1).is_some() && c.is(i + 2, "s")
+                || periods::decade_word(c, i + 1).is_some()
                 || matches!(next, Lex::Ordinal(_) | Lex::Tens(_))
         }
         Lex::Rel(Rel::A) => matches!(next, Lex::Unit(_) | Lex::Rel(Rel::Few | Rel::Couple)),
@@ -227,8 +238,10 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
                 || matches!(
                     next,
                     Lex::Weekday(_)
+                        | Lex::Month(_)
                         | Lex::Unit(_)
                         | Lex::Named
+                        | Lex::Rel(Rel::Coming | Rel::Past)
                         | Lex::Rel(Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)
                 )
         }
