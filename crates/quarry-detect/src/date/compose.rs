@@ -401,9 +401,22 @@ fn before(p: Point) -> Option<Point> {
     }
 }
 
-/// "2 weeks from January 15", "3 days after January 12th", "a week before Christmas".
+/// An amount before or after any anchor: "2 weeks from January 15", "3 days after January
+/// 12th", "a week before Christmas", "two years after 2010" (a period moves whole), and "the
+/// day after Thanksgiving", "the day before June 3".
 fn shifted_date(c: &Cursor, i: usize) -> Found {
-    let (end, dur, _) = amount(c, i)?;
+    let (end, dur) = if c.rel(i, Rel::The) && c.unit(i + 1) == Some(super::lexicon::Unit::Day) {
+        (
+            i + 2,
+            super::model::Dur {
+                days: 1,
+                ..super::model::Dur::default()
+            },
+        )
+    } else {
+        let (end, dur, _) = amount(c, i)?;
+        (end, dur)
+    };
     let negative = match c.lex(end) {
         Lex::Rel(Rel::After | Rel::From) => false,
         Lex::Rel(Rel::Before) => true,
@@ -412,12 +425,33 @@ fn shifted_date(c: &Cursor, i: usize) -> Found {
     if !c.joined(end + 1) || c.rel(end + 1, Rel::Now) || c.rel(end + 1, Rel::Today) {
         return None;
     }
-    let (after, m) = date_at(c, end + 1)?;
-    let Moment::Point(point) = m else {
-        return None;
-    };
     let dur = if negative { dur.negate() } else { dur };
-    Some((after, Moment::Point(shift(point, dur)?)))
+    let (after, m) = date_at(c, end + 1).or_else(|| {
+        let (end, year) = lone_year(c, end + 1)?;
+        Some((end, resolve::year_span(year)?))
+    })?;
+    match m {
+        Moment::Point(point) => Some((after, Moment::Point(shift(point, dur)?))),
+        // A period moves whole: "two years after 2010" is 2012; whole months stay whole
+        // ("a month after February" ends on March 31).
+        Moment::Range(Some(a @ Point::Day(first)), Some(Point::Day(last)))
+            if !dur.has_clock_part() =>
+        {
+            let next = Point::Day(last.succ_opt()?);
+            let Point::Day(moved_next) = shift(next, dur)? else {
+                return None;
+            };
+            Some((
+                after,
+                Moment::Range(
+                    Some(shift(a, dur)?),
+                    Some(Point::Day(moved_next.pred_opt()?)),
+                ),
+            ))
+            .filter(|_| first <= last)
+        }
+        _ => None,
+    }
 }
 
 /// "in 2014", "since 1998", "of 2007 and 2009": a year where a preposition says it is one.

@@ -18,6 +18,7 @@
 //! | day + at + time, at + time + day | day × time notation (12 h, 24 h, `1505`, `15h05`) × now |
 //! | selector + unit + of + period | ordinal or last × weekday, day, week, weekend, month, half × month, year, next month, this year × now |
 //! | weekday + of + week | weekday × this, next or last week × now |
+//! | N units + after/before + anchor, the day after/before + anchor | amount × direction × day, month or year anchor |
 //! | [modifier] + season [+ year] | season × this, next, last, none, year × now |
 //! | decade | digits, '90s, words × now |
 //! | modifier + month, H1/H2 + year | month × modifier × now, half × year |
@@ -732,6 +733,65 @@ fn period_case(rng: &mut Rng, form: usize) -> Case {
 }
 
 const PERIOD_FORMS: usize = 5;
+
+fn offset_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let after = rng.coin();
+    let word = if after { "after" } else { "before" };
+    let sign = if after { 1 } else { -1 };
+    let (form, expr, value): (&'static str, String, String) = match form {
+        0 => {
+            let (day, date) = day_piece(rng, today);
+            let unit = DAY_UNITS[rng.below(2) as usize];
+            let n = rng.range(1, 30) as u32;
+            let moved = date + Duration::days(sign * i64::from(n) * unit.days);
+            (
+                "N units + after/before + day",
+                format!(
+                    "{} {} {word} {day}",
+                    count_text(n, rng),
+                    plural(unit.word, n)
+                ),
+                iso(moved),
+            )
+        }
+        1 => {
+            let (day, date) = day_piece(rng, today);
+            (
+                "the day + after/before + day",
+                format!("the day {word} {day}"),
+                iso(date + Duration::days(sign)),
+            )
+        }
+        _ => {
+            let year = rng.range(1995, 2035) as i32;
+            let n = rng.range(1, 20) as u32;
+            let to = year + sign as i32 * n as i32;
+            (
+                "N years + after/before + year",
+                format!("{} {} {word} {year}", count_text(n, rng), plural("year", n)),
+                format!("{to}-01-01/{to}-12-31"),
+            )
+        }
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
+const OFFSET_FORMS: usize = 3;
+
+#[test]
+fn generated_offsets_from_any_anchor() {
+    assert_eq!(
+        run(17, OFFSET_FORMS, offset_case),
+        OFFSET_FORMS * CASES_PER_FORM
+    );
+}
 
 #[test]
 fn generated_named_periods_with_modifiers() {
