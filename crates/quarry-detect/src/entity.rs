@@ -2,8 +2,9 @@
 //!
 //! The pipeline is linear in the text: [`tokens`] splits words, [`chunks`] groups capitalised
 //! words into candidate names, [`classify`] types each candidate from its words, the
-//! [`gazetteer`] lists and its context, and [`find`] lets confident mentions of a name decide
-//! its unsure repeats (`Mitchell Rawlins … Rawlins`).
+//! [`gazetteer`] lists and its context (the verbs and prepositions around it: [`frames`]),
+//! [`lists`] lets coordinated names share a kind, and [`find`] lets confident mentions of a name
+//! decide its unsure repeats (`Mitchell Rawlins … Rawlins`).
 //!
 //! Entity spans follow the WikiGold/CoNLL convention: a person span leaves out a title
 //! (`Dr. Jane Smith` → `Jane Smith`); an organization keeps a leading `The` it was written with.
@@ -13,9 +14,11 @@
 mod chunks;
 mod classify;
 mod data;
+mod frames;
 mod gazetteer;
 #[cfg(test)]
 mod generated_tests;
+mod lists;
 mod rules;
 mod table_format;
 mod table_hash;
@@ -165,10 +168,11 @@ fn entities(
     tokens: &[Token<'_>],
     memory: &mut DocumentMemory,
 ) -> Vec<(Range<usize>, MatchKind)> {
-    let classified: Vec<Classified> = chunks::candidates(text, tokens)
+    let mut classified: Vec<Classified> = chunks::candidates(text, tokens)
         .into_iter()
         .map(|chunk| classify::classify(text, tokens, chunk))
         .collect();
+    lists::type_lists(tokens, &mut classified);
 
     // A name's confident mentions, and the words of confident multi-word person names, decide
     // what its unsure or unknown mentions are.

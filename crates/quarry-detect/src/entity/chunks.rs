@@ -20,6 +20,16 @@ pub(crate) fn candidates(text: &str, tokens: &[Token<'_>]) -> Vec<Range<usize>> 
     let mut chunks = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
+        if starts_numbered_unit(tokens, i) {
+            // `The 139th`, `the 65th Fighter Wing`: a unit named by its number.
+            let mut end = i + 1;
+            while end < tokens.len() && can_continue(&tokens[end]) {
+                end += 1;
+            }
+            chunks.push(i..end);
+            i = end;
+            continue;
+        }
         if !can_start(&tokens[i]) {
             i += 1;
             continue;
@@ -42,6 +52,15 @@ pub(crate) fn candidates(text: &str, tokens: &[Token<'_>]) -> Vec<Range<usize>> 
                 && joins(&tokens[i..end], &tokens[end], &tokens[end + 1])
             {
                 reach = end + 2;
+            } else if end + 2 < tokens.len()
+                && joins_with_the(
+                    &tokens[i..end],
+                    &tokens[end],
+                    &tokens[end + 1],
+                    &tokens[end + 2],
+                )
+            {
+                reach = end + 3;
             } else {
                 break;
             }
@@ -97,6 +116,61 @@ pub(crate) fn is_call_sign(word: &str) -> bool {
         && letters.bytes().all(|b| b.is_ascii_uppercase())
 }
 
+/// An ordinal (`139th`, `1st`) after `The` (capital: the sentence is about it) or after `the`
+/// and before more of a name (`the 65th Fighter Wing`): a military unit, a regiment, a congress.
+fn starts_numbered_unit(tokens: &[Token<'_>], i: usize) -> bool {
+    let is_ordinal = |t: &Token<'_>| {
+        let digits = t.text.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0
+            && matches!(
+                t.text[digits..].to_ascii_lowercase().as_str(),
+                "st" | "nd" | "rd" | "th"
+            )
+    };
+    if i == 0 || !is_ordinal(&tokens[i]) || !matches!(tokens[i - 1].text, "The" | "the") {
+        return false;
+    }
+    // `The 139th along with …`: the number alone names it; else a unit word must end the name
+    // (`the 65th Fighter Wing`, not `the 2nd Battle of …` or `the 38th Image Awards`).
+    let mut end = i + 1;
+    while end < tokens.len() && can_continue(&tokens[end]) {
+        end += 1;
+    }
+    if end == i + 1 {
+        return tokens[i - 1].text == "The";
+    }
+    UNIT_HEADS.contains(&tokens[end - 1].bare())
+}
+
+/// Words that end the name of a unit named by its number.
+const UNIT_HEADS: &[&str] = &[
+    "Wing",
+    "Squadron",
+    "Group",
+    "Regiment",
+    "Division",
+    "Brigade",
+    "Battalion",
+    "Corps",
+    "Army",
+    "Fleet",
+    "Infantry",
+    "Cavalry",
+    "Artillery",
+    "Company",
+    "Congress",
+    "Parliament",
+    "Assembly",
+    "Legislature",
+    "Precinct",
+    "District",
+];
+
+/// Whether `token` is an ordinal written in digits (`139th`).
+pub(crate) fn is_numbered(token: &Token<'_>) -> bool {
+    token.shape == Shape::Number && token.text.ends_with(|c: char| c.is_ascii_alphabetic())
+}
+
 fn can_continue(token: &Token<'_>) -> bool {
     (token.is_capitalised() || is_elided_particle(token.text))
         && !token.sentence_start
@@ -148,6 +222,35 @@ fn joins(left: &[Token<'_>], connector: &Token<'_>, right: &Token<'_>) -> bool {
         }
         _ => false,
     }
+}
+
+/// A connector with a lower-case `the` between two parts of one name: `Museum of the Moving
+/// Image`, `Church of the Holy Sepulchre` (after a lead word, as `of` alone), and a band's `Bela
+/// Fleck and the Flecktones` (`and the` before a plural name).
+fn joins_with_the(
+    left: &[Token<'_>],
+    connector: &Token<'_>,
+    the: &Token<'_>,
+    right: &Token<'_>,
+) -> bool {
+    if the.text != "the" || !can_continue(right) {
+        return false;
+    }
+    match connector.text {
+        "of" | "for" => joins(left, connector, right),
+        "and" => is_band_plural(right) && left.iter().all(|t| t.is_capitalised()),
+        _ => false,
+    }
+}
+
+/// A capitalised plural that is not a demonym: `Flecktones`, `Wailers`.
+pub(crate) fn is_band_plural(token: &Token<'_>) -> bool {
+    let word = token.text;
+    token.shape == Shape::Capitalised
+        && word.len() > 3
+        && word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("ians")
 }
 
 /// The start of the chunk `start..end` after dropping a sentence-initial ordinary word, unless

@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use quarry_core::MatchKind;
 
-use super::chunks::{is_call_sign, is_title};
+use super::chunks::{is_band_plural, is_call_sign, is_numbered, is_title};
+use super::frames::frame_kind;
 use super::gazetteer::{
     self, BIG_CITY, COMMON, COMMON_FIRST_NAME, COUNTRY, FIRST_NAME, Flags, ORGANIZATION, PLACE,
     REGION, SURNAME,
@@ -57,6 +58,17 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     let first = core[0].bare();
     let last = core[core.len() - 1].bare();
     let multi = core.len() > 1;
+    // `Bela Fleck and the Flecktones`: a band named after its leader.
+    if core
+        .windows(3)
+        .any(|w| w[0].text == "and" && w[1].text == "the" && is_band_plural(&w[2]))
+    {
+        return strong(with_the..end, MatchKind::Organization);
+    }
+    // `The 139th`, `the 65th Fighter Wing`: a unit named by its number.
+    if is_numbered(&core[0]) && !is_call_sign(core[0].text) {
+        return strong(start..end, MatchKind::Organization);
+    }
     if whole & ORGANIZATION != 0 || core.iter().all(|t| is_call_sign(t.text)) {
         return strong(with_the..end, MatchKind::Organization);
     }
@@ -108,6 +120,18 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     // ordinary word (`Brother Gene Moore`).
     if titled && (!is_common(&tokens[name_start]) || end - name_start > 1) {
         return strong(name_start..end, MatchKind::Person);
+    }
+    // `headquartered in X`, `works for X`, `founded by X`, `X announced`: the frame around a
+    // name no list or head word typed says what it is (not over a listed first name).
+    if let Some(kind) = context.frame
+        && !gaz.is(first, FIRST_NAME)
+    {
+        let range = if kind == MatchKind::Organization {
+            with_the..end
+        } else {
+            start..end
+        };
+        return strong(range, kind);
     }
     if multi {
         return classify_multi_word(core, start..end, &context);
@@ -273,6 +297,8 @@ struct Context {
     /// What a definition after the name says it is: `X is a municipality …` (a location),
     /// `X are a four-piece band` (an organization).
     defined_as: Option<MatchKind>,
+    /// What the verbs and prepositions around the name say it is (`frames.rs`).
+    frame: Option<MatchKind>,
 }
 
 impl Context {
@@ -319,6 +345,7 @@ impl Context {
                 _ => false,
             },
             defined_as: definition(&tokens[chunk.end..]),
+            frame: frame_kind(tokens, chunk),
         }
     }
 }
@@ -352,7 +379,7 @@ fn definition(after: &[Token<'_>]) -> Option<MatchKind> {
 }
 
 /// `American`, `French`, `Japanese`: nationality adjectives, which may sit in a definition.
-fn is_demonym(word: &str) -> bool {
+pub(crate) fn is_demonym(word: &str) -> bool {
     ["an", "ese", "ish", "ch", "ic", "i"]
         .iter()
         .any(|ending| word.ends_with(ending))

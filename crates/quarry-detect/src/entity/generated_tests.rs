@@ -5,7 +5,8 @@
 use quarry_core::MatchKind;
 
 use super::find;
-use super::gazetteer::{self, BIG_CITY, CITY, COUNTRY, FIRST_NAME, SURNAME};
+use super::frames::{AFTER, BEFORE};
+use super::gazetteer::{self, BIG_CITY, CITY, COUNTRY, FIRST_NAME, ORGANIZATION, SURNAME};
 use super::rules::{
     NOT_ORG_ACRONYMS, ORG_CUE_NOUNS, PERSON_TITLES, PERSON_VERBS_AFTER, PLACE_NOUNS, TEAM_CUES,
 };
@@ -232,5 +233,111 @@ fn generated_abbreviations_of_things_are_not_organizations() {
             "{text:?}: {:?}",
             found(&text)
         );
+    }
+}
+
+/// One or two invented words: a name no list knows.
+fn invented_name(rng: &mut Rng) -> String {
+    if rng.below(2) == 0 {
+        rng.invented()
+    } else {
+        format!("{} {}", rng.invented(), rng.invented())
+    }
+}
+
+#[test]
+fn generated_names_are_typed_by_the_frame_around_them() {
+    let mut rng = Rng::new(11);
+    for (words, kind) in BEFORE {
+        for _ in 0..CASES / 10 {
+            let name = invented_name(&mut rng);
+            let the = if *kind == MatchKind::Organization && rng.below(2) == 0 {
+                "the "
+            } else {
+                ""
+            };
+            let lead = rng.pick(&["Last year", "In 2003", "Back then", "By March"]);
+            let text = format!(
+                "{lead} it turned out she {} {the}{name} again.",
+                words.join(" ")
+            );
+            assert_has(&text, &name, *kind);
+        }
+    }
+    for (words, kind) in AFTER {
+        for _ in 0..CASES / 10 {
+            let name = invented_name(&mut rng);
+            let text = format!("In 2001, {name} {} on a Monday.", words.join(" "));
+            assert_has(&text, &name, *kind);
+        }
+    }
+}
+
+#[test]
+fn generated_lists_share_the_kind_of_their_known_members() {
+    let mut rng = Rng::new(12);
+    // Names as the chunker reads them: starting with a capital letter (`3M` is a number).
+    let capitalised = |names: Vec<&'static str>| -> Vec<&'static str> {
+        names
+            .into_iter()
+            .filter(|n| n.starts_with(|c: char| c.is_uppercase()))
+            .collect()
+    };
+    let organizations = capitalised(listed(
+        include_str!("../../data/organizations.txt"),
+        ORGANIZATION,
+    ));
+    let cities = capitalised(listed(include_str!("../../data/cities.txt"), BIG_CITY));
+    for _ in 0..CASES {
+        let (known, kind, context) = if rng.below(2) == 0 {
+            (&organizations, MatchKind::Organization, "The partners were")
+        } else {
+            (&cities, MatchKind::Location, "The tour stopped in")
+        };
+        let name = rng.invented();
+        let mut members = [
+            rng.pick(known).to_owned(),
+            rng.pick(known).to_owned(),
+            name.clone(),
+        ];
+        let at = rng.below(3);
+        members.swap(2, at);
+        let last = if rng.below(2) == 0 { " and " } else { ", and " };
+        let text = format!(
+            "{context} {}, {}{last}{} that year.",
+            members[0], members[1], members[2]
+        );
+        if gazetteer::gazetteer().is(&members[0], FIRST_NAME) {
+            continue; // a listed first name reads as a person, as it should
+        }
+        assert_has(&text, &name, kind);
+    }
+}
+
+#[test]
+fn generated_numbered_units_and_bands_after_a_leader() {
+    let mut rng = Rng::new(13);
+    for _ in 0..CASES {
+        let n = 1 + rng.below(199);
+        let suffix = match (n % 10, n % 100) {
+            (_, 11..=13) => "th",
+            (1, _) => "st",
+            (2, _) => "nd",
+            (3, _) => "rd",
+            _ => "th",
+        };
+        let unit = rng.pick(&[
+            "Fighter Wing",
+            "Infantry Regiment",
+            "Armored Division",
+            "Brigade",
+        ]);
+        let name = format!("{n}{suffix} {unit}");
+        let text = format!("He served with the {name} until the war ended.");
+        assert_has(&text, &name, MatchKind::Organization);
+        let leader = format!("{} {}", rng.invented(), rng.invented());
+        let band = format!("{leader} and the {}s", rng.invented());
+        let text = format!("The album was recorded by {band} in one night.");
+        assert_has(&text, &band, MatchKind::Organization);
     }
 }
