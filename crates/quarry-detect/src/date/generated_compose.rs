@@ -19,6 +19,7 @@
 //! | selector + unit + of + period | ordinal or last × weekday, day, week, weekend, month, half × month, year, next month, this year × now |
 //! | weekday + of + week | weekday × this, next or last week × now |
 //! | N units + after/before + anchor, the day after/before + anchor | amount × direction × day, month or year anchor |
+//! | the week/weekend of + day, the week starting + day, fiscal year | day × now, year × form |
 //! | [modifier] + season [+ year] | season × this, next, last, none, year × now |
 //! | decade | digits, '90s, words × now |
 //! | modifier + month, H1/H2 + year | month × modifier × now, half × year |
@@ -784,6 +785,83 @@ fn offset_case(rng: &mut Rng, form: usize) -> Case {
 }
 
 const OFFSET_FORMS: usize = 3;
+
+fn around_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let range = |a: NaiveDate, b: NaiveDate| format!("{}/{}", iso(a), iso(b));
+    let (form, expr, value): (&'static str, String, String) = match form {
+        0 => {
+            let (day, date) = day_piece(rng, today);
+            let monday = monday_of(date);
+            (
+                "the week of + day",
+                format!("the week of {day}"),
+                range(monday, monday + Duration::days(6)),
+            )
+        }
+        1 => {
+            let (day, date) = day_piece(rng, today);
+            let starting = rng.pick(&["starting", "starting on", "beginning"]);
+            (
+                "the week starting + day",
+                format!("the week {starting} {day}"),
+                range(date, date + Duration::days(6)),
+            )
+        }
+        2 => {
+            let (day, date) = day_piece(rng, today);
+            let (a, b) = match date.weekday() {
+                chrono::Weekday::Sat => (date, date + Duration::days(1)),
+                chrono::Weekday::Sun => (date - Duration::days(1), date),
+                chrono::Weekday::Mon => (date - Duration::days(2), date),
+                chrono::Weekday::Fri => (date, date + Duration::days(2)),
+                _ => {
+                    let saturday = next_weekday(date, 5);
+                    (saturday, saturday + Duration::days(1))
+                }
+            };
+            (
+                "the weekend of + day",
+                format!("the weekend of {day}"),
+                range(a, b),
+            )
+        }
+        _ => {
+            let year = rng.range(2000, 2035) as i32;
+            let expr = match rng.below(4) {
+                0 => format!("fiscal year {year}"),
+                1 => format!("FY{year}"),
+                2 => format!("FY {:02}", year % 100),
+                _ => format!("fiscal {year}"),
+            };
+            (
+                "fiscal year",
+                expr,
+                range(
+                    NaiveDate::from_ymd_opt(year - 1, 10, 1).expect("valid"),
+                    NaiveDate::from_ymd_opt(year, 9, 30).expect("valid"),
+                ),
+            )
+        }
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
+const AROUND_FORMS: usize = 4;
+
+#[test]
+fn generated_spans_around_days_and_fiscal_years() {
+    assert_eq!(
+        run(18, AROUND_FORMS, around_case),
+        AROUND_FORMS * CASES_PER_FORM
+    );
+}
 
 #[test]
 fn generated_offsets_from_any_anchor() {

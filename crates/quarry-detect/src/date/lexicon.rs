@@ -270,8 +270,8 @@ pub(crate) fn classify_ascii(w: &[u8]) -> Lex {
         b"early" | b"earlier" => Rel(self::Rel::Early),
         b"late" => Rel(self::Rel::Late),
         b"every" | b"each" => Rel(self::Rel::Every),
-        // Halves of a year ("H1 2021", `periods.rs`).
-        b"h" => Named,
+        // Halves and fiscal years ("H1 2021", "FY21", `periods.rs`).
+        b"h" | b"fy" | b"fiscal" => Named,
         // Seasons (`periods.rs`); "spring" also starts holiday names.
         b"summer" | b"winter" | b"autumn" | b"fall" | b"summertime" | b"wintertime"
         | b"springtime" => Named,

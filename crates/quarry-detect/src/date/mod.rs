@@ -207,6 +207,8 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         // "Q1", "H1 2021", a holiday, a season
         Lex::Named => {
             (c.is(i, "q") || c.is(i, "h")) && c.tight(i + 1)
+                || c.is(i, "fy")
+                || c.is(i, "fiscal")
                 || holiday::name_at(c, i).is_some()
                 || periods::is_season(c, i)
         }
@@ -219,6 +221,12 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
             ) || c.num(i + 1).is_some_and(|n| n.ordinal)
                 // "the 1990s", "the 90s"
                 || c.num(i + 1).is_some() && c.is(i + 2, "s")
+                // "the week of April 10th", "the week starting Monday", "the year 2020"
+                || matches!(next, Lex::Unit(Unit::Week | Unit::Month | Unit::Year))
+                    && (c.rel(i + 2, Rel::Of)
+                        || c.is(i + 2, "starting")
+                        || c.is(i + 2, "beginning")
+                        || c.num(i + 2).is_some())
                 || periods::decade_word(c, i + 1).is_some()
                 || matches!(next, Lex::Ordinal(_) | Lex::Tens(_))
         }

@@ -1,7 +1,8 @@
 //! Named periods and their modifiers, any of which combine: seasons ("summer", "this winter",
 //! "next spring", "summer 2015", "the summer of 2015"), decades ("the 1990s", "the '90s", "the
-//! eighties", "2010s"), halves ("H1 2021", "1H21") and a month with a modifier ("next March",
-//! "this coming June", "last October").
+//! eighties", "2010s"), halves ("H1 2021"), fiscal years ("fiscal year 2021", "FY21": the
+//! twelve months ending September 30 of that year, the US federal convention) and a month with
+//! a modifier ("next March", "this coming June", "last October").
 //!
 //! Seasons are astronomical, as Duckling gives them: spring March 20 – June 20, summer June 21
 //! – September 23, fall September 24 – December 20, winter December 21 – March 19 (the winter
@@ -48,7 +49,7 @@ pub(crate) fn named_period(c: &Cursor, i: usize) -> Found {
         return (modifier.is_none()).then_some(found);
     }
     if modifier.is_none() {
-        return half(c, i);
+        return half(c, i).or_else(|| fiscal_year(c, i));
     }
     // "next March": a month name alone after the modifier (not "next March 3").
     let Lex::Month(m) = c.lex(j) else {
@@ -256,4 +257,36 @@ fn half(c: &Cursor, i: usize) -> Found {
         (first, NaiveDate::from_ymd_opt(first.year(), 6, 30)?)
     };
     Some((end, Moment::days(a, b)))
+}
+
+/// "fiscal year 2021", "fiscal 2021", "FY2021", "FY 21", "FY'21": October 1 of the year before
+/// to September 30.
+fn fiscal_year(c: &Cursor, i: usize) -> Found {
+    let k = if c.is(i, "fiscal") && c.joined(i + 1) {
+        if c.unit(i + 1) == Some(super::lexicon::Unit::Year) {
+            i + 2
+        } else {
+            i + 1
+        }
+    } else if c.is(i, "fy") {
+        if c.punct(i + 1, b'\'') { i + 2 } else { i + 1 }
+    } else {
+        return None;
+    };
+    if !c.joined(k) {
+        return None;
+    }
+    let n = c.num(k).filter(|n| !n.ordinal)?;
+    let year = match n.digits {
+        4 if (1900..=2100).contains(&n.value) => n.value as i32,
+        2 if c.is(i, "fy") => 2000 + n.value as i32,
+        _ => return None,
+    };
+    Some((
+        k + 1,
+        Moment::days(
+            NaiveDate::from_ymd_opt(year - 1, 10, 1)?,
+            NaiveDate::from_ymd_opt(year, 9, 30)?,
+        ),
+    ))
 }

@@ -5,7 +5,11 @@
 //! "the second Tuesday of March", "the last Friday of next month", "the first day of next
 //! month", "the 40th day of 2019", "the third week of May", "the last weekend of June", "the
 //! first month of next year", "the second half of 2019", "the last quarter of 2021"; and a
-//! weekday of a week without a selector: "Monday of next week", "Friday of this week".
+//! weekday of a week without a selector: "Monday of next week", "Friday of this week"; and
+//! the span around a day: "the week of April 10th" (its Monday to Sunday), "the week starting
+//! on February 4" (seven days from it), "the weekend of Easter", "Labor Day weekend" (the
+//! weekend touching the day: with a Friday or a Monday holiday, three days), "the month of
+//! June", "the year 2020".
 //!
 //! Weeks run Monday to Sunday; the first week of a period is the one holding its first day and
 //! the last the one holding its last day (Duckling's `cycleLastOf`, Recognizers-Text's
@@ -34,8 +38,12 @@ enum Piece {
     Half,
 }
 
-/// A unit inside a period, starting at token `i` (which may be "the").
+/// A unit inside a period, or the span around a day, starting at token `i` (which may be
+/// "the").
 pub(crate) fn unit_of_period(c: &Cursor, i: usize) -> Found {
+    if let Some(found) = span_around(c, i) {
+        return Some(found);
+    }
     let s = if c.rel(i, Rel::The) && c.joined(i + 1) {
         i + 1
     } else {
@@ -245,4 +253,74 @@ fn months_between(first: NaiveDate, last: NaiveDate) -> Option<i64> {
         i64::from(next.year() - first.year()) * 12 + i64::from(next.month())
             - i64::from(first.month()),
     )
+}
+
+/// "the week of April 10th", "the week starting (on) February 4", "the weekend of Easter",
+/// "the month of June", "the year 2020"; and a day then "weekend" ("Labor Day weekend").
+fn span_around(c: &Cursor, i: usize) -> Found {
+    if c.rel(i, Rel::The) && c.joined(i + 1) && c.joined(i + 2) {
+        let unit = c.unit(i + 1).filter(|_| !c.word(i + 1).ends_with('s'))?;
+        let starting = ["starting", "beginning", "commencing"]
+            .iter()
+            .any(|w| c.is(i + 2, w));
+        let of = c.rel(i + 2, Rel::Of);
+        // "the year 2020"
+        if unit == Unit::Year
+            && let Some((end, year)) = super::absolute::lone_year(c, i + 2)
+        {
+            return Some((end, resolve::year_span(year)?));
+        }
+        if !of && !starting {
+            return None;
+        }
+        let mut j = i + 3;
+        if starting && matches!(c.lex(j), Lex::Rel(Rel::On | Rel::From)) {
+            j += 1;
+        }
+        if !c.joined(j) {
+            return None;
+        }
+        // "the month of June": the month itself.
+        if unit == Unit::Month && of {
+            let (end, moment) = moment(c, j)?;
+            return matches!(moment, Moment::Range(..)).then_some((end, moment));
+        }
+        let (end, moment) = super::compose::date_at(c, j)?;
+        let Moment::Point(Point::Day(day)) = moment else {
+            return None;
+        };
+        return match (unit, starting) {
+            (Unit::Week, true) => Some((end, Moment::days(day, day + Duration::days(6)))),
+            (Unit::Week, false) => {
+                let monday = week_start(day);
+                Some((end, Moment::days(monday, monday + Duration::days(6))))
+            }
+            (Unit::Weekend, false) => Some((end, weekend_touching(day))),
+            _ => None,
+        };
+    }
+    // "Labor Day weekend", "Easter weekend": a holiday then "weekend".
+    let (end, moment) = super::holiday::holiday(c, i)?;
+    if c.unit(end) != Some(Unit::Weekend) || !c.joined(end) || c.word(end).ends_with('s') {
+        return None;
+    }
+    let Moment::Point(Point::Day(day)) = moment else {
+        return None;
+    };
+    Some((end + 1, weekend_touching(day)))
+}
+
+/// The weekend a day belongs to: its own on a Saturday or Sunday, with it on a Friday or a
+/// Monday (a long weekend), else the next one.
+fn weekend_touching(day: NaiveDate) -> Moment {
+    match day.weekday().num_days_from_monday() {
+        5 => Moment::days(day, day + Duration::days(1)),
+        6 => Moment::days(day - Duration::days(1), day),
+        0 => Moment::days(day - Duration::days(2), day),
+        4 => Moment::days(day, day + Duration::days(2)),
+        _ => {
+            let saturday = weekday_after(day, 5, false);
+            Moment::days(saturday, saturday + Duration::days(1))
+        }
+    }
 }
