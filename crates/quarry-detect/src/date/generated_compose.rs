@@ -20,6 +20,8 @@
 //! | weekday + of + week | weekday × this, next or last week × now |
 //! | N units + after/before + anchor, the day after/before + anchor | amount × direction × day, month or year anchor |
 //! | the week/weekend of + day, the week starting + day, fiscal year | day × now, year × form |
+//! | Month d-d, yyyy; from date until today; between year and the present | dates × now |
+//! | every other + weekday [+ time]; early/late + part of day | weekday × time × now, part × half |
 //! | [modifier] + season [+ year] | season × this, next, last, none, year × now |
 //! | decade | digits, '90s, words × now |
 //! | modifier + month, H1/H2 + year | month × modifier × now, half × year |
@@ -854,6 +856,90 @@ fn around_case(rng: &mut Rng, form: usize) -> Case {
 }
 
 const AROUND_FORMS: usize = 4;
+
+fn shared_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let range = |a: NaiveDate, b: NaiveDate| format!("{}/{}", iso(a), iso(b));
+    let (form, expr, value): (&'static str, String, String) = match form {
+        0 => {
+            let year = rng.range(1995, 2035) as i32;
+            let month = rng.range(1, 12) as u32;
+            let a = rng.range(1, 14) as u32;
+            let b = a + rng.range(1, 14) as u32;
+            let name = MONTHS[(month - 1) as usize];
+            let expr = if rng.coin() {
+                format!("{name} {a}-{b}, {year}")
+            } else {
+                format!("from {name} {a} to {b}, {year}")
+            };
+            let day = |d| NaiveDate::from_ymd_opt(year, month, d).expect("valid");
+            ("month d-d, year", expr, range(day(a), day(b)))
+        }
+        1 => {
+            // A day in the year before today, without its year, until today.
+            let back = rng.range(1, 300);
+            let start = today - Duration::days(back);
+            let expr = format!(
+                "from {} {} until today",
+                MONTHS[start.month0() as usize],
+                start.day()
+            );
+            ("from yearless date until today", expr, range(start, today))
+        }
+        2 => {
+            let year = rng.range(1990, today.year() as i64 - 1) as i32;
+            (
+                "between year and the present",
+                format!("between {year} and the present"),
+                range(NaiveDate::from_ymd_opt(year, 1, 1).expect("valid"), today),
+            )
+        }
+        3 => {
+            let k = rng.below(7) as usize;
+            let (time, t) = time_piece(rng);
+            let first = next_weekday(today, k);
+            (
+                "every other weekday at time",
+                format!("every other {} at {time}", WEEKDAYS[k]),
+                format!("R/{}/P2W", datetime(first.and_time(t))),
+            )
+        }
+        _ => {
+            // The reference's parts of the day, halved.
+            let (part, from, to) = [
+                ("morning", 8, 12),
+                ("afternoon", 12, 16),
+                ("evening", 16, 20),
+            ][rng.below(3) as usize];
+            let early = rng.coin();
+            let middle = (from + to) / 2;
+            let (a, b) = if early { (from, middle) } else { (middle, to) };
+            let at = |h| datetime(today.and_time(NaiveTime::from_hms_opt(h, 0, 0).expect("valid")));
+            (
+                "early/late + part of day",
+                format!("{} {part}", if early { "early" } else { "late" }),
+                format!("{}/{}", at(a), at(b)),
+            )
+        }
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
+const SHARED_FORMS: usize = 5;
+
+#[test]
+fn generated_shared_fields_recurrences_and_halves_of_days() {
+    assert_eq!(
+        run(19, SHARED_FORMS, shared_case),
+        SHARED_FORMS * CASES_PER_FORM
+    );
+}
 
 #[test]
 fn generated_spans_around_days_and_fiscal_years() {

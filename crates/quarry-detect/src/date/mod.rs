@@ -264,7 +264,19 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         Lex::Rel(Rel::Early | Rel::Late | Rel::Later) => {
             matches!(
                 next,
-                Lex::Rel(Rel::This | Rel::Next | Rel::Last | Rel::In) | Lex::Month(_)
+                Lex::Rel(
+                    Rel::This
+                        | Rel::Next
+                        | Rel::Last
+                        | Rel::In
+                        | Rel::Morning
+                        | Rel::Afternoon
+                        | Rel::Evening
+                        | Rel::Night
+                        | Rel::Tomorrow
+                        | Rel::Today
+                        | Rel::Yesterday
+                ) | Lex::Month(_)
             )
         }
         Lex::Rel(Rel::End | Rel::Beginning | Rel::Middle) => {

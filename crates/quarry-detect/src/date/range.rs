@@ -48,10 +48,14 @@ pub(crate) fn range(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let dash =
         (c.punct(a_end, b'-') || c.punct(a_end, 0) && is_dash(c.word(a_end))) && c.joined(a_end);
     let word = joiners.iter().any(|&r| c.rel(a_end, r)) && c.joined(a_end);
-    if !(dash && (start == i || c.rel(i, Rel::From)) || word) || !c.joined(a_end + 1) {
+    if !(dash && (start == i || c.rel(i, Rel::From) || c.rel(i, Rel::Between)) || word)
+        || !c.joined(a_end + 1)
+    {
         return None;
     }
     let (b_end, b) = end_at(c, a_end + 1)?;
+    // "June 10-12, 2019", "10 to 12 June 2019": a year after the range is both ends' year.
+    let (b_end, a, b) = with_trailing_year(c, b_end, a, b);
     // A dash range glued to more digit groups is a phone or an identifier ("2014-2015-3344",
     // "10-12-555"), not a range.
     if dash
@@ -115,6 +119,28 @@ fn day_and_part(m: Moment) -> Option<(NaiveDate, bool)> {
     }
 }
 
+/// Both ends, with a year written right after the second one (", 2019" or " 2019") given to
+/// any end that lacks one; the end moves past the year.
+fn with_trailing_year(c: &Cursor, end: usize, a: End, b: End) -> (usize, End, End) {
+    let yearless = |e: &End| matches!(e, End::Part(p) if p.year.is_none() && p.month.is_some());
+    let gives_day = |e: &End| matches!(e, End::Day(_) | End::Hour(_));
+    if !(yearless(&b) || gives_day(&b) && yearless(&a)) {
+        return (end, a, b);
+    }
+    let k = if c.punct(end, b',') { end + 1 } else { end };
+    let Some((after, year)) = super::absolute::lone_year(c, k).filter(|_| c.joined(k)) else {
+        return (end, a, b);
+    };
+    let with_year = |e: End| match e {
+        End::Part(p) if p.year.is_none() => End::Part(DatePart {
+            year: Some(year),
+            ..p
+        }),
+        other => other,
+    };
+    (after, with_year(a), with_year(b))
+}
+
 fn is_dash(s: &str) -> bool {
     matches!(s, "–" | "—")
 }
@@ -147,10 +173,38 @@ fn end_at(c: &Cursor, i: usize) -> Option<(usize, End)> {
         );
     }
     if let Some(n) = c.num(i).filter(|n| n.digits == 4 && !n.ordinal)
-        && (1000..=2999).contains(&n.value)
         && !c.glued(i + 1)
     {
-        offer(&mut best, Some((i + 1, End::Year(n.value as i32))));
+        if c.word(i).starts_with('0') && n.value % 100 < 60 {
+            // "0730-0930": a 24-hour time; no year starts with a zero.
+            offer(
+                &mut best,
+                Some((
+                    i + 1,
+                    End::Clock(TimePart {
+                        hour: n.value / 100,
+                        minute: n.value % 100,
+                        second: 0,
+                        offset: None,
+                        meridiem: true,
+                    }),
+                )),
+            );
+        } else if (1000..=2999).contains(&n.value) {
+            offer(&mut best, Some((i + 1, End::Year(n.value as i32))));
+        }
+    }
+    // "until the present", "to present": today.
+    let present = if c.rel(i, Rel::The) && c.is(i + 1, "present") {
+        Some(i + 2)
+    } else {
+        c.is(i, "present").then_some(i + 1)
+    };
+    if let Some(end) = present {
+        offer(
+            &mut best,
+            Some((end, End::Resolved(Moment::day(c.today())))),
+        );
     }
     if let Some(n) = c.num(i).filter(|n| n.digits <= 2 && !c.glued(i + 1)) {
         if n.ordinal || n.value > 24 {
@@ -197,7 +251,24 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<(Moment, bool)> {
                 offset: None,
                 meridiem: false,
             };
+            // "Monday 11-4": an end before the start on the 12-hour clock is after noon.
+            let hb = if hb < ha && hb < 12 && ha <= 12 {
+                hb + 12
+            } else {
+                hb
+            };
             return Some((clocks(at(ha), at(hb))?, true));
+        }
+        // "between 0730-1530": a 24-hour time read as a year when it came second.
+        (End::Clock(ta), End::Year(y)) if y % 100 < 60 && y / 100 < 24 => {
+            let tb = TimePart {
+                hour: (y / 100) as u32,
+                minute: (y % 100) as u32,
+                second: 0,
+                offset: None,
+                meridiem: true,
+            };
+            clocks(ta, tb)?
         }
         (End::Part(pa), End::Part(pb)) => {
             let mut pa = pa;
@@ -263,6 +334,8 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<(Moment, bool)> {
             };
             span(resolved(pa)?, resolved(pb)?)?
         }
+        // "between 2015 and the present", "from 2010 to today"
+        (End::Year(ya), End::Resolved(mb)) => span(resolve::year_span(ya)?, mb)?,
         (End::Year(ya), End::Year(yb)) if ya < yb && yb - ya < 200 => {
             span(resolve::year_span(ya)?, resolve::year_span(yb)?)?
         }
@@ -294,7 +367,35 @@ fn combine(c: &Cursor, a: End, b: End, dash: bool) -> Option<(Moment, bool)> {
         }
         (End::Resolved(ma), End::Resolved(mb)) => span(ma, mb)?,
         (End::Resolved(ma), End::Part(pb)) => span(ma, resolved(pb)?)?,
-        (End::Part(pa), End::Resolved(mb)) => span(resolved(pa)?, mb)?,
+        (End::Part(pa), End::Resolved(mb)) => {
+            // "June 5 until today": a start without a year is the latest one before the end.
+            let last = match ends(mb)?.1 {
+                Point::Day(day) => Some(day),
+                Point::At(at, _) => Some(at.date()),
+                Point::Clock(..) => None,
+            };
+            let start = match (pa.year, last) {
+                (None, Some(last)) => {
+                    let in_year = |year| {
+                        resolved(DatePart {
+                            year: Some(year),
+                            ..pa
+                        })
+                    };
+                    match in_year(last.year()) {
+                        Some(m)
+                            if ends(m).and_then(|(f, _)| order_key(f))
+                                <= order_key(Point::Day(last)) =>
+                        {
+                            m
+                        }
+                        _ => in_year(last.year() - 1)?,
+                    }
+                }
+                _ => resolved(pa)?,
+            };
+            span(start, mb)?
+        }
         (End::Resolved(ma @ Moment::Point(Point::Day(first))), End::Day(d)) => {
             let last = NaiveDate::from_ymd_opt(first.year(), first.month(), d)?;
             span(ma, Moment::day(last))?
@@ -365,7 +466,8 @@ fn on_day(date: NaiveDate, a: NaiveTime, b: NaiveTime, pm: bool) -> Moment {
 /// A date followed by a time range: "Monday 8-9am", "December 12th at 4 - 6:30 pm",
 /// "tomorrow from 7:00 to 8:00pm", "Thursday 19:00 - 21:00".
 pub(crate) fn date_then_times(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
-    let (end, m) = date_at(c, i)?;
+    // The date with a part of the day it may carry ("next Monday morning 6-8").
+    let (end, m) = super::compose::moment(c, i)?;
     let (date, pm) = day_and_part(m)?;
     let mut k = end;
     if c.punct(k, b',') {

@@ -32,10 +32,11 @@ pub(crate) fn recurrence(c: &Cursor, i: usize) -> Found {
 
 /// What follows "every"/"each" at `j`.
 fn every(c: &Cursor, j: usize) -> Found {
-    // "every other week", "every second day": every two.
+    // "every other week", "every second day", "every other Tuesday": every two.
     let (j, factor) = if (c.is(j, "other")
         || c.is(j, "alternate")
-        || c.unit(j) == Some(Unit::Second) && c.unit(j + 1).is_some())
+        || c.unit(j) == Some(Unit::Second)
+            && (c.unit(j + 1).is_some() || matches!(c.lex(j + 1), Lex::Weekday(_))))
         && c.joined(j + 1)
     {
         (j + 1, 2)
@@ -70,7 +71,21 @@ fn every(c: &Cursor, j: usize) -> Found {
         return Some((j + 1, unanchored(period_of(unit, factor))));
     }
     if factor != 1 {
-        return None;
+        // "every other Tuesday (at 3pm)": fortnightly from the next one.
+        if !matches!(c.lex(j), Lex::Weekday(_)) {
+            return None;
+        }
+        let (end, moment) = anchored(c, j)?;
+        let Moment::Every { first, .. } = moment else {
+            return None;
+        };
+        return Some((
+            end,
+            Moment::Every {
+                first,
+                period: days(14),
+            },
+        ));
     }
     anchored(c, j)
 }

@@ -615,6 +615,11 @@ fn early_or_late(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     if !c.joined(j) {
         return None;
     }
+    // A part of a day: "early morning", "late afternoon", "later this afternoon", "late
+    // tomorrow night", "early in the morning": its first or second half.
+    if let Some(found) = half_of_part_of_day(c, j, edge) {
+        return Some(found);
+    }
     if let Some(dir) = direction(c, j) {
         let unit = c.unit(j + 1).filter(|_| c.joined(j + 1))?;
         if !matches!(unit, Unit::Week | Unit::Month | Unit::Year) {
@@ -629,6 +634,38 @@ fn early_or_late(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
         .filter(|(_, p)| p.day.is_none() && p.month == Some(u32::from(m)))?;
     let span = resolve::date_part(today, part)?;
     Some((end, edge_span(span, Unit::Month, edge)?))
+}
+
+/// The first (`edge` beginning) or second half of the part of a day written at `j`, with or
+/// without its day ("morning", "the morning", "this afternoon", "tomorrow night").
+fn half_of_part_of_day(c: &Cursor, j: usize, edge: Rel) -> Option<(usize, Moment)> {
+    let j = if c.rel(j, Rel::The) { j + 1 } else { j };
+    let (end, span) = match c.lex(j) {
+        Lex::Rel(part @ (Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)) => {
+            (j + 1, part_of_day_span(c.today(), part)?)
+        }
+        _ => {
+            let (end, moment) = super::compose::moment(c, j)?;
+            (end, moment)
+        }
+    };
+    let Moment::Range(Some(Point::At(from, _)), Some(Point::At(to, _))) = span else {
+        return None;
+    };
+    // Parts of one day only (not "late next week").
+    if from.date() != to.date() || to - from > chrono::Duration::hours(12) {
+        return None;
+    }
+    let middle = from + (to - from) / 2;
+    let (a, b) = if edge == Rel::Beginning {
+        (from, middle)
+    } else {
+        (middle, to)
+    };
+    Some((
+        end,
+        Moment::Range(Some(Point::At(a, None)), Some(Point::At(b, None))),
+    ))
 }
 
 /// "20 of this month", "the 3rd of next month", "the fifteenth of last month": a day of the
