@@ -351,13 +351,17 @@ impl Context {
 }
 
 /// The kind a definition right after a name gives it: `is a municipality in`, `are a four-piece
-/// electro band`, `was an American record label`. The first kind noun within a few words after
+/// electro band`, `was an American record label`, or an apposition: `, a Brazilian bicycle
+/// company`. The first kind noun within a few words after
 /// `is a`/`are a` decides; a capitalised word or punctuation other than `-` and `/` ends the search.
 fn definition(after: &[Token<'_>]) -> Option<MatchKind> {
     let [verb, article, rest @ ..] = after else {
         return None;
     };
-    if !DEFINITION_VERBS.contains(&verb.text) || !matches!(article.text, "a" | "an" | "the") {
+    // `X is a …`, and the apposition `X, a Brazilian bicycle company, …`.
+    if !(DEFINITION_VERBS.contains(&verb.text) || verb.text == ",")
+        || !matches!(article.text, "a" | "an" | "the")
+    {
         return None;
     }
     for token in rest.iter().take(5) {

@@ -111,6 +111,9 @@ fn generated_definitions_type_the_name_they_define() {
         let verb = rng.pick(&["is", "was"]);
         let text = format!("{name} {verb} a {adjective} {noun} with a long history.");
         assert_has(&text, &name, kind);
+        // The same definition as an apposition.
+        let text = format!("In 1990 {name}, a {adjective} {noun}, changed hands.");
+        assert_has(&text, &name, kind);
     }
 }
 
