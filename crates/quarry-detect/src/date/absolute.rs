@@ -213,7 +213,11 @@ fn month_word(c: &Cursor, i: usize) -> Option<(u32, bool)> {
 fn month_at(c: &Cursor, i: usize) -> Option<(usize, u32, bool)> {
     let (month, foreign) = month_word(c, i)?;
     let mut end = i + 1;
-    if c.punct(end, b'.') && c.tight(end) && c.word(i).len() <= 4 {
+    // "Sept.", "Jan.": the dot of an abbreviation, not a sentence's after "July" or "May".
+    let full_name = ["may", "june", "july"]
+        .iter()
+        .any(|name| c.word(i).eq_ignore_ascii_case(name));
+    if c.punct(end, b'.') && c.tight(end) && c.word(i).len() <= 4 && !full_name {
         end += 1;
     }
     Some((end, month, foreign))

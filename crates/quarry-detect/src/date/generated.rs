@@ -137,7 +137,7 @@ fn year_words(year: i32, rng: &mut Rng) -> String {
     }
 }
 
-fn ordinal_suffix(d: u32) -> &'static str {
+pub(super) fn ordinal_suffix(d: u32) -> &'static str {
     match (d % 10, d % 100) {
         (_, 11..=13) => "th",
         (1, _) => "st",

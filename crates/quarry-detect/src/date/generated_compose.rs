@@ -22,6 +22,7 @@
 //! | the week/weekend of + day, the week starting + day, fiscal year | day × now, year × form |
 //! | Month d-d, yyyy; from date until today; between year and the present | dates × now |
 //! | every other + weekday [+ time]; early/late + part of day | weekday × time × now, part × half |
+//! | this/next/last [+ weekday] + yearless date | modifier × date form × now |
 //! | [modifier] + season [+ year] | season × this, next, last, none, year × now |
 //! | decade | digits, '90s, words × now |
 //! | modifier + month, H1/H2 + year | month × modifier × now, half × year |
@@ -30,7 +31,8 @@
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime};
 
 use super::generated::{
-    CASES_PER_FORM, Case, MONTHS, Rng, WEEKDAYS, iso, month_name, run, twelve_hour, words,
+    CASES_PER_FORM, Case, MONTHS, Rng, WEEKDAYS, iso, month_name, ordinal_suffix, run, twelve_hour,
+    words,
 };
 
 /// A day written in one of several forms, and the day it is.
@@ -932,6 +934,60 @@ fn shared_case(rng: &mut Rng, form: usize) -> Case {
 }
 
 const SHARED_FORMS: usize = 5;
+
+fn modified_day_case(rng: &mut Rng, _form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    // Days every year has.
+    let (month, day) = (rng.range(1, 12) as u32, rng.range(1, 28) as u32);
+    let this_year = NaiveDate::from_ymd_opt(today.year(), month, day).expect("valid");
+    let other =
+        |years: i32| NaiveDate::from_ymd_opt(today.year() + years, month, day).expect("valid");
+    let (word, date) = match rng.below(3) {
+        0 => ("this", this_year),
+        1 => (
+            "next",
+            if this_year > today {
+                this_year
+            } else {
+                other(1)
+            },
+        ),
+        _ => (
+            "last",
+            if this_year < today {
+                this_year
+            } else {
+                other(-1)
+            },
+        ),
+    };
+    let written = match rng.below(3) {
+        0 => format!("{month}/{day}"),
+        1 => format!("{} {day}", MONTHS[(month - 1) as usize]),
+        _ => format!(
+            "{day}{} of {}",
+            ordinal_suffix(day),
+            MONTHS[(month - 1) as usize]
+        ),
+    };
+    let weekday = if word == "this" && rng.coin() {
+        format!("{} ", WEEKDAYS[rng.below(7) as usize])
+    } else {
+        String::new()
+    };
+    Case {
+        form: "modifier + yearless date",
+        expr: format!("{word} {weekday}{written}"),
+        value: iso(date),
+        now,
+    }
+}
+
+#[test]
+fn generated_modified_yearless_dates() {
+    assert_eq!(run(20, 1, modified_day_case), CASES_PER_FORM);
+}
 
 #[test]
 fn generated_shared_fields_recurrences_and_halves_of_days() {

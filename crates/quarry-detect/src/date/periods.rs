@@ -1,8 +1,10 @@
 //! Named periods and their modifiers, any of which combine: seasons ("summer", "this winter",
 //! "next spring", "summer 2015", "the summer of 2015"), decades ("the 1990s", "the '90s", "the
 //! eighties", "2010s"), halves ("H1 2021"), fiscal years ("fiscal year 2021", "FY21": the
-//! twelve months ending September 30 of that year, the US federal convention) and a month with
-//! a modifier ("next March", "this coming June", "last October").
+//! twelve months ending September 30 of that year, the US federal convention), a month with
+//! a modifier ("next March", "this coming June", "last October") and a day of the year written
+//! without its year after one ("next 5/12", "next 6th of April": the first one after today;
+//! "this 5/12", "this Friday 5/12": this year's, whichever weekday is written).
 //!
 //! Seasons are astronomical, as Duckling gives them: spring March 20 – June 20, summer June 21
 //! – September 23, fall September 24 – December 20, winter December 21 – March 19 (the winter
@@ -50,6 +52,9 @@ pub(crate) fn named_period(c: &Cursor, i: usize) -> Found {
     }
     if modifier.is_none() {
         return half(c, i).or_else(|| fiscal_year(c, i));
+    }
+    if let Some(found) = modified_day(c, j, modifier?) {
+        return Some(found);
     }
     // "next March": a month name alone after the modifier (not "next March 3").
     let Lex::Month(m) = c.lex(j) else {
@@ -289,4 +294,48 @@ fn fiscal_year(c: &Cursor, i: usize) -> Found {
             NaiveDate::from_ymd_opt(year, 9, 30)?,
         ),
     ))
+}
+
+/// "next 5/12", "next 6th of April", "this 5/12", "this Friday 5/12": a month and day written
+/// without a year after a modifier; "next" is the first one after today, "this" this year's,
+/// "last" the latest before today.
+fn modified_day(c: &Cursor, j: usize, modifier: Modifier) -> Found {
+    // "this Friday 5/12": the written date decides.
+    let k = if matches!(c.lex(j), Lex::Weekday(_)) && c.joined(j + 1) {
+        j + 1
+    } else {
+        j
+    };
+    let (end, month, day) = match super::absolute::numeric_date(c, k)
+        .or_else(|| super::absolute::named_date(c, k))
+        .filter(|(_, p)| p.year.is_none() && p.month.is_some() && p.day.is_some())
+    {
+        Some((end, part)) => (end, part.month?, part.day?),
+        // "next 1/4": after a modifier a short m/d is a date, not a fraction.
+        None => {
+            let month = c.plain(k, 2).filter(|m| (1..=12).contains(m))?;
+            let day = c.plain(k + 2, 2).filter(|d| (1..=31).contains(d))?;
+            if !(c.punct(k + 1, b'/') && c.tight(k + 1) && c.tight(k + 2)) || c.glued(k + 3) {
+                return None;
+            }
+            if c.tight(k + 3) && (c.punct(k + 3, b'/') || c.punct(k + 3, b'-')) {
+                return None; // "1/4/2020" has a year: not this rule's
+            }
+            (k + 3, month, day)
+        }
+    };
+    let today = c.today();
+    let this_year = NaiveDate::from_ymd_opt(today.year(), month, day);
+    let date = match modifier {
+        Modifier::This => this_year?,
+        Modifier::Next => match this_year {
+            Some(date) if date > today => date,
+            _ => NaiveDate::from_ymd_opt(today.year() + 1, month, day)?,
+        },
+        Modifier::Last => match this_year {
+            Some(date) if date < today => date,
+            _ => NaiveDate::from_ymd_opt(today.year() - 1, month, day)?,
+        },
+    };
+    Some((end, Moment::day(date)))
 }
