@@ -335,26 +335,44 @@ fn with_day_at(c: &Cursor, end: usize, t: TimePart) -> Found {
     }
 }
 
-/// "since tomorrow", "after 2010", "before 11 am", "until Friday", "by June 3", "to date".
+/// "since tomorrow", "after 2010", "before 11 am", "until Friday", "by June 3", "to date",
+/// "starting on Sep 2019".
 fn open_range(c: &Cursor, i: usize) -> Found {
     // "sales to date": up to today (not "up to date", which is a state).
     if c.rel(i, Rel::To) && c.is(i + 1, "date") && c.joined(i + 1) && !(i > 0 && c.is(i - 1, "up"))
     {
         return Some((i + 2, Moment::Range(None, Some(Point::Day(c.today())))));
     }
-    let kind = match c.lex(i) {
-        Lex::Rel(r @ (Rel::Since | Rel::After | Rel::Before | Rel::Till)) => r,
+    // "starting on Sep 2019", "beginning Monday", "effective from June 1": from then on.
+    let starting = ["starting", "beginning", "effective", "commencing"]
+        .iter()
+        .any(|w| c.is(i, w));
+    let (kind, j) = match c.lex(i) {
+        Lex::Rel(r @ (Rel::Since | Rel::After | Rel::Before | Rel::Till)) => (r, i + 1),
         // "by Friday": from now until its end.
-        Lex::Rel(Rel::By) => Rel::Till,
+        Lex::Rel(Rel::By) => (Rel::Till, i + 1),
+        _ if starting => {
+            let on = matches!(c.lex(i + 1), Lex::Rel(Rel::On | Rel::From | Rel::In));
+            (Rel::Since, if on { i + 2 } else { i + 1 })
+        }
         _ => return None,
     };
-    if !c.joined(i + 1) {
+    if !c.joined(j) {
         return None;
     }
-    let inner = core_moment(c, i + 1).or_else(|| {
-        let (end, year) = lone_year(c, i + 1)?;
-        Some((end, resolve::year_span(year)?))
-    })?;
+    // "after around 3:30pm": a hedge inside stays in the span. (Not `moment`, whose "or
+    // later" would read "after 2010 and before 2018" as "2010 and before".)
+    let j = if is_hedge(c, j) && c.joined(j + 1) {
+        j + 1
+    } else {
+        j
+    };
+    let inner = core_moment(c, j)
+        .filter(|(_, m)| !matches!(m, Moment::Duration(_) | Moment::Every { .. }))
+        .or_else(|| {
+            let (end, year) = lone_year(c, j)?;
+            Some((end, resolve::year_span(year)?))
+        })?;
     let (end, m) = inner;
     let (first, last) = ends(m)?;
     if c.rel(i, Rel::By) {

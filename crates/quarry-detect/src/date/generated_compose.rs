@@ -22,6 +22,7 @@
 //! | the week/weekend of + day, the week starting + day, fiscal year | day × now, year × form |
 //! | Month d-d, yyyy; from date until today; between year and the present | dates × now |
 //! | every other + weekday [+ time]; early/late + part of day | weekday × time × now, part × half |
+//! | once a + unit; Nth of every month; starting (on) + day; after around + time | unit, day, time × now |
 //! | this/next/last [+ weekday] + yearless date | modifier × date form × now |
 //! | [modifier] + season [+ year] | season × this, next, last, none, year × now |
 //! | decade | digits, '90s, words × now |
@@ -934,6 +935,71 @@ fn shared_case(rng: &mut Rng, form: usize) -> Case {
 }
 
 const SHARED_FORMS: usize = 5;
+
+fn open_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let (form, expr, value): (&'static str, String, String) = match form {
+        0 => {
+            let (word, iso_period) = [
+                ("day", "P1D"),
+                ("week", "P1W"),
+                ("month", "P1M"),
+                ("year", "P1Y"),
+            ][rng.below(4) as usize];
+            let per = rng.pick(&["a", "per"]);
+            (
+                "once a + unit",
+                format!("once {per} {word}"),
+                format!("R/{iso_period}"),
+            )
+        }
+        1 => {
+            let day = rng.range(1, 28) as u32;
+            let this = NaiveDate::from_ymd_opt(today.year(), today.month(), day).expect("valid");
+            let first = if this > today {
+                this
+            } else {
+                this + chrono::Months::new(1)
+            };
+            (
+                "Nth of every month",
+                format!("the {day}{} of every month", ordinal_suffix(day)),
+                format!("R/{}/P1M", iso(first)),
+            )
+        }
+        2 => {
+            let (day, date) = day_piece(rng, today);
+            let word = rng.pick(&["starting", "starting on", "beginning", "effective"]);
+            (
+                "starting + day",
+                format!("{word} {day}"),
+                format!("{}/..", iso(date)),
+            )
+        }
+        _ => {
+            let (time, t) = time_piece(rng);
+            (
+                "after around + time",
+                format!("after around {time}"),
+                format!("{}/..", t.format("%H:%M:%S")),
+            )
+        }
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
+const OPEN_FORMS: usize = 4;
+
+#[test]
+fn generated_frequencies_monthly_days_and_open_starts() {
+    assert_eq!(run(21, OPEN_FORMS, open_case), OPEN_FORMS * CASES_PER_FORM);
+}
 
 fn modified_day_case(rng: &mut Rng, _form: usize) -> Case {
     let now = rng.now();

@@ -270,8 +270,9 @@ pub(crate) fn classify_ascii(w: &[u8]) -> Lex {
         b"early" | b"earlier" => Rel(self::Rel::Early),
         b"late" => Rel(self::Rel::Late),
         b"every" | b"each" => Rel(self::Rel::Every),
-        // Halves and fiscal years ("H1 2021", "FY21", `periods.rs`).
-        b"h" | b"fy" | b"fiscal" => Named,
+        // Halves and fiscal years ("H1 2021", "FY21", `periods.rs`), "once a week"
+        // (`recurrence.rs`), "starting on Monday" (`compose.rs`).
+        b"h" | b"fy" | b"fiscal" | b"once" | b"starting" | b"effective" | b"commencing" => Named,
         // Seasons (`periods.rs`); "spring" also starts holiday names.
         b"summer" | b"winter" | b"autumn" | b"fall" | b"summertime" | b"wintertime"
         | b"springtime" => Named,

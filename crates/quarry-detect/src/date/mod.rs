@@ -209,6 +209,11 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
             (c.is(i, "q") || c.is(i, "h")) && c.tight(i + 1)
                 || c.is(i, "fy")
                 || c.is(i, "fiscal")
+                || c.is(i, "once") && (matches!(next, Lex::Rel(Rel::A)) || c.is(i + 1, "per"))
+                || ["starting", "effective", "commencing"]
+                    .iter()
+                    .any(|w| c.is(i, w))
+                    && (!matches!(next, Lex::Other) || next_is_number)
                 || holiday::name_at(c, i).is_some()
                 || periods::is_season(c, i)
         }
@@ -257,7 +262,14 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
         Lex::Rel(Rel::To) if c.is(i + 1, "date") => true,
         Lex::Rel(
             Rel::From | Rel::Between | Rel::Since | Rel::After | Rel::Before | Rel::Till | Rel::By,
-        ) => !matches!(next, Lex::Other) || next_is_number,
+        ) => {
+            !matches!(next, Lex::Other)
+                || next_is_number
+                // "after around 3:30pm"
+                || ["around", "about", "circa", "approximately"]
+                    .iter()
+                    .any(|w| c.is(i + 1, w))
+        }
         // "night of power"
         Lex::Rel(Rel::Night) => c.rel(i + 1, Rel::Of),
         // "later this month", "early next week", "late September"
@@ -280,9 +292,17 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
             )
         }
         Lex::Rel(Rel::End | Rel::Beginning | Rel::Middle) => {
-            // "end of the month", "mid-November"
-
-            c.rel(i + 1, Rel::Of) || c.punct(i + 1, b'-') || matches!(next, Lex::Month(_))
+            // "end of the month", "mid-November", "beginning Monday"
+            c.rel(i + 1, Rel::Of)
+                || c.punct(i + 1, b'-')
+                || matches!(next, Lex::Month(_))
+                || c.rel(i, Rel::Beginning)
+                    && (next_is_number
+                        || matches!(
+                            next,
+                            Lex::Weekday(_)
+                                | Lex::Rel(Rel::On | Rel::From | Rel::Tomorrow | Rel::Next)
+                        ))
         }
         // "at least 2 weeks ago", "at most a day before"
         Lex::Rel(Rel::At) if matches!(next, Lex::Rel(Rel::More | Rel::Less)) => true,

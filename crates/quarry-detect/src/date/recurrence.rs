@@ -18,6 +18,9 @@ use super::relative::part_of_day_span;
 
 /// A recurrence starting at token `i`.
 pub(crate) fn recurrence(c: &Cursor, i: usize) -> Found {
+    if let Some(found) = once_a(c, i).or_else(|| day_of_every(c, i)) {
+        return Some(found);
+    }
     match c.lex(i) {
         Lex::Rel(Rel::Every) if c.joined(i + 1) => every(c, i + 1),
         // "billed monthly", "meets weekly" — but not the adjective after a determiner ("the
@@ -28,6 +31,47 @@ pub(crate) fn recurrence(c: &Cursor, i: usize) -> Found {
         Lex::Weekday(_) if is_plural(c.word(i)) => anchored(c, i),
         _ => None,
     }
+}
+
+/// "once a week", "one a day", "once per month": every one of the unit.
+fn once_a(c: &Cursor, i: usize) -> Found {
+    if !(c.is(i, "once") || c.lex(i) == Lex::Cardinal(1)) {
+        return None;
+    }
+    if !(c.rel(i + 1, Rel::A) || c.is(i + 1, "per")) || !c.joined(i + 1) || !c.joined(i + 2) {
+        return None;
+    }
+    let unit = c.unit(i + 2).filter(|_| !c.word(i + 2).ends_with('s'))?;
+    Some((i + 3, unanchored(period_of(unit, 1))))
+}
+
+/// "the 19th of every month", "1st of each month": monthly from the next such day.
+fn day_of_every(c: &Cursor, i: usize) -> Found {
+    let j = if c.rel(i, Rel::The) { i + 1 } else { i };
+    let (k, day) = super::absolute::day_number(c, j)?;
+    if !c.rel(k, Rel::Of) || !c.rel(k + 1, Rel::Every) || c.unit(k + 2) != Some(Unit::Month) {
+        return None;
+    }
+    let today = c.today();
+    let this_month = chrono::NaiveDate::from_ymd_opt(today.year(), today.month(), day);
+    let first = match this_month {
+        Some(date) if date > today => date,
+        _ => {
+            let next =
+                super::resolve::first_of_month(today).checked_add_months(chrono::Months::new(1))?;
+            chrono::NaiveDate::from_ymd_opt(next.year(), next.month(), day)?
+        }
+    };
+    Some((
+        k + 3,
+        Moment::Every {
+            first: Some(Point::Day(first)),
+            period: Dur {
+                months: 1,
+                ..Dur::default()
+            },
+        },
+    ))
 }
 
 /// What follows "every"/"each" at `j`.
