@@ -247,10 +247,8 @@ impl Scan<'_, '_> {
         let slice = &self.text[range.clone()];
         match kind {
             MatchKind::Email => {
-                let before = &self.text.as_bytes()[..range.start];
-                if before.len() >= 7 && before[before.len() - 7..].eq_ignore_ascii_case(b"mailto:")
-                {
-                    range.start -= 7;
+                if after_mailto(self.text, range.start) {
+                    range.start -= MAILTO.len();
                 }
             }
             _ => {
@@ -474,8 +472,7 @@ impl Scan<'_, '_> {
     /// never an address. `None` for an address; `Some(None)` when the URL is not reported (links
     /// need a scheme, or its host is not one people write without one); `Some(Some(range))`.
     fn url_with_userinfo(&self, address: Range<usize>, at: usize) -> Option<Option<Range<usize>>> {
-        let before = &self.text.as_bytes()[..address.start];
-        if before.len() >= 7 && before[before.len() - 7..].eq_ignore_ascii_case(b"mailto:") {
+        if after_mailto(self.text, address.start) {
             return None;
         }
         let rest = &self.text[address.end..];
@@ -918,6 +915,15 @@ fn canonical_url(link: &str) -> String {
     // Zero-width characters are kept in the span (they were written there) but are not part
     // of the address a browser would open.
     url.replace(['\u{200B}', '\u{200C}', '\u{200D}'], "")
+}
+
+const MAILTO: &str = "mailto:";
+
+/// Whether `mailto:` (any case) is written right before byte `at`.
+fn after_mailto(text: &str, at: usize) -> bool {
+    let before = &text.as_bytes()[..at];
+    before.len() >= MAILTO.len()
+        && before[before.len() - MAILTO.len()..].eq_ignore_ascii_case(MAILTO.as_bytes())
 }
 
 /// Without `mailto:`, with the domain lower-cased (the local part is case-sensitive).

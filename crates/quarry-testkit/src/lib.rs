@@ -17,6 +17,9 @@
 //! otherwise), so equal texts get equal vectors. Errors and odd replies for it are queued apart,
 //! with [`ScriptedServer::push_embeddings`], and never consume the chat script.
 //!
+//! [`FakeWeb`] speaks Exa's search API and a SearXNG instance's JSON endpoint and serves the
+//! pages, redirects and `robots.txt` a test gives it (the `web` source's tests).
+//!
 //! [`postgres::TestDatabase`] gives a test a PostgreSQL database of its own that is dropped when
 //! the test ends, and [`TempDb`] a SQLite one whose folder is removed.
 //!

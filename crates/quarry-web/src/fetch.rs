@@ -96,10 +96,6 @@ impl PageFetcher {
         })
     }
 
-    pub fn limits(&self) -> &FetchLimits {
-        &self.limits
-    }
-
     /// Reads `url` and keeps its main text.
     pub async fn fetch(&self, url: &str) -> Result<Page, WebError> {
         let millis = self.limits.timeout.as_millis() as u64;

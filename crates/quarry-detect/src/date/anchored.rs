@@ -14,15 +14,13 @@
 //! A start that is a day and an amount in days (weeks, months) ends on the last whole day
 //! ("June 5 for three days" is June 5–7); otherwise the end is the start plus the amount.
 
-use chrono::Datelike;
-
 use super::clock::time;
 use super::compose::date_or_time;
 use super::cursor::{Cursor, Found};
 use super::duration::{Count, amount, quantity};
 use super::lexicon::{Lex, Rel};
 use super::model::{Dur, Moment, Point};
-use super::resolve::shift;
+use super::resolve::{shift, weekday_after, weekday_before};
 
 /// "<start> for <amount>", "from <start> for <amount>".
 pub(crate) fn start_for_amount(c: &Cursor, i: usize) -> Found {
@@ -168,14 +166,11 @@ pub(crate) fn weekdays_from(c: &Cursor, i: usize) -> Found {
         }
         _ => return None,
     };
-    let today = i64::from(anchor.weekday().num_days_from_monday());
-    let target = i64::from(weekday);
-    let days = if forward {
-        let ahead = (target - today).rem_euclid(7);
-        (if ahead == 0 { 7 } else { ahead }) + 7 * (n - 1)
+    let weeks = chrono::Duration::days(7 * (n - 1));
+    let day = if forward {
+        weekday_after(anchor, weekday, false) + weeks
     } else {
-        let back = (today - target).rem_euclid(7);
-        -((if back == 0 { 7 } else { back }) + 7 * (n - 1))
+        weekday_before(anchor, weekday) - weeks
     };
-    Some((end, Moment::day(anchor + chrono::Duration::days(days))))
+    Some((end, Moment::day(day)))
 }

@@ -18,7 +18,7 @@ use chrono::{Datelike, NaiveDate};
 use super::cursor::{Cursor, Found};
 use super::lexicon::{Lex, Rel};
 use super::model::Moment;
-use super::resolve::{month_span, year_span};
+use super::resolve::month_span;
 
 /// A named period or a modified month starting at token `i`.
 pub(crate) fn named_period(c: &Cursor, i: usize) -> Found {
@@ -250,16 +250,11 @@ fn half(c: &Cursor, i: usize) -> Found {
     };
     let k = i + 2;
     let (end, year) = super::absolute::lone_year(c, k).filter(|_| c.joined(k))?;
-    let Moment::Range(Some(super::model::Point::Day(first)), _) = year_span(year)? else {
-        return None;
-    };
+    let day = |month, day| NaiveDate::from_ymd_opt(year, month, day);
     let (a, b) = if second {
-        (
-            NaiveDate::from_ymd_opt(first.year(), 7, 1)?,
-            NaiveDate::from_ymd_opt(first.year(), 12, 31)?,
-        )
+        (day(7, 1)?, day(12, 31)?)
     } else {
-        (first, NaiveDate::from_ymd_opt(first.year(), 6, 30)?)
+        (day(1, 1)?, day(6, 30)?)
     };
     Some((end, Moment::days(a, b)))
 }

@@ -15,6 +15,7 @@ use super::duration::{amount, unit_dur};
 use super::lexicon::{Lex, Rel, Unit};
 use super::model::{Dur, Moment, Point};
 use super::relative::part_of_day_span;
+use super::resolve::weekday_after;
 
 /// A recurrence starting at token `i`.
 pub(crate) fn recurrence(c: &Cursor, i: usize) -> Found {
@@ -147,10 +148,7 @@ fn anchored(c: &Cursor, j: usize) -> Found {
     }
     // A weekday (plural or not), from its next occurrence after today, with what time follows.
     if let Lex::Weekday(weekday) = c.lex(j) {
-        let today = c.today();
-        let ahead =
-            (i64::from(weekday) - i64::from(today.weekday().num_days_from_monday())).rem_euclid(7);
-        let date = today + chrono::Duration::days(if ahead == 0 { 7 } else { ahead });
+        let date = weekday_after(c.today(), weekday, false);
         let (end, moment) = then_time(c, j + 1, date)?;
         let first = match moment {
             Moment::Point(point) => point,

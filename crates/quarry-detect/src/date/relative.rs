@@ -173,7 +173,7 @@ pub(crate) fn relative_weekday(today: NaiveDate, word: WeekdayWord, weekday: u8)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Direction {
+pub(crate) enum Direction {
     Next,
     Last,
     This,
@@ -238,7 +238,7 @@ fn shifted(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
 }
 
 /// The calendar period `unit` containing today, or the one after or before it.
-fn period(today: NaiveDate, unit: Unit, dir: Direction) -> Option<Moment> {
+pub(crate) fn period(today: NaiveDate, unit: Unit, dir: Direction) -> Option<Moment> {
     let step: i32 = match dir {
         Direction::Next => 1,
         Direction::Last => -1,

@@ -21,7 +21,8 @@ use super::compose::moment;
 use super::cursor::{Cursor, Found};
 use super::lexicon::{Lex, Rel, Unit};
 use super::model::{Moment, Point};
-use super::resolve::{self, week_start, weekday_after};
+use super::relative::{Direction, period};
+use super::resolve::{self, week_start, weekday_after, weekday_before};
 
 /// Which one of the units: the nth (1-based) or the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,7 +120,11 @@ fn period_at(c: &Cursor, j: usize) -> Option<(usize, NaiveDate, NaiveDate)> {
     if let Some(unit @ (Unit::Week | Unit::Month | Unit::Quarter | Unit::Year)) = c.unit(j)
         && !c.word(j).ends_with('s')
     {
-        let (first, last) = current(c.today(), unit)?;
+        let Moment::Range(Some(Point::Day(first)), Some(Point::Day(last))) =
+            period(c.today(), unit, Direction::This)?
+        else {
+            return None;
+        };
         return Some((j + 1, first, last));
     }
     // A year in digits after "of" is a year whatever follows it ("the last Friday of 2010 then").
@@ -138,36 +143,12 @@ fn period_at(c: &Cursor, j: usize) -> Option<(usize, NaiveDate, NaiveDate)> {
     }
 }
 
-/// The current week, month, quarter or year.
-fn current(today: NaiveDate, unit: Unit) -> Option<(NaiveDate, NaiveDate)> {
-    let (first, months) = match unit {
-        Unit::Week => {
-            let monday = week_start(today);
-            return Some((monday, monday + Duration::days(6)));
-        }
-        Unit::Month => (resolve::first_of_month(today), 1),
-        Unit::Quarter => (
-            NaiveDate::from_ymd_opt(today.year(), (today.month0() / 3) * 3 + 1, 1)?,
-            3,
-        ),
-        _ => (NaiveDate::from_ymd_opt(today.year(), 1, 1)?, 12),
-    };
-    Some((
-        first,
-        first.checked_add_months(Months::new(months))?.pred_opt()?,
-    ))
-}
-
 /// The picked piece inside `first..=last`; `None` when the period holds fewer.
 fn pick_in(piece: Piece, pick: Pick, first: NaiveDate, last: NaiveDate) -> Option<Moment> {
     let nth = |n: i64, step: i64, start: NaiveDate| start + Duration::days(step * (n - 1));
     let found = match (piece, pick) {
         (Piece::Weekday(w), Pick::Nth(n)) => Moment::day(nth(n, 7, weekday_after(first, w, true))),
-        (Piece::Weekday(w), Pick::Last) => {
-            let back =
-                (i64::from(last.weekday().num_days_from_monday()) - i64::from(w)).rem_euclid(7);
-            Moment::day(last - Duration::days(back))
-        }
+        (Piece::Weekday(w), Pick::Last) => Moment::day(weekday_before(last.succ_opt()?, w)),
         (Piece::Unit(Unit::Day), Pick::Nth(n)) => Moment::day(nth(n, 1, first)),
         (Piece::Unit(Unit::Day), Pick::Last) => Moment::day(last),
         (Piece::Unit(Unit::Week), pick) => {
@@ -180,10 +161,7 @@ fn pick_in(piece: Piece, pick: Pick, first: NaiveDate, last: NaiveDate) -> Optio
         (Piece::Unit(Unit::Weekend), pick) => {
             let saturday = match pick {
                 Pick::Nth(n) => nth(n, 7, weekday_after(first, 5, true)),
-                Pick::Last => {
-                    let back = (i64::from(last.weekday().num_days_from_monday()) - 5).rem_euclid(7);
-                    last - Duration::days(back)
-                }
+                Pick::Last => weekday_before(last.succ_opt()?, 5),
             };
             Moment::days(saturday, saturday + Duration::days(1))
         }

@@ -238,13 +238,14 @@ fn joins_with_the(
     }
     match connector.text {
         "of" | "for" => joins(left, connector, right),
-        "and" => is_band_plural(right) && left.iter().all(|t| t.is_capitalised()),
+        "and" => is_plural_name(right) && left.iter().all(|t| t.is_capitalised()),
         _ => false,
     }
 }
 
-/// A capitalised plural that is not a demonym: `Flecktones`, `Wailers`.
-pub(crate) fn is_band_plural(token: &Token<'_>) -> bool {
+/// A capitalised plural such as `Longhorns`, `Flecktones` (after `the`, a team or band), not a
+/// demonym.
+pub(crate) fn is_plural_name(token: &Token<'_>) -> bool {
     let word = token.text;
     token.shape == Shape::Capitalised
         && word.len() > 3

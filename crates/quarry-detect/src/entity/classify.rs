@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use quarry_core::MatchKind;
 
-use super::chunks::{is_band_plural, is_call_sign, is_numbered, is_title};
+use super::chunks::{is_call_sign, is_numbered, is_plural_name, is_title};
 use super::frames::frame_kind;
 use super::gazetteer::{
     self, BIG_CITY, COMMON, COMMON_FIRST_NAME, COUNTRY, FIRST_NAME, Flags, ORGANIZATION, PLACE,
@@ -61,7 +61,7 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
     // `Bela Fleck and the Flecktones`: a band named after its leader.
     if core
         .windows(3)
-        .any(|w| w[0].text == "and" && w[1].text == "the" && is_band_plural(&w[2]))
+        .any(|w| w[0].text == "and" && w[1].text == "the" && is_plural_name(&w[2]))
     {
         return strong(with_the..end, MatchKind::Organization);
     }
@@ -248,17 +248,6 @@ fn is_team(core: &[Token<'_>]) -> bool {
         && !gaz.is(core[core.len() - 1].text, SURNAME)
         && is_plural_name(&core[core.len() - 1])
         && !gaz.is(core[core.len() - 1].text, PLACE)
-}
-
-/// A capitalised plural such as `Longhorns` (after `the`, a team or band), not a demonym.
-fn is_plural_name(token: &Token<'_>) -> bool {
-    let word = token.text;
-    token.shape == Shape::Capitalised
-        && word.len() > 3
-        && word.ends_with('s')
-        && !word.ends_with("ss")
-        && !word.ends_with("ians")
-        && !word.ends_with("ese")
 }
 
 /// An ordinary English word, including hyphenated compounds of them (`All-State`).
