@@ -138,20 +138,18 @@ fn point_key(point: Point) -> Option<chrono::NaiveDateTime> {
 /// "three Fridays from now", "2 Mondays after June 3", "4 Tuesdays ago", "two Sundays before
 /// Christmas".
 pub(crate) fn weekdays_from(c: &Cursor, i: usize) -> Found {
-    let (j, count, kind) = quantity(c, i)?;
-    if kind != Count::Number || count.fract() != 0.0 || !(1.0..=520.0).contains(&count) {
-        return None;
-    }
+    let (j, n, counted) = weekday_count(c, i)?;
     let Lex::Weekday(weekday) = c.lex(j) else {
         return None;
     };
-    if !c.joined(j) || !c.joined(j + 1) {
+    if (j > i && !c.joined(j)) || !c.joined(j + 1) {
         return None;
     }
-    let n = count as i64;
     let (end, anchor, forward) = match c.lex(j + 1) {
-        Lex::Rel(Rel::Ago) => (j + 2, c.today(), false),
-        Lex::Rel(Rel::Hence) => (j + 2, c.today(), true),
+        Lex::Rel(Rel::Ago) if counted => (j + 2, c.today(), false),
+        Lex::Rel(Rel::Hence) if counted => (j + 2, c.today(), true),
+        // "the Friday before Easter", "the first Monday after Labor Day": an anchor is needed.
+        Lex::Rel(Rel::From) if !counted => return None,
         Lex::Rel(rel @ (Rel::From | Rel::After | Rel::Before)) => {
             let forward = rel != Rel::Before;
             if c.rel(j + 2, Rel::Now) || c.rel(j + 2, Rel::Today) {
@@ -173,4 +171,35 @@ pub(crate) fn weekdays_from(c: &Cursor, i: usize) -> Found {
         weekday_before(anchor, weekday) - weeks
     };
     Some((end, Moment::day(day)))
+}
+
+/// How many of the weekday at the returned index: a number ("three Fridays"), an ordinal
+/// ("the second Sunday"), "the" or nothing (one). The flag says a number was written, which
+/// "ago" and "from now" need ("Friday ago" is not an expression).
+fn weekday_count(c: &Cursor, i: usize) -> Option<(usize, i64, bool)> {
+    if matches!(c.lex(i), Lex::Weekday(_)) {
+        return Some((i, 1, false));
+    }
+    let k = if c.rel(i, Rel::The) && c.joined(i + 1) {
+        i + 1
+    } else {
+        i
+    };
+    if k > i && matches!(c.lex(k), Lex::Weekday(_)) {
+        return Some((k, 1, false));
+    }
+    let ordinal = match (c.lex(k), c.num(k)) {
+        (Lex::Ordinal(n), _) => Some(i64::from(n)),
+        (Lex::Unit(super::lexicon::Unit::Second), _) if c.is(k, "second") => Some(2),
+        (_, Some(n)) if n.ordinal && (1..=52).contains(&n.value) => Some(i64::from(n.value)),
+        _ => None,
+    };
+    if let Some(n) = ordinal {
+        return c.joined(k + 1).then_some((k + 1, n, false));
+    }
+    let (j, count, kind) = quantity(c, i)?;
+    if kind != Count::Number || count.fract() != 0.0 || !(1.0..=520.0).contains(&count) {
+        return None;
+    }
+    Some((j, count as i64, true))
 }

@@ -13,7 +13,7 @@
 //! | day + from + time + for + amount | day × time × amount (hours, minutes) |
 //! | amount + starting + day | amount × day × now |
 //! | more/less than + shifted point | bound × amount × direction × now |
-//! | N weekdays + from/after/before + anchor | count × weekday × anchor × now |
+//! | N weekdays + from/after/before + anchor; [the] [Nth] weekday + before/after + day | count or ordinal × weekday × anchor × now |
 //! | by + day, day + onwards | day × now |
 //! | day + at + time, at + time + day | day × time notation (12 h, 24 h, `1505`, `15h05`) × now |
 //! | selector + unit + of + period | ordinal or last × weekday, day, week, weekend, month, half × month, year, next month, this year × now |
@@ -299,7 +299,36 @@ fn interval_case(rng: &mut Rng, form: usize) -> Case {
             let n = rng.range(1, 12) as u32;
             let weekday = plural(WEEKDAYS[k], n);
             let count = count_text(n, rng);
-            match rng.below(3) {
+            match rng.below(4) {
+                3 => {
+                    // "the Friday before June 3", "the second Monday after 4 May 2021",
+                    // "Tuesday after 2019-03-01": one (or the Nth) such weekday past the day.
+                    let (day, date) = day_piece(rng, today);
+                    let n = rng.range(1, 4) as i64;
+                    let lead = match (n, rng.below(3)) {
+                        (1, 0) => String::new(),
+                        (1, 1) => "the ".to_string(),
+                        (n, _) => format!("the {} ", ORDINAL_WORDS[n as usize - 1]),
+                    };
+                    let weekday = WEEKDAYS[k];
+                    if rng.coin() {
+                        (
+                            "[the] [Nth] weekday + after + day",
+                            format!("{lead}{weekday} after {day}"),
+                            iso(next_weekday(date, k) + Duration::days(7 * (n - 1))),
+                        )
+                    } else {
+                        let back = (1..=7)
+                            .map(|d| date - Duration::days(d))
+                            .find(|d| d.weekday().num_days_from_monday() as usize == k)
+                            .expect("a week holds every weekday");
+                        (
+                            "[the] [Nth] weekday + before + day",
+                            format!("{lead}{weekday} before {day}"),
+                            iso(back - Duration::days(7 * (n - 1))),
+                        )
+                    }
+                }
                 0 => (
                     "N weekdays + from now",
                     format!("{count} {weekday} from now"),

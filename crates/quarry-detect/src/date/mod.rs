@@ -234,6 +234,9 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
                         || c.num(i + 2).is_some())
                 || periods::decade_word(c, i + 1).is_some()
                 || matches!(next, Lex::Ordinal(_) | Lex::Tens(_))
+                // "the Friday before Easter"
+                || matches!(next, Lex::Weekday(_))
+                    && matches!(c.lex(i + 2), Lex::Rel(Rel::After | Rel::Before))
         }
         Lex::Rel(Rel::A) => matches!(next, Lex::Unit(_) | Lex::Rel(Rel::Few | Rel::Couple)),
         Lex::Rel(Rel::In | Rel::Within) => countable,
