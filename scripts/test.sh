@@ -55,12 +55,16 @@ done
 
 step "fetch dependencies"
 cargo fetch --locked
+cargo fetch --locked --manifest-path bindings/python/Cargo.toml
 
 step "format"
 cargo fmt --all -- --check
+cargo fmt --manifest-path bindings/python/Cargo.toml -- --check
 
 step "lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The Python package's crate is outside the workspace (its build needs Python 3).
+cargo clippy --manifest-path bindings/python/Cargo.toml --target-dir target --all-targets --locked -- -D warnings
 
 step "dependency directions"
 # Pure crates never pull in IO stacks; only quarry-server serves HTTP; only quarry-cli uses clap.
@@ -202,6 +206,11 @@ step "linear time at full size: each detector's hostile inputs at 1 MiB and 8 Mi
 # The debug run above uses 8 KiB and 64 KiB; this one measures the sizes issue 14 names.
 if ! cargo test --release --locked -p quarry-detect --test linear_time; then
     failed+=("--release -p quarry-detect --test linear_time")
+fi
+
+step "the Python package: pip install ./bindings/python, then pytest"
+if ! scripts/python.sh; then
+    failed+=("(the Python package's pytest suite: scripts/python.sh)")
 fi
 
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -1,6 +1,7 @@
 //! Why an extraction could not run to an outcome. Unresolved fields are not errors: they are
 //! [`Outcome::NeedsClarification`](crate::Outcome::NeedsClarification).
 
+use quarry_core::ErrorCode;
 use quarry_llm::{LlmError, Usage};
 use thiserror::Error;
 
@@ -39,4 +40,28 @@ pub enum EngineError {
     EmptyDocument,
     #[error(transparent)]
     Schema(#[from] SchemaError),
+}
+
+impl EngineError {
+    /// The failure's row in the error-code table, as every host reports it.
+    pub fn error_code(&self) -> ErrorCode {
+        match self {
+            EngineError::Llm(_) | EngineError::ContextOverflow { .. } => ErrorCode::ModelError,
+            EngineError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
+            EngineError::EmptyDocument => ErrorCode::EmptyInput,
+            EngineError::Schema(_) => ErrorCode::InvalidSchema,
+        }
+    }
+}
+
+/// Why a model client cannot be built, as a code: a missing key is `MissingApiKey` (the message
+/// names its variable), settings that cannot work (a provider that needs a base URL without one)
+/// `Usage`, a malformed model string `InvalidModel`; anything else `ModelError`.
+pub fn llm_error_code(error: &LlmError) -> ErrorCode {
+    match error {
+        LlmError::MissingKey { .. } => ErrorCode::MissingApiKey,
+        LlmError::Misconfigured { .. } => ErrorCode::Usage,
+        LlmError::InvalidModel(_) => ErrorCode::InvalidModel,
+        _ => ErrorCode::ModelError,
+    }
 }

@@ -34,7 +34,7 @@ pub mod validate;
 
 pub use check::{Problem, ProblemKind};
 pub use config::ExtractorConfig;
-pub use error::EngineError;
+pub use error::{EngineError, llm_error_code};
 pub use extractor::Extractor;
 pub use ground::GroundingStatus;
 pub use report::{Confidence, Extraction, FieldIssue, FieldReport, Outcome, UnreadChunk};

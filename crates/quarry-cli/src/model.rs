@@ -2,7 +2,8 @@
 //! that reads QUARRY_MODEL, QUARRY_API_KEY, the providers' key variables (OPENAI_API_KEY,
 //! AZURE_OPENAI_API_KEY, GEMINI_API_KEY, ANTHROPIC_API_KEY, OLLAMA_API_KEY, VLLM_API_KEY,
 //! LLAMA_API_KEY, LM_API_TOKEN: see `Provider::key_variable`), their host variables (OLLAMA_HOST,
-//! AZURE_OPENAI_ENDPOINT), AZURE_OPENAI_API_VERSION and QUARRY_HEADERS (clap reads QUARRY_MODEL
+//! AZURE_OPENAI_ENDPOINT), AZURE_OPENAI_API_VERSION (these through `ProviderSettings::from_lookup`)
+//! and QUARRY_HEADERS (clap reads QUARRY_MODEL
 //! into `--model`, QUARRY_DB, QUARRY_PROJECT, QUARRY_EMBEDDER and QUARRY_EMBEDDER_BASE_URL into
 //! theirs). Below flags and variables come the settings of `quarry.toml` (see `config.rs`).
 
@@ -42,13 +43,7 @@ pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), 
 /// variable (`MissingApiKey`, exit 2) and settings that cannot work (a provider that needs
 /// `--base-url` without one) are a usage error (exit 2); anything else is `ModelError`.
 pub fn model_failure(error: LlmError) -> Failure {
-    let code = match &error {
-        LlmError::MissingKey { .. } => ErrorCode::MissingApiKey,
-        LlmError::Misconfigured { .. } => ErrorCode::Usage,
-        LlmError::InvalidModel(_) => ErrorCode::InvalidModel,
-        _ => ErrorCode::ModelError,
-    };
-    Failure::coded(code, error)
+    Failure::coded(quarry_agent::llm_error_code(&error), error)
 }
 
 /// `provider:model`, with a `local:NAME` (no path separator, no `.gguf`) resolved to
@@ -128,18 +123,15 @@ pub fn provider_settings(
     retries: u32,
     concurrency: usize,
 ) -> ProviderSettings {
-    let defaults = ProviderSettings::default();
+    let from_env = ProviderSettings::from_lookup(spec, env);
     ProviderSettings {
         base_url,
-        api_key: env("QUARRY_API_KEY").or_else(|| env(spec.provider.key_variable())),
-        host: spec.provider.host_variable().and_then(env),
-        api_version: env("AZURE_OPENAI_API_VERSION"),
-        headers: Vec::new(),
         concurrency,
         transport: TransportConfig {
             max_attempts: retries + 1,
-            ..defaults.transport
+            ..from_env.transport.clone()
         },
+        ..from_env
     }
 }
 

@@ -126,12 +126,7 @@ pub(crate) fn unread_warning(unread: &UnreadChunk) -> String {
 
 /// The code an extraction's failure is reported with.
 pub fn engine_code(error: &EngineError) -> ErrorCode {
-    match error {
-        EngineError::Llm(_) | EngineError::ContextOverflow { .. } => ErrorCode::ModelError,
-        EngineError::BudgetExceeded { .. } => ErrorCode::BudgetExceeded,
-        EngineError::EmptyDocument => ErrorCode::EmptyInput,
-        EngineError::Schema(_) => ErrorCode::InvalidSchema,
-    }
+    error.error_code()
 }
 
 /// A table of every field: value, spans, grounding, confidence, attempts; then the run's tokens.

@@ -248,6 +248,22 @@ impl Default for ProviderSettings {
     }
 }
 
+impl ProviderSettings {
+    /// The key, host and API version for `spec` as a host reads them from its environment
+    /// through `lookup` (which should treat an empty variable as unset): the key from
+    /// `QUARRY_API_KEY`, else the provider's [key variable](Provider::key_variable); the host
+    /// from its [host variable](Provider::host_variable); `AZURE_OPENAI_API_VERSION`. The rest
+    /// are the defaults.
+    pub fn from_lookup(spec: &ModelSpec, lookup: impl Fn(&str) -> Option<String>) -> Self {
+        ProviderSettings {
+            api_key: lookup("QUARRY_API_KEY").or_else(|| lookup(spec.provider.key_variable())),
+            host: spec.provider.host_variable().and_then(&lookup),
+            api_version: lookup("AZURE_OPENAI_API_VERSION"),
+            ..ProviderSettings::default()
+        }
+    }
+}
+
 /// `Name: value` as a header pair (for `--header` and `QUARRY_HEADERS`); `None` without a colon
 /// or a name.
 pub fn parse_header(line: &str) -> Option<(String, String)> {

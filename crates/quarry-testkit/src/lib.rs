@@ -17,6 +17,9 @@
 //! otherwise), so equal texts get equal vectors. Errors and odd replies for it are queued apart,
 //! with [`ScriptedServer::push_embeddings`], and never consume the chat script.
 //!
+//! Tests in another process queue replies and read requests through the control routes under
+//! `/_testkit/` (see `control.rs`); `scripted-model-server` runs the server as a process.
+//!
 //! [`FakeWeb`] speaks Exa's search API and a SearXNG instance's JSON endpoint and serves the
 //! pages, redirects and `robots.txt` a test gives it (the `web` source's tests).
 //!
@@ -36,6 +39,7 @@
 //! ```
 
 mod background;
+mod control;
 pub mod postgres;
 mod temp_db;
 mod test_model;
@@ -291,6 +295,9 @@ impl ScriptedServer {
                 "/openai/deployments/{deployment}/embeddings",
                 post(openai_embeddings),
             )
+            .route("/_testkit/script", post(control::push_script))
+            .route("/_testkit/requests", axum::routing::get(control::requests))
+            .route("/_testkit/reset", post(control::reset))
             .with_state(Arc::clone(&shared));
         let background = Background::serve("scripted-server", app);
         ScriptedServer { background, shared }

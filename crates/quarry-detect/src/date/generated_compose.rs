@@ -304,7 +304,7 @@ fn interval_case(rng: &mut Rng, form: usize) -> Case {
                     // "the Friday before June 3", "the second Monday after 4 May 2021",
                     // "Tuesday after 2019-03-01": one (or the Nth) such weekday past the day.
                     let (day, date) = day_piece(rng, today);
-                    let n = rng.range(1, 4) as i64;
+                    let n = rng.range(1, 4);
                     let lead = match (n, rng.below(3)) {
                         (1, 0) => String::new(),
                         (1, 1) => "the ".to_string(),
