@@ -7,11 +7,13 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 use quarry_agent::{Extractor, ExtractorConfig, Schema, llm_error_code};
 use quarry_core::ErrorCode;
 use quarry_llm::{ModelSpec, ProviderSettings, TransportConfig, build_client};
 
 use crate::errors::raised;
+use crate::text::utf8;
 
 /// How often a waiting call looks at its token and at Python's signal handlers.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
@@ -143,7 +145,7 @@ impl NativeExtractor {
     fn extract(
         &self,
         py: Python<'_>,
-        text: String,
+        text: &Bound<'_, PyString>,
         clarifications: Vec<String>,
         cancel: Option<PyRef<'_, CancelToken>>,
     ) -> PyResult<String> {
@@ -152,7 +154,8 @@ impl NativeExtractor {
             |token| Arc::clone(&token.cancelled),
         );
         let runtime = runtime()?;
-        let work = self.extractor.extract(&self.schema, &text, &clarifications);
+        let text = utf8(text)?;
+        let work = self.extractor.extract(&self.schema, text, &clarifications);
         let finished = py.detach(|| {
             runtime.block_on(async {
                 tokio::select! {

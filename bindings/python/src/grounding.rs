@@ -1,11 +1,13 @@
 //! The grounding aligner: where each value occurs in the source.
 
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 use quarry_core::ErrorCode;
 use quarry_core::grounding::{AlignOptions, AlignOrder, align_all};
 use serde_json::{Value, json};
 
 use crate::errors::raised;
+use crate::text::utf8;
 
 /// One entry per value, in order: `{value, start, end, status, score}` when it was found
 /// (code-point offsets), else `{value, start: null, …, reason}`. `mode` is `quarry` (prefer
@@ -15,7 +17,7 @@ use crate::errors::raised;
 #[pyo3(signature = (text, values, mode="quarry", fuzzy=true, fuzzy_threshold=None, accept_partial=None))]
 pub fn ground(
     py: Python<'_>,
-    text: String,
+    text: &Bound<'_, PyString>,
     values: Vec<String>,
     mode: &str,
     fuzzy: bool,
@@ -47,9 +49,10 @@ pub fn ground(
         order,
         ..defaults
     };
+    let text = utf8(text)?;
     let answer = py.detach(|| {
         let extractions: Vec<&str> = values.iter().map(String::as_str).collect();
-        let results = align_all(&text, &extractions, &options);
+        let results = align_all(text, &extractions, &options);
         let entries: Vec<Value> = values
             .iter()
             .zip(results)

@@ -8,8 +8,12 @@ mod extractor;
 mod grounding;
 mod parsing;
 mod skill;
+mod text;
 
 use pyo3::prelude::*;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,6 +1,7 @@
 //! The extract skill, the output guardrail and the multi-target scan.
 
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 use quarry_core::json::to_spaced_string;
 use quarry_core::{ErrorCode, Match, Target};
 use quarry_detect::DetectOptions;
@@ -8,6 +9,7 @@ use quarry_detect::skill::{self, DEFAULT_MAX_INPUT_BYTES};
 use serde::Serialize;
 
 use crate::errors::{raised, skill_error};
+use crate::text::utf8;
 
 /// Detection settings from the call's `now` (RFC 3339, required: the Python side fills in the
 /// current time) and `region`.
@@ -25,7 +27,7 @@ fn options(now: &str, region: Option<&str>) -> PyResult<DetectOptions> {
 #[pyo3(signature = (text, target, now, region=None, detail=false))]
 pub fn extract(
     py: Python<'_>,
-    text: String,
+    text: &Bound<'_, PyString>,
     target: &str,
     now: &str,
     region: Option<&str>,
@@ -33,8 +35,9 @@ pub fn extract(
 ) -> PyResult<String> {
     let target: Target = target.parse().map_err(skill_error)?;
     let options = options(now, region)?;
+    let text = utf8(text)?;
     py.detach(|| {
-        skill::extract(&text, target, &options, DEFAULT_MAX_INPUT_BYTES)
+        skill::extract(text, target, &options, DEFAULT_MAX_INPUT_BYTES)
             .map(|extraction| to_spaced_string(&extraction.output(detail)))
     })
     .map_err(skill_error)
@@ -42,9 +45,15 @@ pub fn extract(
 
 /// The guardrail's verdict on `output` (what an extractor answered for `target`) as JSON text.
 #[pyfunction]
-pub fn check(py: Python<'_>, text: String, target: &str, output: String) -> PyResult<String> {
+pub fn check(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    target: &str,
+    output: &Bound<'_, PyString>,
+) -> PyResult<String> {
     let target: Target = target.parse().map_err(skill_error)?;
-    py.detach(|| skill::check(&text, target, &output, DEFAULT_MAX_INPUT_BYTES))
+    let (text, output) = (utf8(text)?, utf8(output)?);
+    py.detach(|| skill::check(text, target, output, DEFAULT_MAX_INPUT_BYTES))
         .map(|verdict| to_spaced_string(&verdict))
         .map_err(skill_error)
 }
@@ -62,7 +71,7 @@ struct Found<'a> {
 #[pyo3(signature = (text, targets, now, region=None))]
 pub fn scan(
     py: Python<'_>,
-    text: String,
+    text: &Bound<'_, PyString>,
     targets: Vec<String>,
     now: &str,
     region: Option<&str>,
@@ -79,10 +88,11 @@ pub fn scan(
         ));
     }
     let options = options(now, region)?;
+    let text = utf8(text)?;
     py.detach(|| {
         let mut found: Vec<(usize, Match)> = Vec::new();
         for (order, &target) in targets.iter().enumerate() {
-            let extraction = skill::extract(&text, target, &options, DEFAULT_MAX_INPUT_BYTES)?;
+            let extraction = skill::extract(text, target, &options, DEFAULT_MAX_INPUT_BYTES)?;
             found.extend(extraction.matches.into_iter().map(|m| (order, m)));
         }
         found.sort_by_key(|(order, m)| (m.start, *order, m.end));
