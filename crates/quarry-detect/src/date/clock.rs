@@ -103,7 +103,14 @@ fn minutes_to_hour(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
             let h = c.plain(k, 2).filter(|&h| h < 24)?;
             (k + 2, h, true)
         }
-        _ => (k + 1, lone_hour(c, k)?, false),
+        // "a quarter past 3pm": an hour glued to its am/pm.
+        _ => {
+            let hour = lone_hour(c, k).or_else(|| {
+                let n = c.num(k).filter(|n| !n.ordinal && n.digits <= 2)?;
+                meridiem(c, k + 1).and((1..=12).contains(&n.value).then_some(n.value))
+            })?;
+            (k + 1, hour, false)
+        }
     };
     if !written && let Some((after, pm)) = meridiem(c, end) {
         hour = with_meridiem(hour, 0, 0, pm)?.hour;
@@ -184,7 +191,10 @@ fn bare_time(c: &Cursor, i: usize) -> Option<(usize, TimePart)> {
         if let Some((after, pm)) = meridiem(c, end) {
             return Some((after, with_meridiem(h, m, s, pm)?));
         }
-        return Some((end, at(h, m, s, h > 12 || h == 0)));
+        // "08:00", "01:30": a leading zero writes the 24-hour clock, so a later end of a range
+        // ("01:30 - 19:05") does not move this one past noon.
+        let twenty_four = h > 12 || h == 0 || c.word(i).starts_with('0');
+        return Some((end, at(h, m, s, twenty_four)));
     }
     // 8.30 pm (a dot needs the meridiem, or it is a decimal)
     if c.punct(i + 1, b'.') && c.tight(i + 1) && c.tight(i + 2) {

@@ -128,6 +128,7 @@ fn date_uncached(c: &Cursor, i: usize) -> Found {
     best = longer(best, quarter(c, i, today));
     best = longer(best, holiday(c, i));
     best = longer(best, unit_of_period(c, i));
+    best = longer(best, super::within::possessive(c, i));
     best = longer(best, named_period(c, i));
     longer(best, relative(c, i))
 }

@@ -365,13 +365,16 @@ fn time_case(rng: &mut Rng, form: usize) -> Case {
                     (format!("{} past", words(m, rng)), h24, m)
                 }
             };
+            // The hour in words or digits, the mark spaced or glued ("a quarter past 3pm").
+            let mark = if pm { "pm" } else { "am" };
+            let written = match rng.below(3) {
+                0 => format!("{} {mark}", UNITS[h12 as usize]),
+                1 => format!("{h12} {mark}"),
+                _ => format!("{h12}{mark}"),
+            };
             (
                 "half past three pm",
-                format!(
-                    "{phrase} {} {}",
-                    UNITS[h12 as usize],
-                    if pm { "pm" } else { "am" }
-                ),
+                format!("{phrase} {written}"),
                 clock(hour, minute),
             )
         }

@@ -18,10 +18,13 @@
 //! | day + at + time, at + time + day | day × time notation (12 h, 24 h, `1505`, `15h05`) × now |
 //! | selector + unit + of + period | ordinal or last × weekday, day, week, weekend, month, half × month, year, next month, this year × now |
 //! | weekday + of + week | weekday × this, next or last week × now |
+//! | period's + selector + unit | ordinal or last × weekday, day, week, weekend × year, next month, this year × now |
+//! | week N of/in year | N × year, this or next year × now |
 //! | N units + after/before + anchor, the day after/before + anchor | amount × direction × day, month or year anchor |
 //! | the week/weekend of + day, the week starting + day, fiscal year | day × now, year × form |
-//! | Month d-d, yyyy; from date until today; between year and the present | dates × now |
+//! | Month d-d, yyyy; Month dth through the dth, yyyy; from date until today; between year and the present | dates × now |
 //! | every other + weekday [+ time]; early/late + part of day | weekday × time × now, part × half |
+//! | day [,] time - time, day from time to time, day before/after time | day form × 24 h or 12 h times × now |
 //! | once a + unit; Nth of every month; starting (on) + day; after around + time | unit, day, time × now |
 //! | this/next/last [+ weekday] + yearless date | modifier × date form × now |
 //! | [modifier] + season [+ year] | season × this, next, last, none, year × now |
@@ -599,6 +602,19 @@ fn within_case(rng: &mut Rng, form: usize) -> Case {
             };
         }
     };
+    // A period that names itself ("2019", "next month", "this year") may own the piece:
+    // "next month's first Monday", "2019's last weekend".
+    let names_itself = period.chars().all(|ch| ch.is_ascii_digit())
+        || period.starts_with("next")
+        || period.starts_with("this");
+    if names_itself && rng.coin() {
+        return Case {
+            form: "period's nth piece",
+            expr: format!("{period}'s {selector} {piece}"),
+            value,
+            now,
+        };
+    }
     Case {
         form,
         expr: format!("{the}{selector} {piece} of {period}"),
@@ -608,6 +624,29 @@ fn within_case(rng: &mut Rng, form: usize) -> Case {
 }
 
 const WITHIN_FORMS: usize = 5;
+
+/// "week 12 of 2024", "week 3 in next year": an ISO week of a year.
+fn week_number_case(rng: &mut Rng, _form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let (year, written) = match rng.below(3) {
+        0 => (today.year() + 1, "next year".to_owned()),
+        1 => (today.year(), "this year".to_owned()),
+        _ => {
+            let year = rng.range(1995, 2035) as i32;
+            (year, year.to_string())
+        }
+    };
+    let n = rng.range(1, 52) as u32;
+    let monday = NaiveDate::from_isoywd_opt(year, n, chrono::Weekday::Mon).expect("valid");
+    let of = rng.pick(&["of", "in"]);
+    Case {
+        form: "week N of year",
+        expr: format!("week {n} {of} {written}"),
+        value: format!("{}/{}", iso(monday), iso(monday + Duration::days(6))),
+        now,
+    }
+}
 
 fn weekday_of_week_case(rng: &mut Rng, _form: usize) -> Case {
     let now = rng.now();
@@ -900,10 +939,15 @@ fn shared_case(rng: &mut Rng, form: usize) -> Case {
             let a = rng.range(1, 14) as u32;
             let b = a + rng.range(1, 14) as u32;
             let name = MONTHS[(month - 1) as usize];
-            let expr = if rng.coin() {
-                format!("{name} {a}-{b}, {year}")
-            } else {
-                format!("from {name} {a} to {b}, {year}")
+            let expr = match rng.below(3) {
+                0 => format!("{name} {a}-{b}, {year}"),
+                1 => format!("from {name} {a} to {b}, {year}"),
+                _ => format!(
+                    "{name} {a}{} {} the {b}{}, {year}",
+                    ordinal_suffix(a),
+                    rng.pick(&["to", "through", "until"]),
+                    ordinal_suffix(b)
+                ),
             };
             let day = |d| NaiveDate::from_ymd_opt(year, month, d).expect("valid");
             ("month d-d, year", expr, range(day(a), day(b)))
@@ -937,6 +981,48 @@ fn shared_case(rng: &mut Rng, form: usize) -> Case {
                 format!("R/{}/P2W", datetime(first.and_time(t))),
             )
         }
+        5 => {
+            // A time range after a day whose first time could also join the day alone:
+            // "Thursday 19:00 - 21:00", "Jan 15, 2019, 1:00 PM - 1:15 PM".
+            let (day, date) = day_piece(rng, today);
+            let h1 = rng.range(0, 21) as u32;
+            let h2 = rng.range(i64::from(h1) + 1, 23) as u32;
+            let (m1, m2) = (rng.range(0, 11) as u32 * 5, rng.range(0, 11) as u32 * 5);
+            let (a, b) = if rng.coin() {
+                (format!("{h1:02}:{m1:02}"), format!("{h2:02}:{m2:02}"))
+            } else {
+                (twelve_hour(h1, m1, rng), twelve_hour(h2, m2, rng))
+            };
+            let at =
+                |h, m| datetime(date.and_time(NaiveTime::from_hms_opt(h, m, 0).expect("valid")));
+            match rng.below(5) {
+                0 => (
+                    "day + time range",
+                    format!("{day} {a} - {b}"),
+                    format!("{}/{}", at(h1, m1), at(h2, m2)),
+                ),
+                1 => (
+                    "day + time range",
+                    format!("{day}, {a} - {b}"),
+                    format!("{}/{}", at(h1, m1), at(h2, m2)),
+                ),
+                2 => (
+                    "day + time range",
+                    format!("{day} from {a} to {b}"),
+                    format!("{}/{}", at(h1, m1), at(h2, m2)),
+                ),
+                3 => (
+                    "day + before + time",
+                    format!("{day} before {a}"),
+                    format!("../{}", at(h1, m1)),
+                ),
+                _ => (
+                    "day + after + time",
+                    format!("{day} after {b}"),
+                    format!("{}/..", at(h2, m2)),
+                ),
+            }
+        }
         _ => {
             // The reference's parts of the day, halved.
             let (part, from, to) = [
@@ -963,7 +1049,7 @@ fn shared_case(rng: &mut Rng, form: usize) -> Case {
     }
 }
 
-const SHARED_FORMS: usize = 5;
+const SHARED_FORMS: usize = 6;
 
 fn open_case(rng: &mut Rng, form: usize) -> Case {
     let now = rng.now();
@@ -1123,6 +1209,7 @@ fn generated_units_inside_periods() {
         WITHIN_FORMS * CASES_PER_FORM
     );
     assert_eq!(run(15, 1, weekday_of_week_case), CASES_PER_FORM);
+    assert_eq!(run(21, 1, week_number_case), CASES_PER_FORM);
 }
 
 #[test]

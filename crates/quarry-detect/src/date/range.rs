@@ -215,6 +215,13 @@ fn end_at(c: &Cursor, i: usize) -> Option<(usize, End)> {
     } else if c.num(i).is_none() {
         offer(&mut best, day_number(c, i).map(|(e, d)| (e, End::Day(d))));
     }
+    // "June 3rd through the 7th": a day of the other end's month.
+    if c.rel(i, Rel::The) && c.joined(i + 1) && c.num(i + 1).is_some_and(|n| n.ordinal) {
+        offer(
+            &mut best,
+            day_number(c, i + 1).map(|(e, d)| (e, End::Day(d))),
+        );
+    }
     if best.is_none() || matches!(best, Some((_, End::Hour(_) | End::Day(_)))) {
         offer(&mut best, date_at(c, i).map(|(e, m)| (e, End::Resolved(m))));
     }
@@ -463,12 +470,50 @@ fn on_day(date: NaiveDate, a: NaiveTime, b: NaiveTime, pm: bool) -> Moment {
     )
 }
 
+/// "before|until|by <time>" (open before it) or "after|since <time>" (open after it) on `date`.
+fn time_bound_on_day(c: &Cursor, k: usize, date: NaiveDate) -> Option<(usize, Moment)> {
+    let before = match c.lex(k) {
+        Lex::Rel(Rel::Before | Rel::Till) => true,
+        Lex::Rel(Rel::After | Rel::Since) => false,
+        _ if c.is(k, "by") => true,
+        _ => return None,
+    };
+    if !c.joined(k) || !c.joined(k + 1) {
+        return None;
+    }
+    let (end, time) = super::clock::time(c, k + 1)?;
+    let point = Some(Point::At(date.and_time(time.naive()?), None));
+    let moment = if before {
+        Moment::Range(None, point)
+    } else {
+        Moment::Range(point, None)
+    };
+    Some((end, moment))
+}
+
 /// A date followed by a time range: "Monday 8-9am", "December 12th at 4 - 6:30 pm",
 /// "tomorrow from 7:00 to 8:00pm", "Thursday 19:00 - 21:00".
 pub(crate) fn date_then_times(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
-    // The date with a part of the day it may carry ("next Monday morning 6-8").
-    let (end, m) = super::compose::moment(c, i)?;
-    let (date, pm) = day_and_part(m)?;
+    // The date with a part of the day it may carry ("next Monday morning 6-8"); else the date
+    // alone, when the longest reading already took the range's first time ("Thursday 19:00 -
+    // 21:00", "Tuesday, Jan 15, 1:00 PM - 1:15 PM").
+    let longest = super::compose::moment(c, i);
+    let day = longest
+        .and_then(|(end, m)| Some((end, day_and_part(m)?)))
+        .or_else(|| {
+            let (end, m) = super::compose::date_at(c, i)?;
+            Some((end, day_and_part(m)?))
+        });
+    let (end, (date, pm)) = day?;
+    times_on_day(c, end, date, pm)
+}
+
+/// A time range written at `end` after the day `date`, on that day; or an open bound by a time
+/// of that day ("23/12 before 5pm", "Friday after 3:30 pm").
+fn times_on_day(c: &Cursor, end: usize, date: NaiveDate, pm: bool) -> Option<(usize, Moment)> {
+    if !pm && let Some(open) = time_bound_on_day(c, end, date) {
+        return Some(open);
+    }
     let mut k = end;
     if c.punct(k, b',') {
         k += 1;

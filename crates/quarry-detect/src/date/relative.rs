@@ -179,7 +179,7 @@ pub(crate) enum Direction {
     This,
 }
 
-fn direction(c: &Cursor, i: usize) -> Option<Direction> {
+pub(crate) fn direction(c: &Cursor, i: usize) -> Option<Direction> {
     match c.lex(i) {
         Lex::Rel(Rel::Next | Rel::Following | Rel::Coming) => Some(Direction::Next),
         Lex::Rel(Rel::Last | Rel::Past | Rel::Previous) => Some(Direction::Last),
@@ -582,7 +582,8 @@ fn edge_span(span: Moment, unit: Unit, edge: Rel) -> Option<Moment> {
     Some(Moment::days(a, b))
 }
 
-/// "week 10": ISO week `n` of the reference year.
+/// "week 10": ISO week `n` of the reference year, or of the year after "of"/"in" ("week 12 of
+/// 2024", "week 3 of next year").
 fn week_number(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let n = c
         .plain(i + 1, 2)
@@ -590,9 +591,20 @@ fn week_number(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     if c.tight(i + 2) && !c.is_punct(i + 2) {
         return None;
     }
-    let monday = NaiveDate::from_isoywd_opt(c.today().year(), n, chrono::Weekday::Mon)?;
+    let mut end = i + 2;
+    let mut year = c.today().year();
+    if (c.rel(end, Rel::Of) || c.rel(end, Rel::In))
+        && c.joined(end)
+        && c.joined(end + 1)
+        && let Some((after, first, last)) = super::within::period_at(c, end + 1)
+        && (first.ordinal(), last.month(), last.day(), last.year()) == (1, 12, 31, first.year())
+    {
+        year = first.year();
+        end = after;
+    }
+    let monday = NaiveDate::from_isoywd_opt(year, n, chrono::Weekday::Mon)?;
     Some((
-        i + 2,
+        end,
         Moment::days(monday, monday + chrono::Duration::days(6)),
     ))
 }

@@ -9,7 +9,8 @@
 //! the span around a day: "the week of April 10th" (its Monday to Sunday), "the week starting
 //! on February 4" (seven days from it), "the weekend of Easter", "Labor Day weekend" (the
 //! weekend touching the day: with a Friday or a Monday holiday, three days), "the month of
-//! June", "the year 2020".
+//! June", "the year 2020"; and the same pieces named with a possessive: "last week's Sunday",
+//! "next month's first Monday".
 //!
 //! Weeks run Monday to Sunday; the first week of a period is the one holding its first day and
 //! the last the one holding its last day (Duckling's `cycleLastOf`, Recognizers-Text's
@@ -50,39 +51,12 @@ pub(crate) fn unit_of_period(c: &Cursor, i: usize) -> Found {
     } else {
         i
     };
-    let (j, pick) = match pick_at(c, s) {
-        Some(pick) => (s + 1, Some(pick)),
-        None => (s, None),
-    };
-    let piece = match c.lex(j) {
-        Lex::Weekday(w) if !c.word(j).to_ascii_lowercase().ends_with("days") => Piece::Weekday(w),
-        Lex::Unit(
-            unit @ (Unit::Day | Unit::Week | Unit::Weekend | Unit::Month | Unit::Quarter),
-        ) if !c.word(j).ends_with('s') => Piece::Unit(unit),
-        Lex::Rel(Rel::Half) => Piece::Half,
-        _ => return None,
-    };
-    // Without a selector only a weekday of a week reads ("Monday of next week").
-    if pick.is_none() && !matches!(piece, Piece::Weekday(_)) {
+    let (j, pick, piece) = selection(c, s)?;
+    if !(c.rel(j, Rel::Of) || c.rel(j, Rel::In)) || !c.joined(j) || !c.joined(j + 1) {
         return None;
     }
-    if !(c.rel(j + 1, Rel::Of) || c.rel(j + 1, Rel::In)) || !c.joined(j + 1) || !c.joined(j + 2) {
-        return None;
-    }
-    let (end, first, last) = period_at(c, j + 2)?;
-    let found = match pick {
-        Some(pick) => pick_in(piece, pick, first, last)?,
-        None => {
-            let Piece::Weekday(w) = piece else {
-                return None;
-            };
-            // A weekday of a week-long period.
-            if (last - first).num_days() != 6 {
-                return None;
-            }
-            Moment::day(weekday_after(first, w, true))
-        }
-    };
+    let (end, first, last) = period_at(c, j + 1)?;
+    let found = choose(pick, piece, first, last)?;
     // "the 1st week of Oct. on Friday": that day of the week.
     if let Moment::Range(Some(Point::Day(monday)), _) = found
         && piece == Piece::Unit(Unit::Week)
@@ -95,6 +69,76 @@ pub(crate) fn unit_of_period(c: &Cursor, i: usize) -> Found {
         }
     }
     Some((end, found))
+}
+
+/// A selector (optional) and the piece it selects, at `s`: "second Tuesday", "last week",
+/// "Monday"; the index after the piece.
+fn selection(c: &Cursor, s: usize) -> Option<(usize, Option<Pick>, Piece)> {
+    let (j, pick) = match pick_at(c, s) {
+        Some(pick) => (s + 1, Some(pick)),
+        None => (s, None),
+    };
+    if j > s && !c.joined(j) {
+        return None;
+    }
+    let piece = match c.lex(j) {
+        Lex::Weekday(w) if !c.word(j).to_ascii_lowercase().ends_with("days") => Piece::Weekday(w),
+        Lex::Unit(
+            unit @ (Unit::Day | Unit::Week | Unit::Weekend | Unit::Month | Unit::Quarter),
+        ) if !c.word(j).ends_with('s') => Piece::Unit(unit),
+        Lex::Rel(Rel::Half) => Piece::Half,
+        _ => return None,
+    };
+    // Without a selector only a weekday of a week reads ("Monday of next week").
+    if pick.is_none() && !matches!(piece, Piece::Weekday(_)) {
+        return None;
+    }
+    Some((j + 1, pick, piece))
+}
+
+/// The selected piece of `first..=last`; without a selector, a weekday of a week-long period.
+fn choose(pick: Option<Pick>, piece: Piece, first: NaiveDate, last: NaiveDate) -> Option<Moment> {
+    match pick {
+        Some(pick) => pick_in(piece, pick, first, last),
+        None => {
+            let Piece::Weekday(w) = piece else {
+                return None;
+            };
+            ((last - first).num_days() == 6).then(|| Moment::day(weekday_after(first, w, true)))
+        }
+    }
+}
+
+/// A period's own unit, named with a possessive: "last week's Sunday", "next month's first
+/// Monday", "2024's last quarter".
+pub(crate) fn possessive(c: &Cursor, i: usize) -> Found {
+    let (end, first, last) = named_period(c, i)?;
+    let apostrophe = c.punct(end, b'\'') || c.word(end) == "\u{2019}";
+    if !(apostrophe && c.tight(end) && c.tight(end + 1) && c.is(end + 1, "s")) {
+        return None;
+    }
+    let (after, pick, piece) = selection(c, end + 2).filter(|_| c.joined(end + 2))?;
+    Some((after, choose(pick, piece, first, last)?))
+}
+
+/// A period that names itself without reading a whole expression (a possessive starts where the
+/// date readers start, so it must not call them at the same token): this/next/last + week,
+/// month, quarter or year; a year in digits.
+fn named_period(c: &Cursor, i: usize) -> Option<(usize, NaiveDate, NaiveDate)> {
+    if let Some(direction) = super::relative::direction(c, i)
+        && let Some(unit @ (Unit::Week | Unit::Month | Unit::Quarter | Unit::Year)) = c.unit(i + 1)
+        && c.joined(i + 1)
+        && let Moment::Range(Some(Point::Day(first)), Some(Point::Day(last))) =
+            period(c.today(), unit, direction)?
+    {
+        return Some((i + 2, first, last));
+    }
+    let (end, year) = super::absolute::lone_year(c, i)?;
+    Some((
+        end,
+        NaiveDate::from_ymd_opt(year, 1, 1)?,
+        NaiveDate::from_ymd_opt(year, 12, 31)?,
+    ))
 }
 
 fn pick_at(c: &Cursor, i: usize) -> Option<Pick> {
@@ -111,7 +155,7 @@ fn pick_at(c: &Cursor, i: usize) -> Option<Pick> {
 
 /// The span of days named at `j` ("the" allowed): any expression of whole days, or a bare
 /// unit for the current one ("the month", "the year").
-fn period_at(c: &Cursor, j: usize) -> Option<(usize, NaiveDate, NaiveDate)> {
+pub(crate) fn period_at(c: &Cursor, j: usize) -> Option<(usize, NaiveDate, NaiveDate)> {
     let j = if c.rel(j, Rel::The) && c.joined(j + 1) {
         j + 1
     } else {
