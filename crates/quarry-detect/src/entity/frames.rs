@@ -98,6 +98,45 @@ pub(crate) const AFTER: &[(&[&str], MatchKind)] = &[
     (&["acquired"], Org),
     (&["filed", "for", "bankruptcy"], Org),
     (&["residents"], Loc),
+    // A person's passive events.
+    (&["was", "born"], Person),
+    (&["was", "sentenced"], Person),
+    (&["was", "arrested"], Person),
+    (&["was", "knighted"], Person),
+    (&["was", "baptized"], Person),
+    (&["was", "baptised"], Person),
+    // Possessives: what only a person, an organization or a place has.
+    (&["'s", "wife"], Person),
+    (&["'s", "husband"], Person),
+    (&["'s", "widow"], Person),
+    (&["'s", "son"], Person),
+    (&["'s", "daughter"], Person),
+    (&["'s", "father"], Person),
+    (&["'s", "mother"], Person),
+    (&["'s", "brother"], Person),
+    (&["'s", "sister"], Person),
+    (&["'s", "parents"], Person),
+    (&["'s", "girlfriend"], Person),
+    (&["'s", "boyfriend"], Person),
+    (&["'s", "grandson"], Person),
+    (&["'s", "granddaughter"], Person),
+    (&["'s", "lawyer"], Person),
+    (&["'s", "poem"], Person),
+    (&["'s", "novel"], Person),
+    (&["'s", "memoir"], Person),
+    (&["'s", "autobiography"], Person),
+    (&["'s", "funeral"], Person),
+    (&["'s", "childhood"], Person),
+    (&["'s", "headquarters"], Org),
+    (&["'s", "shareholders"], Org),
+    (&["'s", "subsidiary"], Org),
+    (&["'s", "chief", "executive"], Org),
+    (&["'s", "board", "of", "directors"], Org),
+    (&["'s", "capital"], Loc),
+    (&["'s", "population"], Loc),
+    (&["'s", "mayor"], Loc),
+    (&["'s", "governor"], Loc),
+    (&["'s", "coastline"], Loc),
 ];
 
 /// What the frame around the name at `chunk` says it is, if any.
@@ -138,10 +177,9 @@ pub(crate) fn frame_kind(
         .iter()
         .find(|(words, _)| {
             words.len() <= after.len()
-                && words
-                    .iter()
-                    .zip(after)
-                    .all(|(want, got)| want.eq_ignore_ascii_case(got.text))
+                && words.iter().zip(after).all(|(want, got)| {
+                    want.eq_ignore_ascii_case(got.text) || *want == "'s" && got.text == "\u{2019}s"
+                })
         })
         .map(|&(_, kind)| kind)
 }

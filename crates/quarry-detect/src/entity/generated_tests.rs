@@ -270,7 +270,15 @@ fn generated_names_are_typed_by_the_frame_around_them() {
     for (words, kind) in AFTER {
         for _ in 0..CASES / 10 {
             let name = invented_name(&mut rng);
-            let text = format!("In 2001, {name} {} on a Monday.", words.join(" "));
+            // A possessive is glued to the name, with a straight or a curly apostrophe.
+            let frame = words.join(" ");
+            let text = match frame.strip_prefix("'s") {
+                Some(rest) => {
+                    let apostrophe = rng.pick(&["'", "\u{2019}"]);
+                    format!("In 2001, {name}{apostrophe}s{rest} was there on a Monday.")
+                }
+                None => format!("In 2001, {name} {frame} on a Monday."),
+            };
             assert_has(&text, &name, *kind);
         }
     }
