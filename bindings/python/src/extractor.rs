@@ -10,10 +10,17 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 use quarry_agent::{Extractor, ExtractorConfig, Schema, llm_error_code};
 use quarry_core::ErrorCode;
-use quarry_llm::{ModelSpec, ProviderSettings, TransportConfig, build_client};
+use quarry_llm::{ModelSpec, ProviderSettings, TransportConfig, build_client, models_dir_from};
 
 use crate::errors::raised;
 use crate::text::utf8;
+
+/// A variable of the process environment, empty counting as unset (as the CLI reads them).
+fn environment(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}
 
 /// How often a waiting call looks at its token and at Python's signal handlers.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
@@ -94,13 +101,11 @@ impl NativeExtractor {
     ) -> PyResult<Self> {
         let schema = Schema::parse(schema)
             .map_err(|error| raised(ErrorCode::InvalidSchema, error.to_string()))?;
+        // `local:NAME` is a model installed with `quarry model pull … --name NAME`.
         let spec = ModelSpec::parse(model)
-            .map_err(|error| raised(llm_error_code(&error), error.to_string()))?;
-        let from_env = ProviderSettings::from_lookup(&spec, |name| {
-            std::env::var(name)
-                .ok()
-                .filter(|value| !value.trim().is_empty())
-        });
+            .map_err(|error| raised(llm_error_code(&error), error.to_string()))?
+            .with_installed_name(&models_dir_from(environment));
+        let from_env = ProviderSettings::from_lookup(&spec, environment);
         let mut transport = TransportConfig {
             max_attempts: retries + 1,
             ..from_env.transport.clone()

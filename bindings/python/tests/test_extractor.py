@@ -200,3 +200,10 @@ def test_ctrl_c_interrupts_an_extraction_waiting_on_the_model(server):
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=60)
     assert out.strip() == "interrupted" and child.returncode == 0
+
+
+def test_local_names_resolve_in_the_installed_models_directory(monkeypatch, tmp_path):
+    monkeypatch.setenv("QUARRY_MODELS_DIR", str(tmp_path))
+    with pytest.raises(quarry.QuarryError) as missing:
+        quarry.Extractor(Invoice, "local:absent")
+    assert str(tmp_path / "absent.gguf") in missing.value.message

@@ -39,3 +39,11 @@ def test_a_local_gguf_fills_a_schema_with_grounded_values(gguf):
         assert extraction.grounding[name] in ("exact", "normalized")
     assert extraction.complete or extraction.question
     assert extraction.model_calls >= 1 and extraction.usage.total_tokens > 0
+
+
+def test_an_installed_model_is_named_by_its_name(gguf, monkeypatch, tmp_path):
+    # As `quarry model pull PATH --name default` leaves it.
+    (tmp_path / "default.gguf").symlink_to(gguf)
+    monkeypatch.setenv("QUARRY_MODELS_DIR", str(tmp_path))
+    extraction = quarry.Extractor(SCHEMA, "local:default").extract(TEXT)
+    assert any(isinstance(value, str) for value in extraction.value.values()), extraction

@@ -12,8 +12,7 @@ use std::sync::Arc;
 use quarry_agent::ExtractorConfig;
 use quarry_core::ErrorCode;
 use quarry_llm::{
-    LlmClient, LlmError, ModelSpec, Provider, ProviderSettings, TransportConfig, build_client,
-    parse_header,
+    LlmClient, LlmError, ModelSpec, ProviderSettings, TransportConfig, build_client, parse_header,
 };
 
 use crate::args::{AgentArgs, ModelArgs};
@@ -49,34 +48,13 @@ pub fn model_failure(error: LlmError) -> Failure {
 /// `provider:model`, with a `local:NAME` (no path separator, no `.gguf`) resolved to
 /// `NAME.gguf` in the model directory ([`models_dir`]).
 pub fn parse_model(raw: &str) -> Result<ModelSpec, LlmError> {
-    let mut spec = ModelSpec::parse(raw)?;
-    if spec.provider == Provider::Local
-        && !spec.model.contains(std::path::MAIN_SEPARATOR)
-        && !spec.model.contains('/')
-        && !spec.model.ends_with(".gguf")
-    {
-        spec.model = models_dir()
-            .join(format!("{}.gguf", spec.model))
-            .display()
-            .to_string();
-    }
-    Ok(spec)
+    Ok(ModelSpec::parse(raw)?.with_installed_name(&models_dir()))
 }
 
 /// Where installed GGUF models live: `QUARRY_MODELS_DIR`, else `$XDG_DATA_HOME/quarry/models`,
 /// else `~/.local/share/quarry/models`.
 pub fn models_dir() -> std::path::PathBuf {
-    if let Some(dir) = env("QUARRY_MODELS_DIR") {
-        return dir.into();
-    }
-    let data = env("XDG_DATA_HOME").map_or_else(
-        || {
-            std::path::PathBuf::from(env("HOME").unwrap_or_else(|| ".".to_owned()))
-                .join(".local/share")
-        },
-        std::path::PathBuf::from,
-    );
-    data.join("quarry/models")
+    quarry_llm::models_dir_from(env)
 }
 
 /// The model string: `--model` (or `QUARRY_MODEL`), else quarry.toml's `model`, else the

@@ -44,7 +44,9 @@ pub use anthropic::AnthropicClient;
 pub use client::{BoxFuture, LlmClient, TokenSink};
 pub use embeddings::{Embeddings, EmbeddingsClient, build_embedder};
 pub use error::LlmError;
-pub use model_spec::{ModelSpec, Provider, ProviderSettings, build_client, parse_header};
+pub use model_spec::{
+    ModelSpec, Provider, ProviderSettings, build_client, models_dir_from, parse_header,
+};
 pub use ollama::OllamaClient;
 pub use openai::{AzureDeployment, OpenAi, OpenAiClient};
 pub use output_budget::output_budget;

@@ -182,7 +182,40 @@ pub struct ModelSpec {
     pub model: String,
 }
 
+/// Where installed GGUF models live, as a host reads its environment through `lookup`:
+/// `QUARRY_MODELS_DIR`, else `$XDG_DATA_HOME/quarry/models`, else
+/// `~/.local/share/quarry/models`.
+pub fn models_dir_from(lookup: impl Fn(&str) -> Option<String>) -> std::path::PathBuf {
+    if let Some(dir) = lookup("QUARRY_MODELS_DIR") {
+        return dir.into();
+    }
+    let data = lookup("XDG_DATA_HOME").map_or_else(
+        || {
+            std::path::PathBuf::from(lookup("HOME").unwrap_or_else(|| ".".to_owned()))
+                .join(".local/share")
+        },
+        std::path::PathBuf::from,
+    );
+    data.join("quarry/models")
+}
+
 impl ModelSpec {
+    /// `local:NAME` (no path separator, no `.gguf`) as the installed model `NAME.gguf` in
+    /// `models_dir`; any other spec as it is.
+    pub fn with_installed_name(mut self, models_dir: &std::path::Path) -> ModelSpec {
+        if self.provider == Provider::Local
+            && !self.model.contains(std::path::MAIN_SEPARATOR)
+            && !self.model.contains('/')
+            && !self.model.ends_with(".gguf")
+        {
+            self.model = models_dir
+                .join(format!("{}.gguf", self.model))
+                .display()
+                .to_string();
+        }
+        self
+    }
+
     pub fn parse(spec: &str) -> Result<ModelSpec, LlmError> {
         let spec = spec.trim();
         let invalid = || LlmError::InvalidModel(spec.to_string());

@@ -23,7 +23,8 @@ class Extractor:
     `schema` is a JSON Schema (a dict, or its JSON text) or a Pydantic v2 model class; with a
     class, `Extraction.value` is an instance of it. `model` is `provider:model`: `openai:…`,
     `anthropic:…`, `ollama:…`, `vllm:…`, `llamacpp:…`, `lmstudio:…`, `azure:DEPLOYMENT`,
-    `gemini:…`, or `local:PATH.gguf` for in-process inference. Keys come from `api_key` or the
+    `gemini:…`, or `local:PATH.gguf` (or `local:NAME`, a model installed with `quarry model
+    pull … --name NAME`) for in-process inference. Keys come from `api_key` or the
     environment as in the CLI (`QUARRY_API_KEY`, else the provider's own variable such as
     `OPENAI_API_KEY`).
     """
