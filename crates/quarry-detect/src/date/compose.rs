@@ -97,6 +97,7 @@ fn core_moment(c: &Cursor, i: usize) -> Found {
     best = longer(best, amount_from_start(c, i));
     best = longer(best, bounded_amount(c, i));
     best = longer(best, weekdays_from(c, i));
+    best = longer(best, part_of_date(c, i));
     if best.is_none() {
         best = duration_alone(c, i);
     }
@@ -199,6 +200,27 @@ pub(crate) fn then_time(c: &Cursor, end: usize, date: NaiveDate) -> Found {
         }
     }
     Some((end, moment))
+}
+
+/// A part of the day of any day: "the morning of June 3", "evening of Christmas Eve", "the
+/// night of the 4th of July", "afternoon on Friday".
+fn part_of_date(c: &Cursor, i: usize) -> Found {
+    let j = if c.rel(i, Rel::The) && c.joined(i + 1) {
+        i + 1
+    } else {
+        i
+    };
+    let Lex::Rel(part @ (Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)) = c.lex(j)
+    else {
+        return None;
+    };
+    if !(c.rel(j + 1, Rel::Of) || c.rel(j + 1, Rel::On)) || !c.joined(j + 1) || !c.joined(j + 2) {
+        return None;
+    }
+    let (end, Moment::Point(Point::Day(date))) = date_at(c, j + 2)? else {
+        return None;
+    };
+    Some((end, part_of_day_span(date, part)?))
 }
 
 /// "this afternoon at 3:20", "tonight at 11pm", "this evening at 8": a time inside a part of

@@ -20,6 +20,7 @@
 //! | weekday + of + week | weekday × this, next or last week × now |
 //! | period's + selector + unit | ordinal or last × weekday, day, week, weekend × year, next month, this year × now |
 //! | week N of/in year | N × year, this or next year × now |
+//! | the unit after next / before last; part of day + of/on + day | week, month, quarter, year × now; part × day form × now |
 //! | N units + after/before + anchor, the day after/before + anchor | amount × direction × day, month or year anchor |
 //! | the week/weekend of + day, the week starting + day, fiscal year | day × now, year × form |
 //! | Month d-d, yyyy; Month dth through the dth, yyyy; from date until today; between year and the present | dates × now |
@@ -625,6 +626,86 @@ fn within_case(rng: &mut Rng, form: usize) -> Case {
 
 const WITHIN_FORMS: usize = 5;
 
+/// "the week after next", "the year before last"; "the morning of June 3", "evening on Friday".
+fn beyond_and_part_case(rng: &mut Rng, form: usize) -> Case {
+    let now = rng.now();
+    let today = now.date_naive();
+    let range = |a: NaiveDate, b: NaiveDate| format!("{}/{}", iso(a), iso(b));
+    let (form, expr, value): (&'static str, String, String) = if form == 0 {
+        let after = rng.coin();
+        let (words, sign) = if after {
+            ("after next", 2)
+        } else {
+            ("before last", -2)
+        };
+        let month_start = NaiveDate::from_ymd_opt(today.year(), today.month(), 1).expect("valid");
+        let shift_months = |first: NaiveDate, months: i32| {
+            if months >= 0 {
+                first + chrono::Months::new(months as u32)
+            } else {
+                first - chrono::Months::new((-months) as u32)
+            }
+        };
+        let (unit, a, b) = match rng.below(4) {
+            0 => {
+                let monday = monday_of(today) + Duration::days(7 * sign);
+                ("week", monday, monday + Duration::days(6))
+            }
+            1 => {
+                let first = shift_months(month_start, sign as i32);
+                (
+                    "month",
+                    first,
+                    shift_months(first, 1).pred_opt().expect("valid"),
+                )
+            }
+            2 => {
+                let quarter = NaiveDate::from_ymd_opt(today.year(), today.month0() / 3 * 3 + 1, 1)
+                    .expect("valid");
+                let first = shift_months(quarter, 3 * sign as i32);
+                (
+                    "quarter",
+                    first,
+                    shift_months(first, 3).pred_opt().expect("valid"),
+                )
+            }
+            _ => {
+                let year = today.year() + sign as i32;
+                let day = |m, d| NaiveDate::from_ymd_opt(year, m, d).expect("valid");
+                ("year", day(1, 1), day(12, 31))
+            }
+        };
+        (
+            "the unit after next / before last",
+            format!("the {unit} {words}"),
+            range(a, b),
+        )
+    } else {
+        let (day, date) = day_piece(rng, today);
+        let (part, from, to) = [
+            ("morning", (8, 0, 0), (12, 0, 0)),
+            ("afternoon", (12, 0, 0), (16, 0, 0)),
+            ("evening", (16, 0, 0), (20, 0, 0)),
+            ("night", (20, 0, 0), (23, 59, 59)),
+        ][rng.below(4) as usize];
+        let at =
+            |(h, m, s)| datetime(date.and_time(NaiveTime::from_hms_opt(h, m, s).expect("valid")));
+        let the = if rng.coin() { "the " } else { "" };
+        let joiner = rng.pick(&["of", "on"]);
+        (
+            "part of day of/on + day",
+            format!("{the}{part} {joiner} {day}"),
+            format!("{}/{}", at(from), at(to)),
+        )
+    };
+    Case {
+        form,
+        expr,
+        value,
+        now,
+    }
+}
+
 /// "week 12 of 2024", "week 3 in next year": an ISO week of a year.
 fn week_number_case(rng: &mut Rng, _form: usize) -> Case {
     let now = rng.now();
@@ -1210,6 +1291,7 @@ fn generated_units_inside_periods() {
     );
     assert_eq!(run(15, 1, weekday_of_week_case), CASES_PER_FORM);
     assert_eq!(run(21, 1, week_number_case), CASES_PER_FORM);
+    assert_eq!(run(22, 2, beyond_and_part_case), 2 * CASES_PER_FORM);
 }
 
 #[test]

@@ -237,6 +237,15 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
                 // "the Friday before Easter"
                 || matches!(next, Lex::Weekday(_))
                     && matches!(c.lex(i + 2), Lex::Rel(Rel::After | Rel::Before))
+                // "the week after next", "the year before last"
+                || matches!(next, Lex::Unit(_))
+                    && (c.rel(i + 2, Rel::After) && c.rel(i + 3, Rel::Next)
+                        || c.rel(i + 2, Rel::Before) && c.rel(i + 3, Rel::Last))
+                // "the morning of June 3"
+                || matches!(
+                    next,
+                    Lex::Rel(Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night)
+                ) && matches!(c.lex(i + 2), Lex::Rel(Rel::Of | Rel::On))
         }
         Lex::Rel(Rel::A) => matches!(next, Lex::Unit(_) | Lex::Rel(Rel::Few | Rel::Couple)),
         Lex::Rel(Rel::In | Rel::Within) => countable,
@@ -273,8 +282,10 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
                     .iter()
                     .any(|w| c.is(i + 1, w))
         }
-        // "night of power"
-        Lex::Rel(Rel::Night) => c.rel(i + 1, Rel::Of),
+        // "night of power", "morning of June 3", "afternoon on Friday"
+        Lex::Rel(Rel::Morning | Rel::Afternoon | Rel::Evening | Rel::Night) => {
+            c.rel(i + 1, Rel::Of) || c.rel(i + 1, Rel::On)
+        }
         // "later this month", "early next week", "late September"
         Lex::Rel(Rel::Early | Rel::Late | Rel::Later) => {
             matches!(
@@ -321,9 +332,6 @@ fn worth_trying(c: &Cursor, i: usize) -> bool {
             | Rel::On
             | Rel::At
             | Rel::Oclock
-            | Rel::Morning
-            | Rel::Afternoon
-            | Rel::Evening
             | Rel::Few
             | Rel::Couple,
         ) => false,

@@ -79,6 +79,32 @@ pub(crate) fn part_of_day_span(date: NaiveDate, part: Rel) -> Option<Moment> {
     Some(Moment::Range(at(from), at(to)))
 }
 
+/// "(the) week after next", "month after next", "weekend after next", "year before last": the
+/// period one further than next (or last), as "friday after next" is for weekdays.
+fn unit_after_next(c: &Cursor, j: usize) -> Option<(usize, Moment)> {
+    let unit @ (Unit::Week | Unit::Weekend | Unit::Month | Unit::Quarter | Unit::Year) =
+        c.unit(j)?
+    else {
+        return None;
+    };
+    if c.word(j).ends_with('s') || !c.joined(j) || !c.joined(j + 1) || !c.joined(j + 2) {
+        return None;
+    }
+    let (direction, sign) = match (c.lex(j + 1), c.lex(j + 2)) {
+        (Lex::Rel(Rel::After), Lex::Rel(Rel::Next)) => (Direction::Next, 1),
+        (Lex::Rel(Rel::Before), Lex::Rel(Rel::Last)) => (Direction::Last, -1),
+        _ => return None,
+    };
+    let Moment::Range(Some(Point::Day(first)), Some(Point::Day(last))) =
+        period(c.today(), unit, direction)?
+    else {
+        return None;
+    };
+    // One more beyond: the next (last) one as seen from inside that one.
+    let inside = if sign > 0 { first } else { last };
+    Some((j + 3, period(inside, unit, direction)?))
+}
+
 /// "the day after tomorrow", "the day before yesterday", "the weekend", "the 4th" (after "on").
 fn the_phrase(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     let today = c.today();
@@ -99,6 +125,9 @@ fn the_phrase(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
             return Some((i + 3, Moment::day(today.succ_opt()?)));
         }
         return None;
+    }
+    if let Some(found) = unit_after_next(c, i + 1) {
+        return Some(found);
     }
     if c.unit(i + 1) == Some(Unit::Weekend) && c.joined(i + 1) {
         let saturday = weekday_after(today, 5, true);
