@@ -21,6 +21,7 @@ use super::duration::{Count, amount, quantity};
 use super::lexicon::{Lex, Rel};
 use super::model::{Dur, Moment, Point};
 use super::resolve::{shift, weekday_after, weekday_before};
+use super::within::{Pick, pick_at};
 
 /// "<start> for <amount>", "from <start> for <amount>".
 pub(crate) fn start_for_amount(c: &Cursor, i: usize) -> Found {
@@ -188,13 +189,7 @@ fn weekday_count(c: &Cursor, i: usize) -> Option<(usize, i64, bool)> {
     if k > i && matches!(c.lex(k), Lex::Weekday(_)) {
         return Some((k, 1, false));
     }
-    let ordinal = match (c.lex(k), c.num(k)) {
-        (Lex::Ordinal(n), _) => Some(i64::from(n)),
-        (Lex::Unit(super::lexicon::Unit::Second), _) if c.is(k, "second") => Some(2),
-        (_, Some(n)) if n.ordinal && (1..=52).contains(&n.value) => Some(i64::from(n.value)),
-        _ => None,
-    };
-    if let Some(n) = ordinal {
+    if let Some(Pick::Nth(n @ 1..=52)) = pick_at(c, k) {
         return c.joined(k + 1).then_some((k + 1, n, false));
     }
     let (j, count, kind) = quantity(c, i)?;

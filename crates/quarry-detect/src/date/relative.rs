@@ -90,9 +90,9 @@ fn unit_after_next(c: &Cursor, j: usize) -> Option<(usize, Moment)> {
     if c.word(j).ends_with('s') || !c.joined(j) || !c.joined(j + 1) || !c.joined(j + 2) {
         return None;
     }
-    let (direction, sign) = match (c.lex(j + 1), c.lex(j + 2)) {
-        (Lex::Rel(Rel::After), Lex::Rel(Rel::Next)) => (Direction::Next, 1),
-        (Lex::Rel(Rel::Before), Lex::Rel(Rel::Last)) => (Direction::Last, -1),
+    let direction = match (c.lex(j + 1), c.lex(j + 2)) {
+        (Lex::Rel(Rel::After), Lex::Rel(Rel::Next)) => Direction::Next,
+        (Lex::Rel(Rel::Before), Lex::Rel(Rel::Last)) => Direction::Last,
         _ => return None,
     };
     let Moment::Range(Some(Point::Day(first)), Some(Point::Day(last))) =
@@ -101,7 +101,11 @@ fn unit_after_next(c: &Cursor, j: usize) -> Option<(usize, Moment)> {
         return None;
     };
     // One more beyond: the next (last) one as seen from inside that one.
-    let inside = if sign > 0 { first } else { last };
+    let inside = if direction == Direction::Next {
+        first
+    } else {
+        last
+    };
     Some((j + 3, period(inside, unit, direction)?))
 }
 

@@ -27,7 +27,7 @@ use super::resolve::{self, week_start, weekday_after, weekday_before};
 
 /// Which one of the units: the nth (1-based) or the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Pick {
+pub(crate) enum Pick {
     Nth(i64),
     Last,
 }
@@ -141,7 +141,8 @@ fn named_period(c: &Cursor, i: usize) -> Option<(usize, NaiveDate, NaiveDate)> {
     ))
 }
 
-fn pick_at(c: &Cursor, i: usize) -> Option<Pick> {
+/// A selector: an ordinal (word, digits or "second") or "last".
+pub(crate) fn pick_at(c: &Cursor, i: usize) -> Option<Pick> {
     match (c.lex(i), c.num(i)) {
         (Lex::Rel(Rel::Last), _) => Some(Pick::Last),
         (Lex::Ordinal(n), _) => Some(Pick::Nth(i64::from(n))),
