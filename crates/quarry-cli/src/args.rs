@@ -443,6 +443,10 @@ pub struct WorkerArgs {
     /// Seconds a claim lasts without a heartbeat (another worker takes it over after that).
     #[arg(long, default_value_t = 30)]
     pub lease_secs: u64,
+    /// Seconds the tasks in flight get to finish after SIGTERM or Ctrl-C before they are
+    /// abandoned (their leases expire and another worker takes them over) and the process exits.
+    #[arg(long, default_value_t = 5)]
+    pub shutdown_grace_secs: u64,
     #[command(flatten)]
     pub graph: GraphArgs,
     #[command(flatten)]
@@ -780,6 +784,11 @@ pub struct ServeLimitArgs {
     /// before they are abandoned and the process exits.
     #[arg(long, default_value_t = 5)]
     pub shutdown_grace_secs: u64,
+    /// Seconds a chat turn in flight holds its conversation between heartbeats (written every
+    /// third of it): a turn whose server died is shown failed after this, and the conversation
+    /// takes the next message.
+    #[arg(long, default_value_t = 30)]
+    pub turn_lease_secs: u64,
 }
 
 /// What a long-running host (`serve`, `mcp`) works with: the model, the database, the embedder,

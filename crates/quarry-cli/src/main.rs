@@ -23,6 +23,7 @@ mod mcp;
 mod model;
 mod model_files;
 mod open_files;
+mod outbound;
 mod owner;
 mod progress;
 mod retrieval;

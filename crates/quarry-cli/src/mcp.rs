@@ -38,14 +38,23 @@ pub fn run(args: McpArgs) -> Result<ExitCode, Failure> {
     let project = runtime
         .block_on(store.ensure_project(&configured_project(args.project.as_deref())))
         .map_err(|error| Failure::coded(ErrorCode::StorageError, error))?;
+    // Until the client closes stdin, or Ctrl-C or SIGTERM.
+    let user = local_user();
+    let signal = {
+        let _entered = runtime.enter();
+        quarry_server::shutdown_signal()
+    };
     let served = runtime
-        .block_on(quarry_server::mcp::serve_stdio(
-            &host.config,
-            &project,
-            &local_user(),
-        ))
+        .block_on(async {
+            tokio::select! {
+                served = quarry_server::mcp::serve_stdio(&host.config, &project, &user) => served,
+                () = signal => Ok(()),
+            }
+        })
         .context("serving MCP on stdin/stdout");
     host.stop(&runtime);
+    // Model calls still decoding on blocking threads are abandoned, not awaited.
+    runtime.shutdown_background();
     served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use quarry_core::ErrorCode;
-use quarry_llm::model_download::{DownloadRequest, download, part_path};
+use quarry_llm::model_download::{DownloadRequest, download, install, part_path};
 
 use crate::args::{ModelCommand, PullArgs};
 use crate::failure::Failure;
@@ -225,10 +225,23 @@ fn pull(args: PullArgs) -> Result<ExitCode, Failure> {
             format!("file://{}", absolute.display())
         }
     };
+    // Every check is made on the `.part` beside the destination before one rename puts it in
+    // place, so a failed pull (`--force` included) leaves an installed model as it was.
+    let unchanged = |failure: String| {
+        let kept = if destination.exists() {
+            format!(" (the installed '{name}' is unchanged)")
+        } else {
+            String::new()
+        };
+        Failure::coded(ErrorCode::DownloadFailed, format!("{failure}{kept}"))
+    };
     let downloaded = if let Some(path) = url.strip_prefix("file://") {
-        copy_local(Path::new(path), &destination, args.sha256.as_deref())?
+        copy_local(Path::new(path), &destination, args.sha256.as_deref())
+            .map_err(|failure| unchanged(format!("{failure:#}")))?
     } else {
+        // The URL (or hub) named here may be on this network; where it redirects is checked.
         let request = DownloadRequest {
+            hosts: crate::outbound::outbound_policy().also_allowing(&url),
             url: url.clone(),
             destination: destination.clone(),
             sha256: args.sha256.clone(),
@@ -245,20 +258,12 @@ fn pull(args: PullArgs) -> Result<ExitCode, Failure> {
             progress.set_position(done);
         }));
         progress.finish_and_clear();
-        let downloaded =
-            outcome.map_err(|error| Failure::coded(ErrorCode::DownloadFailed, error))?;
+        let downloaded = outcome.map_err(|error| unchanged(error.to_string()))?;
         if downloaded.resumed_from > 0 {
             eprintln!("resumed at byte {}", downloaded.resumed_from);
         }
         (downloaded.sha256, downloaded.verified)
     };
-    if !is_gguf(&destination) {
-        let _ = std::fs::remove_file(&destination);
-        return Err(Failure::coded(
-            ErrorCode::DownloadFailed,
-            format!("{url} is not a GGUF model file; nothing was installed"),
-        ));
-    }
     let (sha256, verified) = downloaded;
     eprintln!(
         "installed '{name}' (sha256 {sha256}{})",
@@ -272,12 +277,12 @@ fn pull(args: PullArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Copies a local model file in, checking `sha256` when given.
+/// Copies a local model file in, checking `sha256` when given and that it is a GGUF.
 fn copy_local(
     path: &Path,
     destination: &Path,
     sha256: Option<&str>,
-) -> Result<(String, bool), Failure> {
+) -> Result<(String, bool), anyhow::Error> {
     if let Some(parent) = destination.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
@@ -290,22 +295,8 @@ fn copy_local(
         && !expected.eq_ignore_ascii_case(&digest)
     {
         let _ = std::fs::remove_file(&part);
-        return Err(Failure::coded(
-            ErrorCode::DownloadFailed,
-            format!("the file's SHA-256 is {digest}, not {expected}; nothing was installed"),
-        ));
+        anyhow::bail!("the file's SHA-256 is {digest}, not {expected}; nothing was installed");
     }
-    std::fs::rename(&part, destination)
-        .with_context(|| format!("installing {}", destination.display()))?;
+    install(&part, destination, &path.display().to_string())?;
     Ok((digest, sha256.is_some()))
-}
-
-/// Whether the file starts with GGUF's magic bytes.
-fn is_gguf(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    std::fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut magic))
-        .is_ok()
-        && &magic == b"GGUF"
 }

@@ -55,25 +55,19 @@ pub fn init_logging_as(level: &str, format: LogFormat) {
     }
 }
 
-/// The episode queue's background worker, running `extractor` on `runtime`.
-/// The webhook delivery worker for field actions (`QUARRY_WEBHOOK_SECRET` signs the bodies).
+/// The webhook delivery worker for field actions, set up from the environment
+/// ([`crate::outbound::webhook_config`]).
 pub fn start_webhook_worker(
     runtime: &tokio::runtime::Runtime,
     store: Arc<dyn quarry_core::store::Store>,
     lease: Duration,
-) -> quarry_server::webhooks::WebhookWorker {
+) -> Result<quarry_server::webhooks::WebhookWorker, Failure> {
+    let config = crate::outbound::webhook_config(worker_owner(), lease)?;
     let _entered = runtime.enter();
-    quarry_server::webhooks::WebhookWorker::start(
-        store,
-        quarry_server::webhooks::WebhookConfig {
-            owner: worker_owner(),
-            lease,
-            secret: crate::model::env("QUARRY_WEBHOOK_SECRET"),
-            ..quarry_server::webhooks::WebhookConfig::default()
-        },
-    )
+    Ok(quarry_server::webhooks::WebhookWorker::start(store, config))
 }
 
+/// The episode queue's background worker, running `extractor` on `runtime`.
 pub fn start_graph_worker(
     runtime: &tokio::runtime::Runtime,
     extractor: quarry_graph::GraphExtractor,
@@ -96,6 +90,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         connections: connection_limits(limits),
         work: work_limits(limits),
         request_timeout: Duration::from_secs(limits.request_timeout_secs),
+        turn_lease: Duration::from_secs(limits.turn_lease_secs.max(1)),
         ..host.config.clone()
     };
     let task_worker = host.task_worker;
@@ -107,8 +102,13 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             signalled.clone(),
             task_worker.as_ref().map(|(_, s)| s.clone()),
         );
+        // Listening for signals before the server says it listens.
+        let signal = {
+            let _entered = runtime.enter();
+            quarry_server::shutdown_signal()
+        };
         async move {
-            quarry_server::shutdown_signal().await;
+            signal.await;
             let _ = signalled.set(Instant::now());
             if let Some(worker) = worker {
                 worker.stop();
@@ -122,7 +122,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         let left = signalled.get().map_or(Duration::ZERO, |at: &Instant| {
             grace.saturating_sub(at.elapsed())
         });
-        let _ = runtime.block_on(tokio::time::timeout(left, handle));
+        // The timer is made inside the runtime (`block_on(async …)`): made outside, it panics
+        // with "there is no reactor running".
+        let _ = runtime.block_on(async move { tokio::time::timeout(left, handle).await });
     }
     // What is still running is abandoned, not awaited: extractions on blocking threads whose
     // requests are gone, the graph worker's and task worker's model calls (their leases expire
@@ -189,6 +191,7 @@ impl Host {
         let mut webhook_worker = None;
         let mut config = ServerConfig {
             agent,
+            outbound: crate::outbound::outbound_policy(),
             ..ServerConfig::default()
         };
         if let Some(url) = database {
@@ -231,7 +234,7 @@ impl Host {
                     runtime,
                     store.clone(),
                     WorkerConfig::default().lease,
-                ));
+                )?);
                 let (working, stop) = (pipeline.clone(), signal.clone());
                 task_worker = Some((
                     runtime.spawn(async move { working.work(&worker_config, &stop).await }),
@@ -255,14 +258,15 @@ impl Host {
     pub fn stop(self, runtime: &tokio::runtime::Runtime) {
         if let Some((handle, signal)) = self.task_worker {
             signal.stop();
-            let _ = runtime.block_on(tokio::time::timeout(Duration::from_secs(5), handle));
+            let _ = runtime.block_on(async move {
+                tokio::time::timeout(Duration::from_secs(5), handle).await
+            });
         }
         if let Some(webhooks) = self.webhook_worker {
             // Deliveries in flight get a few seconds; the rest are retried by other workers.
-            let _ = runtime.block_on(tokio::time::timeout(
-                Duration::from_secs(5),
-                webhooks.shutdown(),
-            ));
+            let _ = runtime.block_on(async move {
+                tokio::time::timeout(Duration::from_secs(5), webhooks.shutdown()).await
+            });
         }
     }
 }

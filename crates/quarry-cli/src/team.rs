@@ -7,7 +7,9 @@ use std::time::Duration;
 use quarry_core::ErrorCode;
 use quarry_core::model::{ApiKey, Entity, ExtractionResult, NewEntity, ReviewDecision, RunStatus};
 use quarry_pipeline::documents::Documents;
-use quarry_pipeline::{FieldOutcome, PipelineError, RunReport, WorkerConfig, load_entity_types};
+use quarry_pipeline::{
+    FieldOutcome, PipelineError, RunReport, WorkerConfig, check_webhook_targets, load_entity_types,
+};
 use serde_json::{Map, Value, json};
 
 use crate::agents;
@@ -36,12 +38,20 @@ pub fn types(command: TypeCommand) -> Result<ExitCode, Failure> {
             output,
         } => {
             let text = read_file(&file, MAX_DOCUMENT_BYTES)?;
-            let loaded = load_entity_types(&text).map_err(|error| {
-                Failure::coded(
-                    ErrorCode::InvalidEntityType,
-                    format!("{}: {error}", file.display()),
-                )
-            })?;
+            let hosts = crate::outbound::outbound_policy();
+            let loaded = load_entity_types(&text)
+                .and_then(|types| {
+                    for entity_type in &types {
+                        check_webhook_targets(entity_type, &hosts)?;
+                    }
+                    Ok(types)
+                })
+                .map_err(|error| {
+                    Failure::coded(
+                        ErrorCode::InvalidEntityType,
+                        format!("{}: {error}", file.display()),
+                    )
+                })?;
             let ws = Workspace::open_printing(&store, &output)?;
             for entity_type in &loaded {
                 ws.runtime

@@ -1,7 +1,8 @@
 //! `quarry worker`: works the durable queues (workflow field tasks and conversation episodes)
 //! without HTTP. Any number of workers and servers may share one database: claims are leased,
 //! so each unit of work runs in one place, and a unit whose worker died is taken over once its
-//! lease expires. Stops on Ctrl-C or SIGTERM after the tasks in flight end.
+//! lease expires. Stops on Ctrl-C or SIGTERM once the tasks in flight end, or at the end of the
+//! grace period (`--shutdown-grace-secs`), abandoning the rest to their leases.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -47,22 +48,51 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
     )?
     .with_retriever(retriever);
     let graph = crate::serve::start_graph_worker(&ws.runtime, extractor);
-    let webhooks = crate::serve::start_webhook_worker(&ws.runtime, ws.store.clone(), lease);
+    let webhooks = crate::serve::start_webhook_worker(&ws.runtime, ws.store.clone(), lease)?;
     let signal = QueueControl::new();
+    let grace = Duration::from_secs(args.shutdown_grace_secs);
+    // Listening for signals from here on: "worker started" means a signal is seen.
+    let signalled_by = {
+        let _entered = ws.runtime.enter();
+        quarry_server::shutdown_signal()
+    };
     tracing::info!(owner = %config.owner, "worker started");
-    let stats = ws
-        .runtime
-        .block_on(async {
-            let stop = signal.clone();
-            tokio::spawn(async move {
-                quarry_server::shutdown_signal().await;
-                stop.stop();
-            });
-            pipeline.work(&config, &signal).await
-        })
-        .context("working the task queue")?;
+    let worked = ws.runtime.block_on(async {
+        let signalled = Arc::new(tokio::sync::Notify::new());
+        let (stop, told) = (signal.clone(), signalled.clone());
+        tokio::spawn(async move {
+            signalled_by.await;
+            stop.stop();
+            told.notify_one();
+        });
+        let work = pipeline.work(&config, &signal);
+        tokio::pin!(work);
+        tokio::select! {
+            worked = &mut work => Some(worked),
+            () = async {
+                signalled.notified().await;
+                tokio::time::sleep(grace).await;
+            } => None,
+        }
+    });
     drop(graph);
-    drop(webhooks);
-    tracing::info!(?stats, "worker stopped");
+    // Deliveries in flight share what is left of the grace period's end; the rest are retried.
+    let _ = ws.runtime.block_on(async move {
+        tokio::time::timeout(Duration::from_secs(1), webhooks.shutdown()).await
+    });
+    // Model calls still decoding on blocking threads are abandoned, not awaited.
+    let Workspace { runtime, .. } = ws;
+    runtime.shutdown_background();
+    match worked {
+        Some(stats) => {
+            let stats = stats.context("working the task queue")?;
+            tracing::info!(?stats, "worker stopped");
+        }
+        None => tracing::warn!(
+            ?grace,
+            "tasks still in flight after the shutdown grace period; abandoning them to their \
+             leases"
+        ),
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,8 @@
 //! `quarry serve` against hostile or careless clients, through a real server on a loopback port:
 //! slow request heads, more connections than the cap, over-long URIs and other framework
-//! rejections, shutdown with requests in flight, and more extraction work than the budget.
+//! rejections, shutdown with requests in flight, and more extraction work than the budget; and
+//! every long-running command (`serve` with and without a database, `worker`, `mcp`) stopped by
+//! SIGTERM and SIGINT, exiting 0 — `serve` also with an embedded-model reply in flight.
 
 mod common;
 
@@ -8,7 +10,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::{Sandbox, Server};
+use common::{Sandbox, Server, quarry, signal_and_wait};
 use serde_json::Value;
 
 /// How long a test waits for something that should happen in well under a second (a hang
@@ -326,4 +328,148 @@ fn requests_over_the_extraction_budget_get_503_overloaded_with_retry_after() {
         assert!(lower.contains("\r\nretry-after: 1\r\n"), "{answer}");
         assert!(answer.contains(r#""error":"Overloaded""#), "{answer}");
     }
+}
+
+/// The two signals that stop a long-running command.
+const STOP_SIGNALS: [&str; 2] = ["TERM", "INT"];
+
+/// Found by a hostile test: `quarry serve --db …` panicked on every SIGTERM or SIGINT (exit
+/// 101, "there is no reactor running": a timer made outside the runtime).
+#[test]
+fn serve_with_and_without_a_database_exits_0_on_sigterm_and_sigint() {
+    let sandbox = Sandbox::new("stop-serve");
+    let db = sandbox.db();
+    for signal in STOP_SIGNALS {
+        for args in [
+            vec!["--db", db.as_str()],
+            vec![],
+            vec!["--db", db.as_str(), "--no-worker"],
+        ] {
+            let mut server = Server::start(&args);
+            assert_eq!(server.request("GET", "/healthz", None, b"").0, 200);
+            let exit = server
+                .stop_with(signal, HANG)
+                .unwrap_or_else(|| panic!("serve {args:?} exits after SIG{signal}"));
+            assert!(exit.success(), "serve {args:?} on SIG{signal}: {exit:?}");
+        }
+    }
+}
+
+#[test]
+fn worker_exits_0_on_sigterm_and_sigint() {
+    let sandbox = Sandbox::new("stop-worker");
+    for signal in STOP_SIGNALS {
+        let mut worker = quarry()
+            .args([
+                "worker",
+                "--db",
+                &sandbox.db(),
+                "--shutdown-grace-secs",
+                "1",
+            ])
+            .env_remove("QUARRY_MODEL")
+            .env("QUARRY_LOG", "info")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("quarry worker starts");
+        let mut stderr = std::io::BufReader::new(worker.stderr.take().unwrap());
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+            assert!(read > 0, "the worker exited before it started");
+            if line.contains("worker started") {
+                break;
+            }
+        }
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let exit = signal_and_wait(&mut worker, signal, HANG)
+            .unwrap_or_else(|| panic!("the worker exits after SIG{signal}"));
+        assert!(exit.success(), "worker on SIG{signal}: {exit:?}");
+    }
+}
+
+#[test]
+fn mcp_on_stdio_exits_0_on_sigterm_and_sigint() {
+    let sandbox = Sandbox::new("stop-mcp");
+    for signal in STOP_SIGNALS {
+        let mut mcp = quarry()
+            .args(["mcp", "--db", &sandbox.db()])
+            .env_remove("QUARRY_MODEL")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("quarry mcp starts");
+        // Serving: it answers the client's first request. Stdin stays open.
+        let mut stdin = mcp.stdin.take().unwrap();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-03-26","capabilities":{{}},"clientInfo":{{"name":"stop-test","version":"1"}}}}}}"#
+        )
+        .unwrap();
+        let mut stdout = std::io::BufReader::new(mcp.stdout.take().unwrap());
+        let mut answer = String::new();
+        std::io::BufRead::read_line(&mut stdout, &mut answer).unwrap();
+        assert!(answer.contains(r#""id":1"#), "{answer}");
+        let exit = signal_and_wait(&mut mcp, signal, HANG)
+            .unwrap_or_else(|| panic!("mcp exits after SIG{signal}"));
+        assert!(exit.success(), "mcp on SIG{signal}: {exit:?}");
+        drop(stdin);
+    }
+}
+
+/// With an embedded-model reply decoding, the panic also skipped the shutdown path and the
+/// process lingered until the decode ended. Now it exits 0 within its grace period.
+#[test]
+fn serve_with_a_database_exits_0_on_sigterm_with_an_embedded_model_reply_in_flight() {
+    let Some(gguf) = quarry_testkit::test_gguf() else {
+        return;
+    };
+    let sandbox = Sandbox::new("stop-decoding");
+    let key = sandbox
+        .quarry_ok(&["key", "create", "--scopes", "extraction:trigger"])
+        .trim()
+        .to_owned();
+    let model = format!("local:{}", gguf.display());
+    let mut server = Server::start(&[
+        "--db",
+        &sandbox.db(),
+        "--model",
+        &model,
+        "--shutdown-grace-secs",
+        "1",
+    ]);
+    let schema = serde_json::json!({"type": "object", "required": ["summary"],
+        "properties": {"summary": {"type": "string", "description": "A long summary"}}});
+    let body = serde_json::json!({"message": "Invoice from Acme Supplies Ltd. Total due: \
+        1200 USD. ".repeat(40), "schema": schema})
+    .to_string();
+    let mut chat = TcpStream::connect(server.addr).unwrap();
+    chat.set_read_timeout(Some(HANG)).unwrap();
+    write!(
+        chat,
+        "POST /v1/chat HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {key}\r\nContent-Type: \
+         application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // Decoding: the first token has streamed.
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("event: token") {
+        let read = chat.read(&mut chunk).expect("the chat streams");
+        assert!(
+            read > 0,
+            "the chat ended before a token: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&chunk[..read]);
+    }
+    let exit = server
+        .terminate(HANG)
+        .expect("the server exits after SIGTERM mid-decode");
+    assert!(exit.success(), "{exit:?}");
 }

@@ -37,6 +37,9 @@ struct Hub {
     ranges: Arc<Mutex<Vec<Option<String>>>>,
     /// Content requests still to cut off halfway.
     cut_offs: Arc<AtomicUsize>,
+    /// How much of the content the CDN holds (a whole, well-formed answer of that many bytes),
+    /// while the hub announces the whole size.
+    served: Arc<AtomicUsize>,
 }
 
 impl Hub {
@@ -45,16 +48,19 @@ impl Hub {
         let addr = listener.local_addr().unwrap();
         let ranges = Arc::new(Mutex::new(Vec::new()));
         let cut_offs = Arc::new(AtomicUsize::new(0));
-        let (seen, cuts) = (ranges.clone(), cut_offs.clone());
+        let served = Arc::new(AtomicUsize::new(content.len()));
+        let (seen, cuts, held) = (ranges.clone(), cut_offs.clone(), served.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                serve(stream, &content, &announced_sha256, &seen, &cuts);
+                let held = &content[..held.load(Ordering::SeqCst).min(content.len())];
+                serve(stream, held, content.len(), &announced_sha256, &seen, &cuts);
             }
         });
         Hub {
             addr,
             ranges,
             cut_offs,
+            served,
         }
     }
 
@@ -66,6 +72,7 @@ impl Hub {
 fn serve(
     mut stream: TcpStream,
     content: &[u8],
+    linked_size: usize,
     sha256: &str,
     ranges: &Mutex<Vec<Option<String>>>,
     cut_offs: &AtomicUsize,
@@ -92,8 +99,7 @@ fn serve(
         let _ = write!(
             stream,
             "HTTP/1.1 302 Found\r\nLocation: /cdn/tiny.gguf?signed=1\r\nX-Linked-Etag: \"{sha256}\"\r\n\
-             X-Linked-Size: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            content.len()
+             X-Linked-Size: {linked_size}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         );
         return;
     }
@@ -237,6 +243,123 @@ fn a_file_whose_checksum_differs_is_not_installed() {
     // An explicit checksum wins over the announced one.
     let output = pull(&models, &hub, &["--sha256", &sha256_hex(&content)]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let _ = std::fs::remove_dir_all(&models);
+}
+
+fn pull_args(models: &Path, args: &[&str]) -> Output {
+    quarry()
+        .args(["model", "pull"])
+        .args(args)
+        .env("QUARRY_MODELS_DIR", models)
+        .output()
+        .expect("quarry runs")
+}
+
+/// Asserts `output` is a failed pull that installed nothing.
+fn assert_refused(output: &Output, says: &str) {
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(output));
+    assert!(
+        stderr(output).starts_with("Error: DownloadFailed - ") && stderr(output).contains(says),
+        "{}",
+        stderr(output)
+    );
+    assert!(output.stdout.is_empty(), "{}", stdout(output));
+}
+
+// `pull FILE --name N --force` renamed FILE over N.gguf before checking it was a GGUF: "nothing
+// was installed" was printed and the model installed before was gone.
+#[test]
+fn a_forced_pull_of_a_file_that_is_not_a_gguf_keeps_the_installed_model() {
+    let models = temp_dir("forced-not-gguf");
+    std::fs::create_dir_all(&models).unwrap();
+    let content = model_bytes();
+    let good = models.join("good.bin");
+    std::fs::write(&good, &content).unwrap();
+    let installed = pull_args(&models, &[good.to_str().unwrap(), "--name", "kept"]);
+    assert_eq!(installed.status.code(), Some(0), "{}", stderr(&installed));
+    let model = models.join("kept.gguf");
+    assert_eq!(std::fs::read(&model).unwrap(), content);
+
+    let page = b"<!doctype html><title>Not found</title>".repeat(100);
+    let bad = models.join("bad.gguf");
+    std::fs::write(&bad, &page).unwrap();
+    let forced = pull_args(
+        &models,
+        &[bad.to_str().unwrap(), "--name", "kept", "--force"],
+    );
+    assert_refused(&forced, "is not a GGUF model file");
+    assert!(
+        stderr(&forced).contains("'kept' is unchanged"),
+        "{}",
+        stderr(&forced)
+    );
+    assert_eq!(
+        std::fs::read(&model).unwrap(),
+        content,
+        "the installed model is kept"
+    );
+    assert!(!models.join("kept.gguf.part").exists());
+
+    // The same over HTTP: a page served where the model was expected, its checksum right.
+    let hub = Hub::start(page.clone(), sha256_hex(&page));
+    let forced = pull(&models, &hub, &["--name", "kept", "--force"]);
+    assert_refused(&forced, "is not a GGUF model file");
+    assert_eq!(
+        std::fs::read(&model).unwrap(),
+        content,
+        "the installed model is kept"
+    );
+    assert!(!models.join("kept.gguf.part").exists());
+    let _ = std::fs::remove_dir_all(&models);
+}
+
+// A plain URL (no announced checksum) cut off halfway: the message must say how to go on, and
+// the next run must fetch only the rest.
+#[test]
+fn a_plain_url_cut_off_halfway_installs_nothing_and_resumes() {
+    let content = model_bytes();
+    let hub = Hub::start(content.clone(), String::new());
+    let models = temp_dir("plain-cut");
+    hub.cut_offs.store(1, Ordering::SeqCst);
+    let url = format!("{}/cdn/tiny.gguf", hub.endpoint());
+
+    let first = pull_args(&models, &[&url]);
+    assert_refused(&first, "run the same command again");
+    assert!(!models.join("tiny.gguf").exists());
+    let kept = std::fs::metadata(models.join("tiny.gguf.part"))
+        .expect("the part is kept")
+        .len();
+    assert!(kept > 0 && (kept as usize) < content.len());
+
+    let second = pull_args(&models, &[&url]);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_eq!(std::fs::read(models.join("tiny.gguf")).unwrap(), content);
+    assert_eq!(
+        *hub.ranges.lock().unwrap(),
+        vec![None, Some(format!("bytes={kept}-"))]
+    );
+    let _ = std::fs::remove_dir_all(&models);
+}
+
+// The hub's X-Linked-Size was ignored when the content came with a Content-Length: a CDN holding
+// half the file, answering it whole and well-formed, was installed (exit 0) when the hub
+// announced no checksum.
+#[test]
+fn a_download_shorter_than_the_hubs_announced_size_installs_nothing() {
+    let content = model_bytes();
+    let hub = Hub::start(content.clone(), String::new());
+    hub.served.store(content.len() / 2, Ordering::SeqCst);
+    let models = temp_dir("linked-size");
+    let output = pull(&models, &hub, &[]);
+    assert_refused(
+        &output,
+        &format!(
+            "sent {} bytes of {}; run the same command again",
+            content.len() / 2,
+            content.len()
+        ),
+    );
+    assert!(!models.join("tiny.gguf").exists());
     let _ = std::fs::remove_dir_all(&models);
 }
 

@@ -516,6 +516,131 @@ fn rest_api_authenticates_scopes_and_isolates_projects() {
     }
 }
 
+// An external submit stored a cited document id of another project as it was, and the history
+// routes answered `200 []` for an unknown or another project's entity instead of 404.
+#[test]
+fn submits_and_histories_stay_inside_the_callers_project() {
+    let team = Team::new("foreign");
+    let mine = key(
+        &team,
+        "default",
+        "entities:read,entities:write,documents:write,extraction:submit",
+    );
+    let theirs = key(
+        &team,
+        "other",
+        "entities:read,entities:write,documents:write",
+    );
+    let url = team.model.base_url();
+    let server = Server::start(&["--db", &team.db(), "--base-url", &url, "--retries", "0"]);
+    let company = json!({"fields": [{"name": "ceo"}]});
+    let set_up = |key: &str, text: &str| {
+        let (status, answer) = server.call(
+            key,
+            "PUT",
+            "/v1/entity-types/company",
+            Some(company.clone()),
+        );
+        assert_eq!(status, 200, "{answer}");
+        let (status, entity) = server.call(
+            key,
+            "POST",
+            "/v1/entities",
+            Some(json!({"entity_type": "company", "title": "Acme Corp"})),
+        );
+        assert_eq!(status, 201, "{entity}");
+        let (status, document) = server.call(
+            key,
+            "POST",
+            "/v1/documents",
+            Some(json!({"title": "acme", "text": text, "entity_ids": [entity["id"]]})),
+        );
+        assert_eq!(status, 201, "{document}");
+        (
+            entity["id"].as_str().unwrap().to_owned(),
+            document["id"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (entity, document) = set_up(&mine, DOC);
+    let (foreign_entity, foreign_document) =
+        set_up(&theirs, "Globex Corporation's CEO is Hank Scorpio.");
+
+    let submission = |document_id: &str| {
+        json!({"field_name": "ceo", "value": "Jane Doe", "confidence": "high",
+            "agent_id": "external-researcher",
+            "sources": [{"type": "document", "document_id": document_id, "start": 0, "end": 9}]})
+    };
+    for cited in [foreign_document.as_str(), "no-such-document"] {
+        let (status, error) = server.call(
+            &mine,
+            "POST",
+            &format!("/v1/extraction/{entity}/submit"),
+            Some(submission(cited)),
+        );
+        assert_eq!(
+            (status, error["error"].as_str()),
+            (404, Some("NotFound")),
+            "{cited}: {error}"
+        );
+        assert!(
+            error["message"].as_str().unwrap().contains(cited),
+            "{cited}: {error}"
+        );
+    }
+    let (status, stored) = server.call(
+        &mine,
+        "GET",
+        &format!("/v1/extraction/{entity}/history/ceo"),
+        None,
+    );
+    assert_eq!((status, stored), (200, json!([])), "nothing was stored");
+    let (status, submitted) = server.call(
+        &mine,
+        "POST",
+        &format!("/v1/extraction/{entity}/submit"),
+        Some(submission(&document)),
+    );
+    assert_eq!(status, 201, "{submitted}");
+    assert_eq!(submitted["sources"][0]["document_id"], document.as_str());
+
+    for (path, missing) in [
+        (format!("/v1/workflows/{entity}/history"), None),
+        (format!("/v1/extraction/{entity}/history/ceo"), None),
+        (
+            "/v1/workflows/no-such-entity/history".to_owned(),
+            Some("no-such-entity"),
+        ),
+        (
+            "/v1/extraction/no-such-entity/history/ceo".to_owned(),
+            Some("no-such-entity"),
+        ),
+        (
+            format!("/v1/workflows/{foreign_entity}/history"),
+            Some(foreign_entity.as_str()),
+        ),
+        (
+            format!("/v1/extraction/{foreign_entity}/history/ceo"),
+            Some(foreign_entity.as_str()),
+        ),
+    ] {
+        let (status, answer) = server.call(&mine, "GET", &path, None);
+        match missing {
+            None => assert_eq!(status, 200, "{path}: {answer}"),
+            Some(id) => {
+                assert_eq!(
+                    (status, answer["error"].as_str()),
+                    (404, Some("NotFound")),
+                    "{path}: {answer}"
+                );
+                assert!(
+                    answer["message"].as_str().unwrap().contains(id),
+                    "{path}: {answer}"
+                );
+            }
+        }
+    }
+}
+
 /// A one-page PDF whose text layer is `text` (Helvetica, no compression), with a correct xref.
 fn pdf_with(text: &str) -> Vec<u8> {
     let stream = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET");
@@ -973,7 +1098,7 @@ fn a_type_that_extracts_on_create_queues_a_run_from_the_cli_the_api_and_a_cascad
 }
 
 /// A webhook receiver on a loopback port: answers 500 to the first request and 200 to the
-/// rest, and keeps every request's head and body.
+/// rest (or what `answer` says for the nth request), and keeps every request's head and body.
 struct Receiver {
     url: String,
     seen: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
@@ -984,6 +1109,18 @@ type Received = (String, Vec<u8>);
 
 impl Receiver {
     fn start() -> Receiver {
+        Receiver::answering(|nth| {
+            if nth == 1 {
+                "500 Internal Server Error"
+            } else {
+                "200 OK"
+            }
+        })
+    }
+
+    /// A receiver whose answer to its `nth` request (from 1) is `answer(nth)`: a status line's
+    /// rest, with any extra header lines.
+    fn answering(answer: impl Fn(usize) -> &'static str + Send + 'static) -> Receiver {
         use std::io::{BufRead, BufReader, Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hooks/quarry", listener.local_addr().unwrap());
@@ -1011,16 +1148,12 @@ impl Receiver {
                     .unwrap_or(0);
                 let mut body = vec![0; length];
                 let _ = reader.read_exact(&mut body);
-                let first = {
+                let nth = {
                     let mut seen = recorded.lock().unwrap();
                     seen.push((head, body));
-                    seen.len() == 1
+                    seen.len()
                 };
-                let status = if first {
-                    "500 Internal Server Error"
-                } else {
-                    "200 OK"
-                };
+                let status = answer(nth);
                 let _ = write!(
                     stream,
                     "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
@@ -1057,7 +1190,15 @@ fn field_actions_post_signed_webhooks_retried_and_logged() {
         ),
     )
     .unwrap();
-    team.quarry_ok(&["type", "load", types.to_str().unwrap()]);
+    // A loopback receiver is a private address: refused at load unless allowed by name.
+    let refused = team.quarry(&["type", "load", types.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    let said = common::stderr(&refused);
+    assert!(
+        said.contains("refused") && said.contains("QUARRY_OUTBOUND_ALLOW_HOSTS"),
+        "{said}"
+    );
+    load_allowing_loopback(&team, &types);
     let entity = team
         .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme Corp"])
         .trim()
@@ -1083,7 +1224,10 @@ fn field_actions_post_signed_webhooks_retried_and_logged() {
     let server = Server::start_with(
         &["--db", &team.db(), "--base-url", &url, "--retries", "0"],
         |command| {
-            command.env("QUARRY_WEBHOOK_SECRET", "s3cret");
+            command
+                .env("QUARRY_WEBHOOK_SECRET", "s3cret")
+                .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+                .env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
         },
     );
     let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
@@ -1134,6 +1278,172 @@ fn field_actions_post_signed_webhooks_retried_and_logged() {
     assert_eq!(header(&last.0, "x-quarry-event"), Some("approved"));
     let body: Value = serde_json::from_slice(&last.1).unwrap();
     assert_eq!(body["result"]["status"], "approved", "{body}");
+}
+
+/// `quarry type load TYPES` with loopback allowed as a webhook host.
+fn load_allowing_loopback(team: &Team, types: &std::path::Path) {
+    let loaded = common::quarry()
+        .args(["type", "load", types.to_str().unwrap(), "--db", &team.db()])
+        .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+        .env_remove("QUARRY_PROJECT")
+        .output()
+        .unwrap();
+    assert!(loaded.status.success(), "{}", common::stderr(&loaded));
+}
+
+/// A company whose `ceo` field fires a webhook to `url` when extracted (loaded with loopback
+/// allowed), with its document; answers the entity's id and a key that may run and review.
+fn company_with_webhook(team: &Team, url: &str) -> (String, String) {
+    let types = team.dir.join("hooks.yaml");
+    std::fs::write(
+        &types,
+        format!(
+            "entity_types:\n  - slug: company\n    fields:\n      - {{name: ceo, agent: \
+             \"openai-compatible:m-ceo\", sources: [linked-documents], actions: [{{on: \
+             extracted, webhook: \"{url}\"}}]}}\n"
+        ),
+    )
+    .unwrap();
+    load_allowing_loopback(team, &types);
+    let entity = team
+        .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme Corp"])
+        .trim()
+        .to_owned();
+    team.quarry_ok(&[
+        "doc",
+        "add",
+        team.dir.join("acme.md").to_str().unwrap(),
+        "--entity",
+        &entity,
+    ]);
+    team.script_field("m-ceo", json!("Jane Doe"));
+    let key = team
+        .quarry_ok(&[
+            "key",
+            "create",
+            "--scopes",
+            "entities:read,entities:write,extraction:trigger,extraction:review",
+        ])
+        .trim()
+        .to_owned();
+    (entity, key)
+}
+
+/// Found by a hostile test: a key with `entities:write` could make Quarry POST to loopback,
+/// link-local (cloud metadata) and other internal addresses, follow their redirects, and read
+/// which answered in the delivery log. Internal targets are refused when a type is created and
+/// again at delivery (dead-lettered, nothing sent), unless the operator allows the host by name;
+/// a dead delivery is redelivered on request once it can be.
+#[test]
+fn webhooks_to_internal_addresses_are_refused_at_load_and_at_delivery_then_redelivered() {
+    let team = Team::new("webhook-policy");
+    let receiver = Receiver::start();
+    let (entity, key) = company_with_webhook(&team, &receiver.url);
+    let url = team.model.base_url();
+    let server_args = ["--db", &team.db(), "--base-url", &url, "--retries", "0"];
+    let server = Server::start_with(&server_args, |command| {
+        command.env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
+    });
+    for internal in [
+        "http://127.0.0.1:80/hooks",
+        "http://[::1]/hooks",
+        "http://169.254.169.254/latest/meta-data",
+        "http://localhost:9/hooks",
+    ] {
+        let (status, refused) = server.call(
+            &key,
+            "PUT",
+            "/v1/entity-types/probe",
+            Some(json!({"fields": [{"name": "x", "actions": [{"on": "extracted", "webhook": internal}]}]})),
+        );
+        assert_eq!(status, 400, "{internal}: {refused}");
+        assert_eq!(refused["error"], "InvalidEntityType", "{refused}");
+        assert!(
+            refused["message"].as_str().unwrap().contains("refused"),
+            "{refused}"
+        );
+    }
+    // A type loaded where loopback was allowed, delivered by a server that does not allow it.
+    let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
+    assert_eq!(status, 202, "{queued}");
+    let deliveries = eventually_deliveries(&server, &key, |list| {
+        list.iter().any(|d| d["state"] == "dead")
+    });
+    let dead = &deliveries[0];
+    assert_eq!(dead["attempts"], 1, "refused for good at once: {dead:#}");
+    let error = dead["last_error"].as_str().unwrap();
+    assert!(
+        error.contains("private or local address") && error.contains("QUARRY_OUTBOUND_ALLOW_HOSTS"),
+        "{error}"
+    );
+    assert!(receiver.seen().is_empty(), "nothing was sent");
+    let id = dead["id"].as_str().unwrap().to_owned();
+    let (status, running) = server.call(&key, "POST", "/v1/deliveries/nope/redeliver", None);
+    assert_eq!(status, 404, "{running}");
+    drop(server);
+
+    // The operator allows the host; the dead delivery is redelivered (refused once, then done).
+    let server = Server::start_with(&server_args, |command| {
+        command
+            .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+            .env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
+    });
+    let (status, requeued) = server.call(
+        &key,
+        "POST",
+        &format!("/v1/deliveries/{id}/redeliver"),
+        None,
+    );
+    assert_eq!(status, 200, "{requeued}");
+    assert_eq!(requeued["state"], "queued", "{requeued}");
+    let deliveries = eventually_deliveries(&server, &key, |list| {
+        list.iter().any(|d| d["state"] == "done")
+    });
+    assert_eq!(deliveries[0]["attempts"], 3, "{:#}", deliveries[0]);
+    assert_eq!(receiver.seen().len(), 2);
+    let (status, again) = server.call(
+        &key,
+        "POST",
+        &format!("/v1/deliveries/{id}/redeliver"),
+        None,
+    );
+    assert_eq!(status, 200, "a done delivery may be sent again: {again}");
+}
+
+/// Found by a hostile test: a 307 re-posted the signed body to another internal path. Webhooks
+/// follow no redirect: a 3xx is a failed attempt that says why.
+#[test]
+fn webhook_redirects_are_not_followed() {
+    let team = Team::new("webhook-redirect");
+    let receiver = Receiver::answering(|_| "307 Temporary Redirect\r\nlocation: /internal/admin");
+    let (entity, key) = company_with_webhook(&team, &receiver.url);
+    let url = team.model.base_url();
+    let server = Server::start_with(
+        &["--db", &team.db(), "--base-url", &url, "--retries", "0"],
+        |command| {
+            command
+                .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+                .env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
+        },
+    );
+    let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
+    assert_eq!(status, 202, "{queued}");
+    let deliveries = eventually_deliveries(&server, &key, |list| {
+        list.iter().any(|d| d["attempts"].as_i64() >= Some(2))
+    });
+    let delivery = &deliveries[0];
+    assert!(
+        delivery["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 307 (a redirect; webhooks do not follow redirects"),
+        "{delivery:#}"
+    );
+    let seen = receiver.seen();
+    assert!(seen.len() >= 2);
+    for (head, _) in &seen {
+        assert!(head.starts_with("POST /hooks/quarry "), "{head}");
+    }
 }
 
 /// Polls the delivery log until `done` says so.

@@ -830,15 +830,18 @@ pub trait CorrectionStore: Send + Sync {
 
 /// Webhook deliveries (job kind `delivery` of the leased queue) and their log.
 pub trait DeliveryStore: Send + Sync {
-    /// Takes up to `limit` deliveries due, as any queue take does.
+    /// Takes up to `limit` deliveries due, as any queue take does, but none of the projects in
+    /// `busy_projects` (those holding their share of the worker's slots already).
     fn claim_deliveries<'a>(
         &'a self,
         owner: &'a str,
         lease: Duration,
         limit: usize,
+        busy_projects: &'a [String],
     ) -> StoreFuture<'a, Vec<Delivery>>;
-    /// Ends a delivery under its lease: `done` (answered 2xx) or `failed` for good, with the
-    /// last answer's status and error. Fenced like every queue end.
+    /// Ends a delivery under its lease: `done` (answered 2xx) or `dead` for good (dead-lettered:
+    /// its attempts ran out, or its target is refused), with the last answer's status and
+    /// error. Fenced like every queue end.
     fn finish_delivery<'a>(
         &'a self,
         project: &'a str,
@@ -853,6 +856,16 @@ pub trait DeliveryStore: Send + Sync {
         project: &'a str,
         limit: usize,
     ) -> StoreFuture<'a, Vec<Delivery>>;
+    /// Queues an ended delivery (`dead` or `done`) of the project again, due now, with
+    /// `more_attempts` attempts beyond those it made (attempts only grow, so an old lease can
+    /// never fence the new run). `NotFound` for no such delivery in the project; `Conflict` when
+    /// it is queued or running already.
+    fn redeliver<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+        more_attempts: i64,
+    ) -> StoreFuture<'a, Delivery>;
 }
 
 /// The web app's review pages and field locks.

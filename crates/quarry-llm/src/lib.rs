@@ -14,6 +14,7 @@
 //! - `local` (feature `local`): GGUF models inside the process, decoded under JSON Schema and
 //!   grounded-substring token masks.
 //! - [`output_budget`]: a turn's output budget, sized to the schema its reply follows.
+//! - [`outbound`]: the one address policy and client for requests made on a user's behalf.
 //! - [`model_download`]: fetching a model file, resumable, checked for size and SHA-256.
 //! - [`model_spec`]: `provider:model` strings and [`build_client`]. This crate reads no
 //!   environment variables; `model_spec` documents which ones a binary should pass in.
@@ -32,6 +33,7 @@ pub mod model_download;
 pub mod model_spec;
 pub mod ollama;
 pub mod openai;
+pub mod outbound;
 pub mod output_budget;
 mod protocol;
 pub mod sse;

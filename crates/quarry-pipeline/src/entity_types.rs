@@ -181,6 +181,35 @@ fn check_action(
     Ok(())
 }
 
+/// The outbound policy at load time: a webhook whose host is seen to be private without
+/// resolving it (an IP literal such as `127.0.0.1`, `[::1]` or `169.254.169.254`, or
+/// `localhost`) is refused unless `hosts` allows it by name. Names are checked again when a
+/// delivery resolves them.
+pub fn check_webhook_targets(
+    entity_type: &EntityType,
+    hosts: &quarry_llm::outbound::HostPolicy,
+) -> Result<(), EntityTypeError> {
+    for field in &entity_type.fields {
+        for url in field
+            .actions
+            .iter()
+            .filter_map(|action| action.webhook.as_deref())
+        {
+            if let Some(refused) = hosts.literal_url_problem(url) {
+                return Err(invalid(
+                    &entity_type.slug,
+                    format!(
+                        "field '{}': action webhook '{url}' is refused: {refused} (name the host \
+                         in QUARRY_OUTBOUND_ALLOW_HOSTS to allow it)",
+                        field.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Longest slug accepted: slugs appear in URLs, file names users derive from them and logs.
 pub const MAX_SLUG_CHARS: usize = 64;
 

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use crate::retrieve_extract::retrieve_then_extract;
 use crate::tools::{SUBMIT_VALUE, ToolBox, entity_text, value_text};
-use crate::web_source::WebAccess;
+use crate::web_source::{UnreadPage, WebAccess};
 use quarry_agent::ground::{Evidence, GroundingStatus, ground_fields};
 use quarry_agent::repair::read_extraction;
 use quarry_agent::schema::Schema;
@@ -80,6 +80,8 @@ pub(crate) struct FieldValue {
     pub agent_id: String,
     pub tokens_used: i64,
     pub duration_ms: i64,
+    /// Web pages the agent asked for and could not read (kept in the result's metadata).
+    pub unread_pages: Vec<UnreadPage>,
 }
 
 /// Why an agent produced no value.
@@ -124,6 +126,7 @@ impl AgentSettings<'_> {
             agent_id: self.agent_id.to_owned(),
             tokens_used: usage.total() as i64,
             duration_ms: started.elapsed().as_millis() as i64,
+            unread_pages: Vec::new(),
         }
     }
 }
@@ -245,11 +248,17 @@ async fn tool_loop(
             let reply = if call.name == SUBMIT_VALUE {
                 match check_submission(&call.arguments, &submit_schema, context, &tools) {
                     Verdict::Accepted(value, confidence, sources) => {
-                        return Ok(settings.value((value, confidence, sources), usage, started));
+                        return Ok(FieldValue {
+                            unread_pages: tools.unread_pages,
+                            ..settings.value((value, confidence, sources), usage, started)
+                        });
                     }
                     Verdict::NoValue => {
                         return Err(fail(
-                            "the agent found no value (it submitted null)".to_owned(),
+                            format!(
+                                "the agent found no value (it submitted null){}",
+                                UnreadPage::note(&tools.unread_pages)
+                            ),
                             usage,
                         ));
                     }
@@ -266,8 +275,9 @@ async fn tool_loop(
     }
     Err(fail(
         format!(
-            "no accepted value after {} model turn(s)",
-            field.max_steps.max(1)
+            "no accepted value after {} model turn(s){}",
+            field.max_steps.max(1),
+            UnreadPage::note(&tools.unread_pages)
         ),
         usage,
     ))

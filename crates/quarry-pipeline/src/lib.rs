@@ -33,7 +33,9 @@ mod web_source;
 mod worker;
 
 pub use consensus::{ConsensusDecision, decide, values_agree};
-pub use entity_types::{entity_type_from_value, load_entity_types, validate_entity_type};
+pub use entity_types::{
+    check_webhook_targets, entity_type_from_value, load_entity_types, validate_entity_type,
+};
 pub use field_agent::feedback_sentence;
 pub use layers::DependencyLayers;
 pub use quarry_queue::{QueueControl, QueueStats, backoff};

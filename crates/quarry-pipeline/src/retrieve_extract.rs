@@ -21,6 +21,7 @@ use crate::field_agent::{
     compiled_submit_schema, context_text, field_tools, system_prompt,
 };
 use crate::tools::{SEARCH_DOCUMENTS, SEARCH_ENTITIES, ToolBox};
+use crate::web_source::UnreadPage;
 
 /// Passages asked for per search.
 const PASSAGES: usize = 5;
@@ -67,13 +68,15 @@ pub(crate) async fn retrieve_then_extract(
             .await
             .map_err(|error| fail(format!("web search failed: {error}"), usage))?;
     }
+    // Pages the search found that could not be read: said with the outcome, either way.
+    let unread = UnreadPage::note(&tools.unread_pages);
     let (passages, shown) = passages(&tools);
     // What a constrained decoder may copy a value from: the passages shown and the entity
     // context (`check_submission` grounds the value in the whole documents and that context).
     let evidence = format!("{shown}\n\n{}", context_text(context, &tools));
     if tools.retrieved.is_empty() && tools.context_texts.is_empty() {
         return Err(fail(
-            format!("no passage matches {query:?} in the field's sources"),
+            format!("no passage matches {query:?} in the field's sources{unread}"),
             usage,
         ));
     }
@@ -126,11 +129,14 @@ pub(crate) async fn retrieve_then_extract(
             &tools,
         ) {
             Verdict::Accepted(value, confidence, sources) => {
-                return Ok(settings.value((value, confidence, sources), usage, started));
+                return Ok(FieldValue {
+                    unread_pages: tools.unread_pages,
+                    ..settings.value((value, confidence, sources), usage, started)
+                });
             }
             Verdict::NoValue => {
                 return Err(fail(
-                    "the agent found no value (it answered null)".to_owned(),
+                    format!("the agent found no value (it answered null){unread}"),
                     usage,
                 ));
             }
@@ -147,7 +153,7 @@ pub(crate) async fn retrieve_then_extract(
     }
     Err(fail(
         format!(
-            "no accepted value after {} answer(s) to the retrieved passages",
+            "no accepted value after {} answer(s) to the retrieved passages{unread}",
             field.max_steps.max(1)
         ),
         usage,

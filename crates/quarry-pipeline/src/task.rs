@@ -17,6 +17,7 @@ use crate::consensus::decide;
 use crate::field_agent::{AgentSettings, FieldContext, FieldFailure, FieldValue, extract_field};
 use crate::plan::{RunRequest, plan_workflow};
 use crate::run::{BoxFuture, Pipeline, PipelineError, field_spec};
+use crate::web_source::UnreadPage;
 
 /// What became of one attempt at a task.
 pub(crate) enum Attempt {
@@ -186,7 +187,7 @@ impl Pipeline {
                 created_entity_ids: Vec::new(),
                 duration_ms: success.duration_ms,
                 tokens_used: success.tokens_used,
-                metadata: metadata.clone(),
+                metadata: with_unread_pages(&metadata, &success.unread_pages),
                 workflow_node_run_id: Some(task.id.clone()),
             })
             .collect();
@@ -325,6 +326,15 @@ impl Pipeline {
 
 fn failed(reason: String, started: Instant) -> TaskCompletion {
     TaskCompletion::failed(reason, 0, elapsed_ms(started))
+}
+
+/// A result's metadata: the task's, and the web pages its agent could not read.
+fn with_unread_pages(metadata: &Map<String, Value>, unread: &[UnreadPage]) -> Map<String, Value> {
+    let mut metadata = metadata.clone();
+    if !unread.is_empty() {
+        metadata.insert("pages_not_read".to_owned(), UnreadPage::metadata(unread));
+    }
+    metadata
 }
 
 fn elapsed_ms(started: Instant) -> i64 {

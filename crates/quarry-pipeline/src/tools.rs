@@ -7,7 +7,7 @@
 //! provenance and the texts a submitted value may be grounded in.
 
 use crate::field_agent::FieldContext;
-use crate::web_source::{PAGES_READ_FOR_RETRIEVAL, WebAccess, best_passages};
+use crate::web_source::{PAGES_READ_FOR_RETRIEVAL, UnreadPage, WebAccess, best_passages};
 use quarry_core::model::{Document, Entity, FieldSpec, Source, SourceRef};
 use quarry_core::retrieval::{RetrievalError, Retriever};
 use quarry_core::store::{Store, StoreError};
@@ -60,6 +60,8 @@ pub(crate) struct ToolBox<'a> {
     pub context_texts: Vec<String>,
     /// Source refs captured from tool calls, in call order, deduplicated.
     pub captured: Vec<SourceRef>,
+    /// Web pages asked for that could not be read, with why, in call order.
+    pub unread_pages: Vec<UnreadPage>,
     /// The documents in this field's scope, loaded at the first search hit (titles, snippets).
     documents: Option<Vec<Document>>,
     /// The web, when the field reads it and a search provider is configured.
@@ -86,6 +88,7 @@ impl<'a> ToolBox<'a> {
             retrieved: Vec::new(),
             context_texts: Vec::new(),
             captured: Vec::new(),
+            unread_pages: Vec::new(),
             documents: None,
             web: context.web.filter(|_| field.sources.contains(&Source::Web)),
         }
@@ -418,7 +421,10 @@ impl<'a> ToolBox<'a> {
         };
         let read = match web.read(self.project, url).await {
             Ok(read) => read,
-            Err(error) => return format!("error: {error}"),
+            Err(error) => {
+                self.unread_pages.push(UnreadPage::new(url, &error));
+                return format!("error: {error}");
+            }
         };
         let document = read.document;
         let shown: Vec<(usize, usize, String)> = match query.filter(|q| !q.trim().is_empty()) {
@@ -453,7 +459,8 @@ impl<'a> ToolBox<'a> {
     }
 
     /// What retrieve-then-extract does with the web: search, then read the first pages found
-    /// (those that cannot be read are skipped) and keep their passages about `query`.
+    /// (those that cannot be read are skipped, and kept in `unread_pages`) and keep their
+    /// passages about `query`.
     pub(crate) async fn read_web_results(&mut self, query: &str) -> Result<(), String> {
         let Some(web) = self.web else {
             return Ok(());

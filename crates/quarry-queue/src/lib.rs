@@ -437,10 +437,14 @@ async fn run_one<R: JobRunner>(runner: &R, held: &Held, job: R::Job) -> JobEnd {
 
 /// `base · 2^(attempt-1)`, at most a minute, ±20 % jitter so retries of many jobs spread out.
 pub fn backoff(base: Duration, attempt: i64) -> Duration {
-    let exponent = u32::try_from(attempt.saturating_sub(1).clamp(0, 16)).unwrap_or(16);
-    let delay = base
-        .saturating_mul(2_u32.saturating_pow(exponent))
-        .min(Duration::from_secs(60));
+    backoff_up_to(base, attempt, Duration::from_secs(60))
+}
+
+/// [`backoff`] at most `cap` (before the jitter): for jobs whose retries may span hours, such as
+/// webhook deliveries to a receiver that is down.
+pub fn backoff_up_to(base: Duration, attempt: i64, cap: Duration) -> Duration {
+    let exponent = u32::try_from(attempt.saturating_sub(1).clamp(0, 24)).unwrap_or(24);
+    let delay = base.saturating_mul(2_u32.saturating_pow(exponent)).min(cap);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -464,5 +468,19 @@ mod tests {
             assert!(delay < nominal.mul_f64(1.2), "{attempt}: {delay:?}");
         }
         assert_eq!(backoff(Duration::ZERO, 3), Duration::ZERO);
+    }
+
+    #[test]
+    fn backoff_up_to_an_hour_spans_hours() {
+        let (base, hour) = (Duration::from_secs(30), Duration::from_secs(3600));
+        let nominal = |attempt: i64| Duration::from_secs(30 << (attempt - 1)).min(hour);
+        let total: Duration = (1..=14).map(nominal).sum();
+        assert!(total > Duration::from_secs(8 * 3600), "{total:?}");
+        for attempt in [1, 7, 8, 20, 40] {
+            let delay = backoff_up_to(base, attempt, hour);
+            let nominal = nominal(attempt.min(20));
+            assert!(delay >= nominal.mul_f64(0.8), "{attempt}: {delay:?}");
+            assert!(delay < nominal.mul_f64(1.2), "{attempt}: {delay:?}");
+        }
     }
 }

@@ -202,14 +202,25 @@ pub(crate) async fn finish_turn(
         mut conversation,
         schema,
     } = turn;
-    let outcome = agent
-        .extract_streaming(
-            &schema,
-            &conversation.document,
-            &conversation.clarifications,
-            on_token,
-        )
-        .await;
+    // The turn reads its own copy: the record is written while the extraction runs.
+    let (document, clarifications) = (
+        conversation.document.clone(),
+        conversation.clarifications.clone(),
+    );
+    let extraction = agent.extract_streaming(&schema, &document, &clarifications, on_token);
+    tokio::pin!(extraction);
+    // The turn holds its conversation by writing it every heartbeat: a process that dies
+    // mid-turn stops writing, and its turn then reads as failed (`Conversations::lost_turn`).
+    let outcome = loop {
+        tokio::select! {
+            outcome = &mut extraction => break outcome,
+            () = tokio::time::sleep(conversations.heartbeat()) => {
+                if let Err(error) = conversations.save(&project, &mut conversation).await {
+                    tracing::warn!(conversation = %conversation.id, error = %error.message, "could not renew a chat turn's lease");
+                }
+            }
+        }
+    };
     match outcome {
         Ok(extraction) => {
             let payload = result_payload(&extraction);
@@ -292,7 +303,9 @@ pub async fn list(
             .map(|summary| ConversationSummary {
                 id: summary.id,
                 title: summary.title,
-                status: summary.status,
+                status: state
+                    .conversations
+                    .seen_status(summary.status, &summary.updated_at),
                 updated_at: summary.updated_at,
             })
             .collect(),
@@ -316,6 +329,7 @@ pub async fn get(
                 format!("no conversation '{id}' in this project"),
             )
         })?;
+    let conversation = state.conversations.as_seen(conversation);
     Ok(Json(conversation_view(&conversation)).into_response())
 }
 

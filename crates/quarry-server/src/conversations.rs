@@ -7,6 +7,7 @@
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use lru::LruCache;
@@ -23,23 +24,71 @@ pub const COMPLETE: &str = "complete";
 /// The model failed; the person may send another message to try again.
 pub const FAILED: &str = "failed";
 
-/// A `running` conversation not written for this long is taken to have lost its server (it
-/// stopped mid-turn) and accepts the next message.
-const STALE_TURN: chrono::Duration = chrono::Duration::minutes(10);
+/// How long a running turn holds its conversation without a heartbeat, by default. The process
+/// answering a turn writes the conversation every third of this ([`Conversations::heartbeat`]);
+/// a `running` conversation not written for this long lost its process (it was killed or
+/// stopped mid-turn): it reads as `failed`, and the next message is accepted.
+pub const DEFAULT_TURN_LEASE: Duration = Duration::from_secs(30);
 
-/// The conversations of this server, in the database or in memory.
-pub enum Conversations {
+/// The conversations of this server, in the database or in memory, and how long a turn's
+/// lease lasts.
+pub struct Conversations {
+    kept: Kept,
+    turn_lease: Duration,
+}
+
+enum Kept {
     Stored(Arc<dyn Store>),
     Memory(Memory),
 }
 
 impl Conversations {
     /// `store`'s table when there is a store, else memory for `capacity` conversations.
-    pub fn new(store: Option<Arc<dyn Store>>, capacity: usize) -> Self {
-        match store {
-            Some(store) => Conversations::Stored(store),
-            None => Conversations::Memory(Memory::new(capacity)),
+    pub fn new(store: Option<Arc<dyn Store>>, capacity: usize, turn_lease: Duration) -> Self {
+        let kept = match store {
+            Some(store) => Kept::Stored(store),
+            None => Kept::Memory(Memory::new(capacity)),
+        };
+        Conversations {
+            kept,
+            turn_lease: turn_lease.max(Duration::from_millis(300)),
         }
+    }
+
+    /// How often a turn in flight writes its conversation to keep its lease.
+    pub fn heartbeat(&self) -> Duration {
+        self.turn_lease / 3
+    }
+
+    /// Whether `conversation` is `running` but its process stopped writing it a lease ago.
+    pub fn lost_turn(&self, conversation: &ChatConversation) -> bool {
+        self.lost(&conversation.status, &conversation.updated_at)
+    }
+
+    fn lost(&self, status: &str, updated_at: &str) -> bool {
+        status == RUNNING && self.silent_for_a_lease(updated_at)
+    }
+
+    /// A conversation's status as a reader should see it: a lost turn is `failed` (nothing is
+    /// written: the next message ends it for good).
+    pub fn seen_status(&self, status: String, updated_at: &str) -> String {
+        if self.lost(&status, updated_at) {
+            FAILED.to_owned()
+        } else {
+            status
+        }
+    }
+
+    /// The conversation as a reader should see it ([`Conversations::seen_status`]).
+    pub fn as_seen(&self, mut conversation: ChatConversation) -> ChatConversation {
+        conversation.status = self.seen_status(conversation.status, &conversation.updated_at);
+        conversation
+    }
+
+    fn silent_for_a_lease(&self, updated_at: &str) -> bool {
+        let lease = chrono::Duration::from_std(self.turn_lease).unwrap_or(chrono::Duration::MAX);
+        DateTime::parse_from_rfc3339(updated_at)
+            .map_or(true, |at| Utc::now() - at.with_timezone(&Utc) > lease)
     }
 
     /// Stores a new conversation (in `project` when stored).
@@ -48,16 +97,16 @@ impl Conversations {
         project: &str,
         new: NewConversation,
     ) -> Result<ChatConversation, ApiError> {
-        match self {
-            Conversations::Stored(store) => Ok(store.create_conversation(project, &new).await?),
-            Conversations::Memory(memory) => Ok(memory.start(new)),
+        match &self.kept {
+            Kept::Stored(store) => Ok(store.create_conversation(project, &new).await?),
+            Kept::Memory(memory) => Ok(memory.start(new)),
         }
     }
 
     pub async fn get(&self, project: &str, id: &str) -> Result<Option<ChatConversation>, ApiError> {
-        match self {
-            Conversations::Stored(store) => Ok(store.get_conversation(project, id).await?),
-            Conversations::Memory(memory) => Ok(memory.get(id)),
+        match &self.kept {
+            Kept::Stored(store) => Ok(store.get_conversation(project, id).await?),
+            Kept::Memory(memory) => Ok(memory.get(id)),
         }
     }
 
@@ -68,12 +117,12 @@ impl Conversations {
         project: &str,
         conversation: &mut ChatConversation,
     ) -> Result<(), ApiError> {
-        let saved = match self {
-            Conversations::Stored(store) => store
+        let saved = match &self.kept {
+            Kept::Stored(store) => store
                 .update_conversation(project, conversation)
                 .await
                 .map(|written| *conversation = written),
-            Conversations::Memory(memory) => memory.update(conversation),
+            Kept::Memory(memory) => memory.update(conversation),
         };
         saved.map_err(|error| match error {
             StoreError::Conflict(_) => ApiError::new(
@@ -91,7 +140,8 @@ impl Conversations {
 
     /// Adds the person's answer to conversation `id` and marks it `running`: what the next turn
     /// works from. 404 `UnknownConversation` for an unknown id; 409 `Conflict` while another
-    /// turn of it runs, or when another answer was written first.
+    /// turn of it runs (and keeps its lease), or when another answer was written first. A turn
+    /// whose process was lost is ended as failed first (a note in the messages says so).
     pub async fn answer(
         &self,
         project: &str,
@@ -99,7 +149,14 @@ impl Conversations {
         answer: &str,
     ) -> Result<ChatConversation, ApiError> {
         let mut conversation = self.get(project, id).await?.ok_or_else(|| unknown(id))?;
-        if conversation.status == RUNNING && !stale(&conversation.updated_at) {
+        if self.lost_turn(&conversation) {
+            conversation.messages.push(quarry_core::store::ChatMessage {
+                role: "assistant".into(),
+                content: "The last turn failed: the server answering it stopped. Answering \
+                          this message instead."
+                    .into(),
+            });
+        } else if conversation.status == RUNNING {
             return Err(ApiError::new(
                 ErrorCode::Conflict,
                 format!(
@@ -123,12 +180,6 @@ fn unknown(id: &str) -> ApiError {
         ErrorCode::UnknownConversation,
         format!("no conversation '{id}'; start one by posting a message with a schema"),
     )
-}
-
-/// Whether a `running` turn written at `updated_at` has been silent too long.
-fn stale(updated_at: &str) -> bool {
-    DateTime::parse_from_rfc3339(updated_at)
-        .map_or(true, |at| Utc::now() - at.with_timezone(&Utc) > STALE_TURN)
 }
 
 fn timestamp() -> String {
@@ -232,7 +283,7 @@ mod tests {
 
     #[tokio::test]
     async fn answers_accumulate_and_the_least_recent_is_evicted() {
-        let conversations = Conversations::new(None, 2);
+        let conversations = Conversations::new(None, 2, DEFAULT_TURN_LEASE);
         let first = conversations.start("", new("doc 1")).await.unwrap().id;
         let second = conversations.start("", new("doc 2")).await.unwrap().id;
         let answered = conversations.answer("", &first, "a is x").await.unwrap();
@@ -258,5 +309,31 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(stale_write.code, ErrorCode::Conflict);
+    }
+
+    #[tokio::test]
+    async fn a_turn_whose_process_stopped_writing_reads_failed_and_takes_the_next_message() {
+        let conversations = Conversations::new(None, 4, Duration::from_millis(300));
+        let id = conversations.start("", new("doc")).await.unwrap().id;
+        let running = conversations.answer("", &id, "a is x").await.unwrap();
+        assert_eq!(conversations.as_seen(running.clone()).status, RUNNING);
+        let busy = conversations.answer("", &id, "more").await.unwrap_err();
+        assert_eq!(busy.code, ErrorCode::Conflict);
+        // Nobody heartbeats the turn: once a lease has passed it is lost.
+        let lost = loop {
+            let read = conversations.get("", &id).await.unwrap().unwrap();
+            if conversations.lost_turn(&read) {
+                break read;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(conversations.as_seen(lost).status, FAILED);
+        let next = conversations.answer("", &id, "more").await.unwrap();
+        assert_eq!(next.status, RUNNING);
+        assert!(
+            next.messages
+                .iter()
+                .any(|m| m.content.contains("server answering it stopped"))
+        );
     }
 }

@@ -81,6 +81,12 @@ pub struct ServerConfig {
     /// `Host` names `/mcp` accepts beside the loopback ones (localhost, 127.0.0.1, ::1), which
     /// guard a local server against DNS rebinding.
     pub mcp_allowed_hosts: Vec<String>,
+    /// How long a chat turn in flight holds its conversation without a heartbeat: past it, the
+    /// turn is taken to have lost its process and reads as failed.
+    pub turn_lease: Duration,
+    /// The outbound policy's allow-list: webhook targets on a private host not named here are
+    /// refused when an entity type is created.
+    pub outbound: quarry_llm::outbound::HostPolicy,
 }
 
 /// Default request deadline.
@@ -106,6 +112,8 @@ impl Default for ServerConfig {
             work: WorkLimits::default(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             mcp_allowed_hosts: Vec::new(),
+            turn_lease: conversations::DEFAULT_TURN_LEASE,
+            outbound: quarry_llm::outbound::HostPolicy::default(),
         }
     }
 }
@@ -128,6 +136,8 @@ pub struct AppState {
     pub work: Arc<work::WorkLimiter>,
     /// Requests and latencies per route, for `GET /metrics`.
     pub http_metrics: Arc<metrics::HttpMetrics>,
+    /// Private hosts webhook targets may name ([`ServerConfig::outbound`]).
+    pub outbound: quarry_llm::outbound::HostPolicy,
 }
 
 impl AppState {
@@ -139,6 +149,7 @@ impl AppState {
             conversations: Arc::new(conversations::Conversations::new(
                 config.store.clone(),
                 config.max_conversations,
+                config.turn_lease,
             )),
             schemas: Arc::new(quarry_agent::SchemaCache::new(SCHEMA_CACHE_CAPACITY)),
             secure_cookies: config.secure_cookies,
@@ -149,6 +160,7 @@ impl AppState {
             task_worker: config.task_worker.clone(),
             work: Arc::new(work::WorkLimiter::new(config.work)),
             http_metrics: Arc::new(metrics::HttpMetrics::default()),
+            outbound: config.outbound.clone(),
         }
     }
 
@@ -203,24 +215,32 @@ pub async fn serve(
     Ok(())
 }
 
-/// Ctrl-C or SIGTERM: what ends the server, and `quarry worker`.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Ctrl-C or SIGTERM: what ends the server, `quarry worker` and `quarry mcp`. The handlers are
+/// installed when this is called (inside a tokio runtime), not when the future is first polled,
+/// so a signal that arrives any time after the call is seen.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let terminate = signal(SignalKind::terminate()).ok();
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        async move {
+            let wait = |listener: Option<tokio::signal::unix::Signal>| async move {
+                match listener {
+                    Some(mut listener) => {
+                        listener.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait(terminate) => {},
+                () = wait(interrupt) => {},
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -44,11 +44,17 @@ fn correction_operations() -> Vec<Operation> {
             .answers::<Vec<Correction>>(200, "The corrections"),
         Operation::new(Get, "/v1/deliveries", deliveries::list)
             .named("listDeliveries", "review", "Field actions' webhook deliveries, newest first")
-            .describe("Each delivery's event, target, state (queued, running, done, failed), attempts, last answer status and error.")
+            .describe("Each delivery's event, target, state (queued, running, done, dead), attempts, last answer status and error. A delivery is dead (dead-lettered) once its attempts ran out or its target was refused by the outbound policy.")
             .scopes(deliveries::READ_SCOPES)
             .query::<deliveries::ListQuery>()
             .answers::<Vec<Delivery>>(200, "The deliveries")
             .errors(&[400]),
+        Operation::new(Post, "/v1/deliveries/{id}/redeliver", deliveries::redeliver)
+            .named("redeliver", "review", "Queue a dead or done delivery again")
+            .describe("Due now, with another round of attempts (its attempt count keeps growing). 404 NotFound for no such delivery in the project; 409 Conflict while it is queued or running.")
+            .scopes(deliveries::WRITE_SCOPES)
+            .answers::<Delivery>(200, "The delivery, queued")
+            .errors(&[404, 409]),
         Operation::new(Delete, "/v1/corrections/{id}", corrections::remove)
             .named("removeCorrection", "review", "Remove a correction")
             .scopes(corrections::WRITE_SCOPES)

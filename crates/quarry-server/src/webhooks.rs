@@ -6,22 +6,28 @@
 //!   `field`, `result`), with `X-Quarry-Event` and `X-Quarry-Delivery` headers;
 //! - with a secret (`QUARRY_WEBHOOK_SECRET`), `X-Quarry-Signature: sha256=<hex>` is the
 //!   HMAC-SHA256 of the exact body bytes under it — the receiver recomputes and compares;
-//! - a 2xx answer ends it `done`; any other answer, or none within 10 s, releases it for a retry
-//!   after an exponential backoff, until its attempts run out (`failed`); every outcome is kept
-//!   (`GET /v1/deliveries`).
+//! - the target obeys the one outbound policy (`quarry_llm::outbound`): a private or local
+//!   address is refused unless its host is allowed by name, checked before the request and again
+//!   when the name is resolved; redirects are not followed (a 3xx is an answer like a 500);
+//! - a 2xx answer ends it `done`; any other answer, or none within the timeout, releases it for
+//!   a retry after an exponential backoff (30 s doubled up to an hour by default: hours of
+//!   tries), until its attempts run out: then it is `dead` (dead-lettered), as is a delivery
+//!   whose target is refused. `POST /v1/deliveries/{id}/redeliver` queues it again;
+//! - one project holds at most its share of the worker's slots, so hanging receivers of one
+//!   project cannot hold up another's deliveries;
+//! - every outcome is kept (`GET /v1/deliveries`).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use hmac::{KeyInit, Mac};
 use quarry_core::model::{Delivery, JobKind, Lease, Release};
 use quarry_core::store::{QueueStore, Store, StoreError};
-use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, backoff, recorded};
+use quarry_llm::outbound::{AddressError, HostPolicy, outbound_client, refusal};
+use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, backoff_up_to, recorded};
 use tokio::task::JoinHandle;
-
-/// How long a receiver may take to answer.
-const DELIVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The signature of `body` under `secret`: `sha256=` and the HMAC-SHA256 in lower-case hex.
 pub fn signature(secret: &[u8], body: &[u8]) -> String {
@@ -39,11 +45,18 @@ pub struct WebhookConfig {
     pub owner: String,
     /// Deliveries in flight at once.
     pub concurrency: usize,
+    /// Deliveries of one project in flight at once (at most `concurrency`).
+    pub per_project: usize,
     pub lease: Duration,
     /// The signing secret (`None`: bodies go unsigned).
     pub secret: Option<String>,
-    /// The first retry's delay; doubled per attempt, at most a minute.
+    /// The first retry's delay; doubled per attempt, at most `retry_max`.
     pub retry_base: Duration,
+    pub retry_max: Duration,
+    /// How long a receiver may take to answer, connecting included.
+    pub timeout: Duration,
+    /// Private hosts receivers may be on (the outbound policy's allow-list).
+    pub hosts: HostPolicy,
 }
 
 impl Default for WebhookConfig {
@@ -51,17 +64,45 @@ impl Default for WebhookConfig {
         WebhookConfig {
             owner: "quarry".to_owned(),
             concurrency: 4,
+            per_project: 2,
             lease: Duration::from_secs(30),
             secret: None,
-            retry_base: Duration::from_secs(1),
+            retry_base: Duration::from_secs(30),
+            retry_max: Duration::from_secs(3600),
+            timeout: Duration::from_secs(10),
+            hosts: HostPolicy::default(),
         }
     }
 }
 
 struct Deliveries {
     store: Arc<dyn Store>,
-    client: reqwest::Client,
+    /// The outbound client, or why it could not be built (each attempt then says so).
+    client: Result<reqwest::Client, String>,
     config: WebhookConfig,
+    /// This worker's deliveries in flight, per project.
+    in_flight: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// One slot of a project's share, given back when the delivery ends (or its future is dropped).
+struct Slot {
+    in_flight: Arc<Mutex<HashMap<String, usize>>>,
+    project: String,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = in_flight.get_mut(&self.project) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                in_flight.remove(&self.project);
+            }
+        }
+    }
 }
 
 impl JobRunner for Deliveries {
@@ -79,80 +120,228 @@ impl JobRunner for Deliveries {
         delivery.lease()
     }
 
+    /// One at a time, passing over the projects that hold their share of the slots.
     fn claim<'a>(
         &'a self,
         owner: &'a str,
         lease: Duration,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<Delivery>, StoreError>> {
-        self.store.claim_deliveries(owner, lease, limit)
+        Box::pin(async move {
+            let mut claimed = Vec::new();
+            while claimed.len() < limit {
+                let busy = self.busy_projects();
+                let mut one = self.store.claim_deliveries(owner, lease, 1, &busy).await?;
+                let Some(delivery) = one.pop() else { break };
+                *self
+                    .in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entry(delivery.project_id.clone())
+                    .or_default() += 1;
+                claimed.push(delivery);
+            }
+            Ok(claimed)
+        })
     }
 
     fn run(&self, delivery: Delivery) -> BoxFuture<'_, JobEnd> {
-        Box::pin(self.deliver(delivery))
+        let slot = Slot {
+            in_flight: self.in_flight.clone(),
+            project: delivery.project_id.clone(),
+        };
+        Box::pin(async move {
+            let end = self.deliver(delivery).await;
+            drop(slot);
+            end
+        })
     }
 }
 
+/// Why an attempt did not deliver: worth retrying, or never (the target is refused).
+enum Undelivered {
+    Retry { status: Option<i64>, reason: String },
+    Refused(String),
+}
+
 impl Deliveries {
+    fn busy_projects(&self) -> Vec<String> {
+        let share = self
+            .config
+            .per_project
+            .clamp(1, self.config.concurrency.max(1));
+        self.in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|(_, count)| **count >= share)
+            .map(|(project, _)| project.clone())
+            .collect()
+    }
+
     async fn deliver(&self, delivery: Delivery) -> JobEnd {
         let Some(lease) = delivery.lease() else {
             return JobEnd::NotRecorded;
         };
+        let undelivered = match self.post(&delivery).await {
+            Ok(status) => {
+                return recorded(
+                    JobKind::Delivery,
+                    self.store
+                        .finish_delivery(&delivery.project_id, &lease, true, Some(status), None)
+                        .await,
+                    JobEnd::Completed,
+                );
+            }
+            Err(undelivered) => undelivered,
+        };
+        let (status, reason) = match undelivered {
+            Undelivered::Refused(reason) => {
+                tracing::warn!(delivery = %delivery.id, url = %delivery.url, %reason, "webhook target refused");
+                return self.dead(&delivery, &lease, None, &reason).await;
+            }
+            Undelivered::Retry { status, reason } => (status, reason),
+        };
+        tracing::warn!(
+            delivery = %delivery.id,
+            url = %delivery.url,
+            attempt = delivery.attempts,
+            %reason,
+            "webhook not delivered"
+        );
+        if delivery.attempts >= delivery.max_attempts {
+            let reason = format!("{reason} (gave up after {} attempts)", delivery.attempts);
+            return self.dead(&delivery, &lease, status, &reason).await;
+        }
+        let release = Release {
+            error: reason,
+            retry_after: backoff_up_to(
+                self.config.retry_base,
+                delivery.attempts,
+                self.config.retry_max,
+            ),
+            tokens_used: 0,
+            duration_ms: 0,
+        };
+        match self
+            .store
+            .release_job(&delivery.project_id, &lease, &release)
+            .await
+        {
+            Ok(()) => JobEnd::Released {
+                retry_after: release.retry_after,
+            },
+            Err(error) => recorded::<()>(JobKind::Delivery, Err(error), JobEnd::NotRecorded),
+        }
+    }
+
+    /// Dead-letters `delivery` with `reason`.
+    async fn dead(
+        &self,
+        delivery: &Delivery,
+        lease: &Lease,
+        status: Option<i64>,
+        reason: &str,
+    ) -> JobEnd {
+        recorded(
+            JobKind::Delivery,
+            self.store
+                .finish_delivery(&delivery.project_id, lease, false, status, Some(reason))
+                .await,
+            JobEnd::Failed,
+        )
+    }
+
+    /// POSTs the delivery; its 2xx status, or why not.
+    async fn post(&self, delivery: &Delivery) -> Result<i64, Undelivered> {
+        let url = checked_target(&self.config.hosts, &delivery.url).await?;
+        let client = self.client.as_ref().map_err(|reason| Undelivered::Retry {
+            status: None,
+            reason: reason.clone(),
+        })?;
         let body = serde_json::to_vec(&delivery.body).unwrap_or_default();
-        let mut request = self
-            .client
-            .post(&delivery.url)
-            .timeout(DELIVERY_TIMEOUT)
+        let mut request = client
+            .post(url)
+            .timeout(self.config.timeout)
             .header("content-type", "application/json")
             .header("x-quarry-event", delivery.event.as_str())
             .header("x-quarry-delivery", &delivery.id);
         if let Some(secret) = &self.config.secret {
             request = request.header("x-quarry-signature", signature(secret.as_bytes(), &body));
         }
-        let (status, error) = match request.body(body).send().await {
-            Ok(answer) if answer.status().is_success() => {
-                let status = Some(i64::from(answer.status().as_u16()));
-                return recorded(
-                    JobKind::Delivery,
-                    self.store
-                        .finish_delivery(&delivery.project_id, &lease, true, status, None)
-                        .await,
-                    JobEnd::Completed,
-                );
-            }
-            Ok(answer) => (
-                Some(i64::from(answer.status().as_u16())),
-                format!("the receiver answered HTTP {}", answer.status().as_u16()),
-            ),
-            Err(error) => (None, format!("no answer: {error}")),
-        };
-        if delivery.attempts < delivery.max_attempts {
-            let release = Release {
-                error,
-                retry_after: backoff(self.config.retry_base, delivery.attempts),
-                tokens_used: 0,
-                duration_ms: 0,
-            };
-            return match self
-                .store
-                .release_job(&delivery.project_id, &lease, &release)
-                .await
-            {
-                Ok(()) => JobEnd::Released {
-                    retry_after: release.retry_after,
-                },
-                Err(error) => recorded::<()>(JobKind::Delivery, Err(error), JobEnd::NotRecorded),
-            };
+        let answer = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|error| self.unanswered(&error))?;
+        let status = answer.status();
+        if status.is_success() {
+            return Ok(i64::from(status.as_u16()));
         }
-        let reason = format!("{error} (gave up after {} attempts)", delivery.attempts);
-        recorded(
-            JobKind::Delivery,
-            self.store
-                .finish_delivery(&delivery.project_id, &lease, false, status, Some(&reason))
-                .await,
-            JobEnd::Failed,
-        )
+        let reason = if status.is_redirection() {
+            format!(
+                "the receiver answered HTTP {} (a redirect; webhooks do not follow redirects: \
+                 give the final URL)",
+                status.as_u16()
+            )
+        } else {
+            format!("the receiver answered HTTP {}", status.as_u16())
+        };
+        Err(Undelivered::Retry {
+            status: Some(i64::from(status.as_u16())),
+            reason,
+        })
     }
+
+    /// What a request that got no answer says, in words: refused by the policy, timed out,
+    /// could not connect, or the error's own chain.
+    fn unanswered(&self, error: &reqwest::Error) -> Undelivered {
+        if let Some(refused) = refusal(error) {
+            return refused_target(refused);
+        }
+        let chain = quarry_llm::transport::error_chain(error);
+        let reason = if error.is_timeout() {
+            format!(
+                "no answer within {} s (timed out): {chain}",
+                self.config.timeout.as_secs_f64()
+            )
+        } else if error.is_connect() {
+            format!("cannot connect to the receiver: {chain}")
+        } else {
+            format!("no answer: {chain}")
+        };
+        Undelivered::Retry {
+            status: None,
+            reason,
+        }
+    }
+}
+
+/// `url` if the outbound policy lets a delivery go there: http(s), and a host whose addresses
+/// are public or allowed. A name that cannot be resolved now may resolve later (a retry).
+async fn checked_target(hosts: &HostPolicy, url: &str) -> Result<reqwest::Url, Undelivered> {
+    let parsed = reqwest::Url::parse(url.trim())
+        .ok()
+        .filter(|parsed| matches!(parsed.scheme(), "http" | "https"))
+        .ok_or_else(|| Undelivered::Refused(format!("'{url}' is not an http(s) URL")))?;
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| Undelivered::Refused(format!("'{url}' has no host")))?;
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    match hosts.addresses(host, port).await {
+        Ok(_) => Ok(parsed),
+        Err(refused @ AddressError::Private(_)) => Err(refused_target(refused)),
+        Err(unresolved) => Err(Undelivered::Retry {
+            status: None,
+            reason: unresolved.to_string(),
+        }),
+    }
+}
+
+fn refused_target(refused: AddressError) -> Undelivered {
+    Undelivered::Refused(format!(
+        "refused: {refused} (QUARRY_OUTBOUND_ALLOW_HOSTS names private hosts webhooks may reach)"
+    ))
 }
 
 /// A running delivery worker; dropping it stops the worker after its deliveries in flight.
@@ -173,10 +362,21 @@ impl WebhookWorker {
             lease: config.lease,
             poll: Duration::from_millis(500),
         };
+        // The per-attempt timeout bounds connecting too; the request's own timeout is set per
+        // attempt (`post`).
+        let client = outbound_client(&config.hosts, config.timeout)
+            .build()
+            .map_err(|error| {
+                format!(
+                    "the webhook client could not be built: {}",
+                    quarry_llm::transport::error_chain(&error)
+                )
+            });
         let runner = Deliveries {
             store,
-            client: reqwest::Client::new(),
+            client,
             config,
+            in_flight: Arc::default(),
         };
         let running = control.clone();
         let task = tokio::spawn(async move {

@@ -691,7 +691,8 @@ macro_rules! episode_queue {
         )
     };
 }
-/// Webhook deliveries: `queued` ones by availability; they have no scope (`$4` is always NULL).
+/// Webhook deliveries: `queued` ones by availability; the scope is the projects to pass over
+/// (`,a,b,`: each holds its share of the taker's slots), NULL for none.
 macro_rules! delivery_queue {
     ($outer_state:literal, $lock:literal) => {
         queue_sql!(
@@ -701,7 +702,7 @@ macro_rules! delivery_queue {
             "queued",
             "last_error",
             "available_at",
-            "CAST($4 AS TEXT) IS NULL",
+            "(CAST($4 AS TEXT) IS NULL OR CAST($4 AS TEXT) NOT LIKE '%,' || project_id || ',%')",
             $lock,
             delivery_columns!()
         )
@@ -720,6 +721,13 @@ pub(crate) const INSERT_DELIVERY: &str = concat!(
 pub(crate) const END_DELIVERY: &str = concat!(
     "UPDATE deliveries SET state = $3, last_error = $4, response_status = $5, updated_at = $6, \
      lease_owner = NULL, lease_expires_at = NULL WHERE project_id = $1 AND id = $2 RETURNING ",
+    delivery_columns!()
+);
+/// An ended delivery queued again: `$1` project, `$2` id, `$3` attempts added, `$4` now.
+pub(crate) const REDELIVER: &str = concat!(
+    "UPDATE deliveries SET state = 'queued', max_attempts = attempts + $3, available_at = $4, \
+     updated_at = $4, lease_owner = NULL, lease_expires_at = NULL WHERE project_id = $1 AND \
+     id = $2 AND state IN ('dead', 'failed', 'done') RETURNING ",
     delivery_columns!()
 );
 pub(crate) const DELIVERIES: &str = concat!(

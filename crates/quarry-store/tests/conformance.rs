@@ -116,6 +116,7 @@ macro_rules! conformance {
 }
 
 conformance!(
+    deliveries_are_fair_dead_lettered_and_redelivered,
     run_history_pages_by_cursor,
     runs_missing_a_required_value_do_not_complete,
     graph_writes_find_entities_by_name_key,

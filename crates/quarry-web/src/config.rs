@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::address::HostPolicy;
 use crate::fetch::FetchLimits;
+use quarry_llm::outbound::HostPolicy;
 
 /// Exa's API root.
 pub const EXA_BASE_URL: &str = "https://api.exa.ai";
@@ -32,7 +32,8 @@ impl WebConfig {
     /// `QUARRY_WEB_SEARCH_URL` (the provider's base URL: Exa's by default, required for
     /// SearXNG), `QUARRY_WEB_SEARCH_KEY` (Exa's API key; `EXA_API_KEY` also read),
     /// `QUARRY_WEB_MAX_PAGE_BYTES`, `QUARRY_WEB_TIMEOUT` (seconds), `QUARRY_WEB_MAX_REDIRECTS` and
-    /// `QUARRY_WEB_ALLOW_HOSTS` (comma-separated private hosts pages may be read from).
+    /// `QUARRY_OUTBOUND_ALLOW_HOSTS` or `QUARRY_WEB_ALLOW_HOSTS` (comma-separated private hosts
+    /// pages may be read from; see [`allowed_hosts`]).
     pub fn from_env() -> Result<Option<WebConfig>, WebConfigError> {
         Self::from_lookup(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
     }
@@ -93,19 +94,29 @@ impl WebConfig {
                 "QUARRY_WEB_MAX_PAGE_BYTES and QUARRY_WEB_TIMEOUT must be above 0".to_owned(),
             ));
         }
-        let hosts = HostPolicy::allowing(
-            get("QUARRY_WEB_ALLOW_HOSTS")
-                .unwrap_or_default()
-                .split(',')
-                .map(str::to_owned)
-                .collect::<Vec<_>>(),
-        );
+        let hosts = HostPolicy::allowing(allowed_hosts(&get));
         Ok(Some(WebConfig {
             provider,
             limits,
             hosts,
         }))
     }
+}
+
+/// The private hosts outbound requests may reach: `QUARRY_OUTBOUND_ALLOW_HOSTS` (every outbound
+/// request: pages, webhooks) and `QUARRY_WEB_ALLOW_HOSTS` (its older name, pages only before),
+/// comma-separated.
+pub fn allowed_hosts(get: &impl Fn(&str) -> Option<String>) -> Vec<String> {
+    ["QUARRY_OUTBOUND_ALLOW_HOSTS", "QUARRY_WEB_ALLOW_HOSTS"]
+        .iter()
+        .filter_map(|name| get(name))
+        .flat_map(|list| {
+            list.split(',')
+                .map(|host| host.trim().to_owned())
+                .filter(|host| !host.is_empty())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ impl ExaSearch {
     /// `base_url` is the API's root (`https://api.exa.ai`).
     pub fn new(base_url: &str, api_key: &str, timeout: Duration) -> Result<ExaSearch, WebError> {
         Ok(ExaSearch {
-            client: api_client(timeout)?,
+            client: api_client(base_url, timeout)?,
             endpoint: format!("{}/search", base_url.trim_end_matches('/')),
             api_key: api_key.to_owned(),
         })

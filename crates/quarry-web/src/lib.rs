@@ -11,7 +11,6 @@
 //!
 //! Storing a fetched page as a document, and citing it, is the pipeline's part.
 
-mod address;
 mod config;
 mod exa;
 mod fetch;
@@ -20,10 +19,10 @@ mod robots;
 mod search;
 mod searxng;
 
-pub use address::{HostPolicy, is_public};
-pub use config::{WebConfig, WebConfigError, WebProvider};
+pub use config::{WebConfig, WebConfigError, WebProvider, allowed_hosts};
 pub use exa::ExaSearch;
 pub use fetch::{FetchLimits, Page, PageFetcher};
+pub use quarry_llm::outbound::{HostPolicy, is_public};
 pub use readable::{Readable, readable_text};
 pub use search::{SearchFuture, WebHit, WebSearch};
 pub use searxng::SearxngSearch;
@@ -43,7 +42,10 @@ pub enum WebError {
     InvalidUrl(String),
     #[error("only http and https pages are read, not '{0}'")]
     Scheme(String),
-    #[error("'{0}' is a private or local address; only public addresses are read")]
+    #[error(
+        "'{0}' is a private or local address; only public addresses are read \
+         (QUARRY_OUTBOUND_ALLOW_HOSTS names private hosts that may be)"
+    )]
     PrivateAddress(String),
     #[error("cannot resolve host '{host}': {reason}")]
     Resolve { host: String, reason: String },
@@ -61,11 +63,24 @@ pub enum WebError {
     ContentType { url: String, content_type: String },
     #[error("request to '{url}' failed: {reason}")]
     Request { url: String, reason: String },
+    /// Reading the text out of a page that was fetched failed (its reader stopped).
+    #[error("the text of '{url}' could not be read: {reason}")]
+    Unreadable { url: String, reason: String },
     #[error("{provider} search failed: {reason}")]
     Search {
         provider: &'static str,
         reason: String,
     },
+}
+
+impl From<quarry_llm::outbound::AddressError> for WebError {
+    fn from(error: quarry_llm::outbound::AddressError) -> Self {
+        use quarry_llm::outbound::AddressError;
+        match error {
+            AddressError::Private(host) => WebError::PrivateAddress(host),
+            AddressError::Resolve { host, reason } => WebError::Resolve { host, reason },
+        }
+    }
 }
 
 /// Search and fetch together: what a field with `sources: [web]` uses.
@@ -91,12 +106,15 @@ impl Web {
     }
 }
 
-/// A reqwest client for a search provider's API (which may well run on this network, as a
-/// self-hosted SearXNG does: the public-address rule is for pages, not for the configured
-/// provider).
-pub(crate) fn api_client(timeout: std::time::Duration) -> Result<reqwest::Client, WebError> {
-    quarry_llm::install_crypto_provider();
-    reqwest::Client::builder()
+/// A client for a search provider's API, under the one outbound policy: the provider's own host
+/// is allowed by being configured (a self-hosted SearXNG may well run on this network), and
+/// nothing else private is reached; redirects are not followed.
+pub(crate) fn api_client(
+    base_url: &str,
+    timeout: std::time::Duration,
+) -> Result<reqwest::Client, WebError> {
+    let hosts = quarry_llm::outbound::HostPolicy::default().also_allowing(base_url);
+    quarry_llm::outbound::outbound_client(&hosts, timeout)
         .timeout(timeout)
         .user_agent(USER_AGENT)
         .build()

@@ -1,7 +1,10 @@
 //! `robots.txt`, read once per origin and kept for the fetcher's life. As RFC 9309 says: a
-//! missing file (4xx) allows everything; a server error or an unreachable file disallows
-//! everything (the site may be down or refusing crawlers); rules for `QuarryBot`, else `*`,
-//! decide each path. The fetcher reads the file (following redirects as for pages).
+//! missing file (4xx) allows everything; a server error disallows everything (the site may be
+//! down or refusing crawlers), as does a file that cannot be had for another reason (a bad
+//! redirect, a body cut off; not kept, tried again for the next page); rules for `QuarryBot`,
+//! else `*`, decide each path. A host that cannot be reached at all (no connection, TLS, DNS)
+//! is not a `robots.txt` answer: the fetcher fails the page with that reason. The fetcher reads
+//! the file (following redirects as for pages).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -38,7 +38,7 @@ impl SearxngSearch {
     /// `base_url` is the instance's root (`http://localhost:8888`).
     pub fn new(base_url: &str, timeout: Duration) -> Result<SearxngSearch, WebError> {
         Ok(SearxngSearch {
-            client: api_client(timeout)?,
+            client: api_client(base_url, timeout)?,
             endpoint: format!("{}/search", base_url.trim_end_matches('/')),
         })
     }

@@ -225,6 +225,168 @@ async fn private_addresses_schemes_sizes_types_and_time_are_refused() {
     );
 }
 
+/// A page of nested `<div>`s held a core for minutes (Readability is quadratic in nesting) and,
+/// read synchronously inside the async fetch, kept the timeout from firing: at the size cut it
+/// is now read as plain text within the timeout, or cut by it, never a hang.
+#[test]
+fn a_deeply_nested_page_is_read_or_cut_by_the_timeout() {
+    let web = FakeWeb::start();
+    let limits = FetchLimits {
+        timeout: Duration::from_secs(20),
+        ..FetchLimits::default()
+    };
+    let depth = limits.max_bytes / "<div>".len();
+    web.page(
+        "/deep",
+        FakePage::Html(format!(
+            "<html><head><title>Deep</title></head><body><p>Acme Robotics was founded in 2011 \
+             in Lyon.</p>{}deep inside{}</body></html>",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        )),
+    );
+    let url = web.url("/deep");
+    let fetcher = fetcher(limits);
+    let (sent, received) = std::sync::mpsc::channel();
+    // Its own thread and runtime: a fetch that blocked its runtime could not be timed out by it.
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _ = sent.send(runtime.block_on(fetcher.fetch(&url)));
+    });
+    let read = received
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the fetch ends (within its 20 s timeout), it does not hang");
+    match read {
+        Ok(page) => {
+            assert!(page.truncated, "the page is longer than the size cut");
+            assert_eq!(page.title, "Deep");
+            assert!(
+                page.text
+                    .contains("Acme Robotics was founded in 2011 in Lyon."),
+                "{}",
+                page.text
+            );
+        }
+        Err(error) => assert_eq!(error, WebError::Timeout(20_000)),
+    }
+}
+
+/// Pages were decoded as UTF-8 whatever they declared: ISO-8859-1 and Shift_JIS came out
+/// garbled. The `Content-Type` charset is used, else a `<meta>` declaration.
+#[tokio::test]
+async fn a_page_is_decoded_by_its_declared_charset() {
+    let web = FakeWeb::start();
+    let latin1 = ARTICLE
+        .replace("Acme Robotics - About", "Le caf\u{e9} Acme")
+        .replace("founded in 2011", "founded in 2011 as a caf\u{e9}");
+    let (latin1, _, _) = encoding_rs::WINDOWS_1252.encode(&latin1);
+    assert!(latin1.contains(&0xE9), "é as one byte");
+    let japanese = ARTICLE
+        .replace(
+            "<head>",
+            "<head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=Shift_JIS\">",
+        )
+        .replace("Acme Robotics - About", "Acme \u{6771}\u{4eac}")
+        .replace("in Lyon", "in \u{6771}\u{4eac}");
+    let (shift_jis, _, _) = encoding_rs::SHIFT_JIS.encode(&japanese);
+    web.page(
+        "/latin1",
+        FakePage::Typed {
+            content_type: "text/html; charset=ISO-8859-1".to_owned(),
+            body: latin1.into_owned(),
+        },
+    )
+    .page(
+        "/shift-jis",
+        FakePage::Typed {
+            content_type: "text/html".to_owned(),
+            body: shift_jis.into_owned(),
+        },
+    )
+    .page(
+        "/notes.txt",
+        FakePage::Typed {
+            content_type: "text/plain; charset=iso-8859-1".to_owned(),
+            body: b"Caf\xe9 cr\xe8me".to_vec(),
+        },
+    );
+    let fetcher = fetcher(FetchLimits::default());
+
+    let page = fetcher.fetch(&web.url("/latin1")).await.unwrap();
+    assert_eq!(page.title, "Le caf\u{e9} Acme");
+    assert!(
+        page.text.contains("as a caf\u{e9} in Lyon"),
+        "{}",
+        page.text
+    );
+    let page = fetcher.fetch(&web.url("/shift-jis")).await.unwrap();
+    assert_eq!(page.title, "Acme \u{6771}\u{4eac}");
+    assert!(
+        page.text
+            .contains("in 2011 in \u{6771}\u{4eac} by Claire Martin"),
+        "{}",
+        page.text
+    );
+    let text = fetcher.fetch(&web.url("/notes.txt")).await.unwrap();
+    assert_eq!(text.text, "Caf\u{e9} cr\u{e8}me");
+}
+
+/// `https://user:secret@host/…` was kept as the page's URL, so stored and cited with the
+/// secret: the credentials are sent, but no URL kept or said names them.
+#[tokio::test]
+async fn credentials_in_a_url_are_not_kept() {
+    let web = FakeWeb::start();
+    web.page("/acme/about", FakePage::Html(ARTICLE.to_owned()))
+        .page("/moved", FakePage::Redirect("/acme/about".to_owned()));
+    let with_secret = |path: &str| web.url(path).replace("http://", "http://user:secret@");
+    let fetcher = fetcher(FetchLimits::default());
+    assert_eq!(
+        PageFetcher::shown_url(&with_secret("/moved")),
+        web.url("/moved")
+    );
+    let page = fetcher.fetch(&with_secret("/moved")).await.unwrap();
+    assert_eq!(page.requested_url, web.url("/moved"));
+    assert_eq!(page.url, web.url("/acme/about"));
+    assert!(page.text.contains("founded in 2011"), "{}", page.text);
+    let error = fetcher.fetch(&with_secret("/missing")).await.unwrap_err();
+    assert_eq!(
+        error,
+        WebError::Status {
+            url: web.url("/missing"),
+            status: 404
+        }
+    );
+}
+
+/// A host that cannot be reached was reported as "robots.txt … disallows" (the failed read of
+/// robots.txt disallowed everything): the fetch now says why the host could not be reached.
+#[tokio::test]
+async fn an_unreachable_host_or_a_tls_failure_is_not_blamed_on_robots_txt() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let fetcher = fetcher(FetchLimits::default());
+    let error = fetcher
+        .fetch(&format!("http://127.0.0.1:{port}/about"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, WebError::Request { reason, .. }
+            if reason.to_lowercase().contains("connect")),
+        "{error}"
+    );
+    // TLS to a server that speaks plain HTTP: the handshake fails.
+    let web = FakeWeb::start();
+    web.page("/acme/about", FakePage::Html(ARTICLE.to_owned()));
+    let tls = web.url("/acme/about").replace("http://", "https://");
+    let error = fetcher.fetch(&tls).await.unwrap_err();
+    assert!(matches!(&error, WebError::Request { .. }), "{error}");
+    assert!(fetcher.fetch(&web.url("/acme/about")).await.is_ok());
+}
+
 fn fetcher_with(change: impl FnOnce(&mut FetchLimits)) -> PageFetcher {
     let mut limits = FetchLimits::default();
     change(&mut limits);

@@ -366,19 +366,12 @@ impl Server {
     /// Sends SIGTERM and waits for the process to exit, at most `bound` (a hang detector);
     /// `None` when it was still running then.
     pub fn terminate(&mut self, bound: Duration) -> Option<std::process::ExitStatus> {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "SIGTERM was sent");
-        let until = std::time::Instant::now() + bound;
-        while std::time::Instant::now() < until {
-            if let Some(status) = self.child.try_wait().expect("the child can be polled") {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        None
+        self.stop_with("TERM", bound)
+    }
+
+    /// Sends `signal` (`TERM`, `INT`) and waits for the exit as [`Server::terminate`] does.
+    pub fn stop_with(&mut self, signal: &str, bound: Duration) -> Option<std::process::ExitStatus> {
+        signal_and_wait(&mut self.child, signal, bound)
     }
 
     pub fn post_json(&self, path: &str, body: &str) -> (u16, String) {
@@ -386,6 +379,28 @@ impl Server {
             self.request("POST", path, Some("application/json"), body.as_bytes());
         (status, body)
     }
+}
+
+/// Sends `signal` (`TERM`, `INT`) to `child` and waits for it to exit, at most `bound` (a hang
+/// detector); `None` when it was still running then.
+pub fn signal_and_wait(
+    child: &mut Child,
+    signal: &str,
+    bound: Duration,
+) -> Option<std::process::ExitStatus> {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "SIG{signal} was sent");
+    let until = std::time::Instant::now() + bound;
+    while std::time::Instant::now() < until {
+        if let Some(status) = child.try_wait().expect("the child can be polled") {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
 }
 
 /// Decodes an HTTP/1.1 chunked body.

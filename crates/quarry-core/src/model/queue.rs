@@ -84,7 +84,8 @@ pub struct PlannedDelivery {
 }
 
 /// A delivery's state: `queued` (waiting or backing off), `running` (held under a lease),
-/// `done` (answered 2xx) or `failed` (every attempt refused or unanswered).
+/// `done` (answered 2xx) or `dead` (dead-lettered: every attempt was refused or unanswered, or
+/// its target is not allowed; `POST /v1/deliveries/{id}/redeliver` queues it again).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
@@ -92,7 +93,9 @@ pub enum DeliveryState {
     Queued,
     Running,
     Done,
-    Failed,
+    /// Rows written before dead-lettering had a name say `failed`.
+    #[serde(alias = "failed")]
+    Dead,
 }
 
 /// One webhook delivery and its log: the body is signed and POSTed to `url`.

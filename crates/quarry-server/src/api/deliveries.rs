@@ -2,7 +2,7 @@
 //! attempts and last answer (see `webhooks.rs`).
 
 use axum::Json;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use quarry_core::ErrorCode;
 use quarry_core::model::Delivery;
 use serde::Deserialize;
@@ -13,6 +13,12 @@ use crate::error::ApiError;
 
 /// Reading the log needs one of these scopes.
 pub(crate) const READ_SCOPES: &[&str] = &["entities:read", "extraction:review"];
+
+/// Redelivering needs one of these scopes (the keys that may change what fires them).
+pub(crate) const WRITE_SCOPES: &[&str] = &["entities:write", "extraction:review"];
+
+/// Attempts a redelivered delivery gets.
+const REDELIVERY_ATTEMPTS: i64 = 5;
 
 /// The most deliveries one page lists.
 const MAX_LIMIT: usize = 500;
@@ -44,4 +50,18 @@ pub async fn list(
             .list_deliveries(&caller.project_id, limit)
             .await?,
     ))
+}
+
+/// `POST /v1/deliveries/{id}/redeliver`: an ended delivery queued again, due now.
+pub async fn redeliver(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Delivery>, ApiError> {
+    caller.require_scopes(WRITE_SCOPES)?;
+    let delivery = store(&state)?
+        .redeliver(&caller.project_id, &id, REDELIVERY_ATTEMPTS)
+        .await?;
+    // The delivery workers poll the queue; it is due now.
+    Ok(Json(delivery))
 }

@@ -37,6 +37,8 @@ pub async fn put_type(
     object.insert("slug".to_owned(), Value::String(slug));
     let entity_type = quarry_pipeline::entity_type_from_value(body)
         .map_err(|error| invalid(error.to_string()))?;
+    quarry_pipeline::check_webhook_targets(&entity_type, &state.outbound)
+        .map_err(|error| invalid(error.to_string()))?;
     store(&state)?
         .put_entity_type(&caller.project_id, &entity_type)
         .await?;

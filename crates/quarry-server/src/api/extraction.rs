@@ -5,6 +5,7 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use quarry_core::ErrorCode;
 use quarry_core::model::{
     Confidence, ExtractionResult, FeedbackSummary, ReviewDecision, SourceRef,
 };
@@ -47,8 +48,16 @@ pub async fn history(
     Path((entity_id, field)): Path<(String, String)>,
 ) -> Result<Json<Vec<ExtractionResult>>, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
+    let store = store(&state)?;
+    if store
+        .get_entity(&caller.project_id, &entity_id)
+        .await?
+        .is_none()
+    {
+        return Err(not_found("entity", &entity_id));
+    }
     Ok(Json(
-        store(&state)?
+        store
             .field_history(&caller.project_id, &entity_id, &field)
             .await?,
     ))
@@ -166,7 +175,26 @@ pub(crate) async fn submit_value(
     submission: Submission,
 ) -> Result<ExtractionResult, ApiError> {
     caller.require_scopes(SUBMIT_SCOPES)?;
-    pipeline(state)?
+    let pipeline = pipeline(state)?;
+    // A source is stored as given and shown beside the value: one citing a document of another
+    // project (or none) would point a reviewer at nothing of theirs.
+    let store = store(state)?;
+    for source in &submission.sources {
+        if let SourceRef::Document { document_id, .. } = source
+            && store
+                .get_document(&caller.project_id, document_id)
+                .await?
+                .is_none()
+        {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "no document '{document_id}' in this project; a source must cite one of its documents"
+                ),
+            ));
+        }
+    }
+    pipeline
         .submit_external(
             &caller.project_id,
             entity_id,

@@ -333,8 +333,16 @@ pub async fn history(
             format!("limit {limit} is out of range; give 1 to {MAX_HISTORY_PAGE}"),
         ));
     }
+    let store = store(&state)?;
+    if store
+        .get_entity(&caller.project_id, &entity_id)
+        .await?
+        .is_none()
+    {
+        return Err(not_found("entity", &entity_id));
+    }
     Ok(Json(
-        store(&state)?
+        store
             .runs_page(
                 &caller.project_id,
                 &entity_id,

@@ -1,8 +1,9 @@
 //! Webhook deliveries (`DeliveryStore`): written with the event that fires them, delivered as
 //! jobs of the leased queue (kind `delivery`).
 
-/// The most attempts a delivery gets before it is `failed`.
-pub(crate) const DELIVERY_ATTEMPTS: i64 = 5;
+/// The most attempts a delivery gets before it is `dead` (with the worker's default backoff,
+/// 30 s doubled up to an hour, about nine hours of tries).
+pub(crate) const DELIVERY_ATTEMPTS: i64 = 15;
 
 /// The private step: queue the deliveries of an event in the caller's transaction.
 macro_rules! deliveries_items {
@@ -55,10 +56,15 @@ macro_rules! deliveries_methods {
             owner: &'a str,
             lease: std::time::Duration,
             limit: usize,
+            busy_projects: &'a [String],
         ) -> StoreFuture<'a, Vec<Delivery>> {
             Box::pin(async move {
+                // The scope is the busy projects as `,a,b,` (project ids are UUIDs: no commas,
+                // no LIKE wildcards).
+                let busy =
+                    (!busy_projects.is_empty()).then(|| format!(",{},", busy_projects.join(",")));
                 let rows: Vec<DeliveryRow> = self
-                    .claim_jobs(JobKind::Delivery, (owner, lease), limit, None)
+                    .claim_jobs(JobKind::Delivery, (owner, lease), limit, busy.as_deref())
                     .await?;
                 let mut claimed = rows
                     .into_iter()
@@ -81,7 +87,7 @@ macro_rules! deliveries_methods {
                 let _writer = self.write_gate().await;
                 let mut tx = self.pool.begin().await.map_err(backend)?;
                 Self::fence(&mut tx, project, held).await?;
-                let state = if done { "done" } else { "failed" };
+                let state = if done { "done" } else { "dead" };
                 let row = sqlx::query_as::<_, DeliveryRow>(sql::END_DELIVERY)
                     .bind(project)
                     .bind(&held.job_id)
@@ -112,6 +118,44 @@ macro_rules! deliveries_methods {
                     .into_iter()
                     .map(Delivery::try_from)
                     .collect()
+            })
+        }
+
+        fn redeliver<'a>(
+            &'a self,
+            project: &'a str,
+            id: &'a str,
+            more_attempts: i64,
+        ) -> StoreFuture<'a, Delivery> {
+            Box::pin(async move {
+                let _writer = self.write_gate().await;
+                let requeued = sqlx::query_as::<_, DeliveryRow>(sql::REDELIVER)
+                    .bind(project)
+                    .bind(id)
+                    .bind(more_attempts.max(1))
+                    .bind(now())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(backend)?;
+                if let Some(row) = requeued {
+                    return Delivery::try_from(row);
+                }
+                let state: Option<String> =
+                    sqlx::query_scalar(Self::queue_sql(JobKind::Delivery).state_of)
+                        .bind(project)
+                        .bind(id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(backend)?;
+                Err(match state {
+                    None => StoreError::NotFound {
+                        what: "delivery",
+                        id: id.to_owned(),
+                    },
+                    Some(state) => StoreError::Conflict(format!(
+                        "delivery '{id}' is {state}; only a dead or done delivery is redelivered"
+                    )),
+                })
             })
         }
     };

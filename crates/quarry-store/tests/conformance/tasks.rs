@@ -655,3 +655,88 @@ pub async fn runs_missing_a_required_value_do_not_complete(store: Arc<dyn Store>
         Some("required fields without a value: b, c")
     );
 }
+
+/// A project with one extracted field whose completion queued `hooks` deliveries (one per URL).
+async fn project_with_deliveries(store: &Arc<dyn Store>, name: &str, hooks: usize) -> String {
+    let p = store.ensure_project(name).await.unwrap();
+    let entity = store
+        .create_entity(&p, &new_entity("company", "A"))
+        .await
+        .unwrap();
+    store
+        .create_workflow(
+            &p,
+            &workflow(&entity.id, vec![task("a", NodeState::Queued, &[], false)]),
+        )
+        .await
+        .unwrap();
+    let claimed = store.claim_tasks("w", LONG, 1, None).await.unwrap();
+    let planned = (0..hooks)
+        .map(|n| quarry_core::model::PlannedDelivery {
+            event: quarry_core::model::ActionEvent::Extracted,
+            url: format!("https://hooks.example/{name}/{n}"),
+        })
+        .collect();
+    store
+        .complete_task(
+            &p,
+            &claimed[0].lease().unwrap(),
+            &TaskCompletion {
+                deliveries: planned,
+                ..extracted(&entity.id, "a", json!(1))
+            },
+        )
+        .await
+        .unwrap();
+    p
+}
+
+/// Deliveries: a take passes over busy projects (a hanging receiver of one project cannot hold
+/// every slot); an ended delivery is dead-lettered and redelivered on request, with its attempt
+/// count still growing; a queued or running one is not redelivered; another project's is not
+/// found.
+pub async fn deliveries_are_fair_dead_lettered_and_redelivered(store: Arc<dyn Store>) {
+    use quarry_core::model::DeliveryState;
+    let busy = project_with_deliveries(&store, "busy", 3).await;
+    let quiet = project_with_deliveries(&store, "quiet", 1).await;
+    let taken = store
+        .claim_deliveries("w", LONG, 10, std::slice::from_ref(&busy))
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 1, "only the quiet project's: {taken:?}");
+    assert_eq!(taken[0].project_id, quiet);
+    let rest = store.claim_deliveries("w", LONG, 10, &[]).await.unwrap();
+    assert_eq!(rest.len(), 3);
+    assert!(rest.iter().all(|d| d.project_id == busy));
+
+    let held = taken[0].lease().unwrap();
+    let dead = store
+        .finish_delivery(&quiet, &held, false, Some(500), Some("gave up"))
+        .await
+        .unwrap();
+    assert_eq!(dead.state, DeliveryState::Dead);
+    let running = store.redeliver(&busy, &rest[0].id, 5).await.unwrap_err();
+    assert!(matches!(running, StoreError::Conflict(_)), "{running:?}");
+    let foreign = store.redeliver(&busy, &dead.id, 5).await.unwrap_err();
+    assert!(
+        matches!(foreign, StoreError::NotFound { .. }),
+        "{foreign:?}"
+    );
+
+    let again = store.redeliver(&quiet, &dead.id, 5).await.unwrap();
+    assert_eq!(again.state, DeliveryState::Queued);
+    assert_eq!((again.attempts, again.max_attempts), (1, 6));
+    let queued = store.redeliver(&quiet, &dead.id, 5).await.unwrap_err();
+    assert!(matches!(queued, StoreError::Conflict(_)), "{queued:?}");
+    let retaken = store.claim_deliveries("w2", LONG, 10, &[]).await.unwrap();
+    assert_eq!(retaken.len(), 1);
+    assert_eq!(
+        (retaken[0].id.as_str(), retaken[0].attempts),
+        (dead.id.as_str(), 2)
+    );
+    // The lease of the first run cannot end the second.
+    let late = store
+        .finish_delivery(&quiet, &held, true, Some(200), None)
+        .await;
+    assert!(matches!(late, Err(StoreError::LeaseLost(_))), "{late:?}");
+}

@@ -1,16 +1,28 @@
-//! Which hosts pages may be read from: public addresses only, unless the operator allows a
-//! host by name (an intranet wiki, a test server). The check runs before each request and again
-//! in the client's resolver, so the address connected to is the address checked.
+//! The one outbound policy: every request Quarry makes on a user's behalf (web pages, search
+//! results, webhooks, model downloads) may reach public addresses only, unless the operator
+//! allows a host by name (an intranet wiki, a test server). The check runs before each request
+//! (and each redirect hop, which callers follow by hand) and again in the client's resolver, so
+//! the address connected to is the address checked. [`outbound_client`] builds the client with
+//! that resolver, no proxy (a proxy would resolve names past the check) and no automatic
+//! redirects; [`without_credentials`] drops `user:password@` from a URL before it is kept.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-use crate::WebError;
+/// Why an outbound request may not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddressError {
+    #[error("'{0}' is a private or local address; only public addresses are reached")]
+    Private(String),
+    #[error("cannot resolve host '{host}': {reason}")]
+    Resolve { host: String, reason: String },
+}
 
-/// Hosts (names or IP literals, lowercased) read even though they are private.
+/// Hosts (names or IP literals, lowercased) reached even though they are private.
 #[derive(Debug, Clone, Default)]
 pub struct HostPolicy {
     allowed_private: Arc<HashSet<String>>,
@@ -29,23 +41,60 @@ impl HostPolicy {
         }
     }
 
+    /// This policy, also allowing the host of `url`: for a request whose URL the operator named
+    /// (a model download's URL or hub); its redirects to other hosts are still checked.
+    pub fn also_allowing(&self, url: &str) -> HostPolicy {
+        let mut allowed = (*self.allowed_private).clone();
+        if let Some(host) = reqwest::Url::parse(url.trim())
+            .ok()
+            .and_then(|parsed| parsed.host_str().map(normalise_host))
+        {
+            allowed.insert(host);
+        }
+        HostPolicy {
+            allowed_private: Arc::new(allowed),
+        }
+    }
+
     fn allows_private(&self, host: &str) -> bool {
         self.allowed_private.contains(&normalise_host(host))
     }
 
+    /// Why `host` can be seen to be private without resolving it (an IP literal that is not
+    /// public, or `localhost` and its subdomains), unless it is allowed; `None` otherwise. For
+    /// checks at load time; a name is still checked when it is resolved.
+    pub fn literal_problem(&self, host: &str) -> Option<AddressError> {
+        let bare = normalise_host(host);
+        if bare.is_empty() || self.allows_private(&bare) {
+            return None;
+        }
+        let private = match bare.parse::<IpAddr>() {
+            Ok(ip) => !is_public(ip),
+            Err(_) => bare == "localhost" || bare.ends_with(".localhost"),
+        };
+        private.then(|| AddressError::Private(host.to_owned()))
+    }
+
+    /// [`HostPolicy::literal_problem`] of `url`'s host (`None` for a URL without one).
+    pub fn literal_url_problem(&self, url: &str) -> Option<AddressError> {
+        let parsed = reqwest::Url::parse(url.trim()).ok()?;
+        let host = match parsed.host()? {
+            url::Host::Domain(name) => name.to_owned(),
+            url::Host::Ipv4(ip) => ip.to_string(),
+            url::Host::Ipv6(ip) => ip.to_string(),
+        };
+        self.literal_problem(&host)
+    }
+
     /// The addresses `host` may be connected to: all of them for an allowed host, else the
     /// public ones, and an error when none is left.
-    pub(crate) async fn addresses(
-        &self,
-        host: &str,
-        port: u16,
-    ) -> Result<Vec<SocketAddr>, WebError> {
+    pub async fn addresses(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, AddressError> {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         let resolved: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
             Err(_) => tokio::net::lookup_host((bare, port))
                 .await
-                .map_err(|error| WebError::Resolve {
+                .map_err(|error| AddressError::Resolve {
                     host: host.to_owned(),
                     reason: error.to_string(),
                 })?
@@ -60,7 +109,7 @@ impl HostPolicy {
             .filter(|address| is_public(address.ip()))
             .collect();
         if public.is_empty() {
-            return Err(WebError::PrivateAddress(host.to_owned()));
+            return Err(AddressError::Private(host.to_owned()));
         }
         Ok(public)
     }
@@ -74,9 +123,44 @@ fn normalise_host(host: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// A client whose every connection obeys `policy`: names resolve only to allowed addresses, no
+/// proxy, no automatic redirects (follow them by hand, checking each hop with
+/// [`HostPolicy::addresses`]), connecting within `connect_timeout`. Callers add their own
+/// overall timeout and user agent.
+pub fn outbound_client(policy: &HostPolicy, connect_timeout: Duration) -> reqwest::ClientBuilder {
+    crate::install_crypto_provider();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(CheckedResolver(policy.clone())))
+        .connect_timeout(connect_timeout)
+}
+
+/// `url` without a user name or password (`https://user:secret@host/` → `https://host/`), as it
+/// may be stored, logged or cited.
+pub fn without_credentials(mut url: reqwest::Url) -> reqwest::Url {
+    if url.has_host() {
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
+    url
+}
+
+/// The refusal of the policy inside a request error, if that is why the request failed.
+pub fn refusal(error: &(dyn std::error::Error + 'static)) -> Option<AddressError> {
+    let mut source = Some(error);
+    while let Some(cause) = source {
+        if let Some(refused) = cause.downcast_ref::<AddressError>() {
+            return Some(refused.clone());
+        }
+        source = cause.source();
+    }
+    None
+}
+
 /// The client's resolver: a name resolves only to the addresses [`HostPolicy::addresses`]
 /// allows.
-pub(crate) struct CheckedResolver(pub HostPolicy);
+struct CheckedResolver(HostPolicy);
 
 impl Resolve for CheckedResolver {
     fn resolve(&self, name: Name) -> Resolving {
@@ -182,17 +266,47 @@ mod tests {
         }
     }
 
+    #[test]
+    fn private_literals_are_seen_at_load_unless_allowed() {
+        let policy = HostPolicy::allowing(["127.0.0.1"]);
+        for private in [
+            "[::1]",
+            "169.254.169.254",
+            "localhost",
+            "api.localhost",
+            "10.0.0.1",
+        ] {
+            assert_eq!(
+                policy.literal_problem(private),
+                Some(AddressError::Private(private.to_owned())),
+                "{private}"
+            );
+        }
+        for fine in ["127.0.0.1", "hooks.example.com", "8.8.8.8"] {
+            assert_eq!(policy.literal_problem(fine), None, "{fine}");
+        }
+    }
+
+    #[test]
+    fn credentials_are_dropped_from_urls() {
+        let url = reqwest::Url::parse("https://user:secret@example.com/a?b=c").unwrap();
+        assert_eq!(
+            without_credentials(url).as_str(),
+            "https://example.com/a?b=c"
+        );
+    }
+
     #[tokio::test]
     async fn an_allowed_host_may_be_private_and_others_may_not() {
         let policy = HostPolicy::allowing(["127.0.0.1"]);
         assert!(policy.addresses("127.0.0.1", 80).await.is_ok());
         assert_eq!(
             policy.addresses("localhost", 80).await,
-            Err(WebError::PrivateAddress("localhost".to_owned()))
+            Err(AddressError::Private("localhost".to_owned()))
         );
         assert_eq!(
             HostPolicy::default().addresses("10.0.0.7", 80).await,
-            Err(WebError::PrivateAddress("10.0.0.7".to_owned()))
+            Err(AddressError::Private("10.0.0.7".to_owned()))
         );
     }
 }
