@@ -110,6 +110,7 @@ const SERVE_LIMITS: &[&str] = &[
     "extraction-budget-bytes",
     "overload-wait-ms",
     "shutdown-grace-secs",
+    "turn-lease-secs",
 ];
 
 /// What each command's code reads, written down from its handler: its own options and the
@@ -216,7 +217,10 @@ fn options_read() -> Vec<(&'static str, Vec<&'static str>)> {
         // Prints nothing: no --json.
         (
             "quarry worker",
-            with(&["lease-secs"], &[GRAPH, STORE, EMBEDDER, MODEL, QUEUE]),
+            with(
+                &["lease-secs", "shutdown-grace-secs"],
+                &[GRAPH, STORE, EMBEDDER, MODEL, QUEUE],
+            ),
         ),
         ("quarry results", with(&["<entity>"], &[STORE, OUTPUT])),
         ("quarry approve", review(&[])),

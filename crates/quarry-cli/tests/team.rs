@@ -1179,18 +1179,8 @@ fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
 fn field_actions_post_signed_webhooks_retried_and_logged() {
     let team = Team::new("webhooks");
     let receiver = Receiver::start();
-    let types = team.dir.join("hooks.yaml");
-    std::fs::write(
-        &types,
-        format!(
-            "entity_types:\n  - slug: company\n    fields:\n      - {{name: ceo, agent: \
-             \"openai-compatible:m-ceo\", sources: [linked-documents], actions: [{{on: \
-             extracted, webhook: \"{url}\"}}, {{on: approved, webhook: \"{url}\"}}]}}\n",
-            url = receiver.url
-        ),
-    )
-    .unwrap();
     // A loopback receiver is a private address: refused at load unless allowed by name.
+    let types = webhook_types(&team, &receiver.url, &["extracted", "approved"]);
     let refused = team.quarry(&["type", "load", types.to_str().unwrap()]);
     assert!(!refused.status.success());
     let said = common::stderr(&refused);
@@ -1198,28 +1188,7 @@ fn field_actions_post_signed_webhooks_retried_and_logged() {
         said.contains("refused") && said.contains("QUARRY_OUTBOUND_ALLOW_HOSTS"),
         "{said}"
     );
-    load_allowing_loopback(&team, &types);
-    let entity = team
-        .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme Corp"])
-        .trim()
-        .to_owned();
-    team.quarry_ok(&[
-        "doc",
-        "add",
-        team.dir.join("acme.md").to_str().unwrap(),
-        "--entity",
-        &entity,
-    ]);
-    team.script_field("m-ceo", json!("Jane Doe"));
-    let key = team
-        .quarry_ok(&[
-            "key",
-            "create",
-            "--scopes",
-            "entities:read,extraction:trigger,extraction:review",
-        ])
-        .trim()
-        .to_owned();
+    let (entity, key) = company_with_webhook(&team, &receiver.url, &["extracted", "approved"]);
     let url = team.model.base_url();
     let server = Server::start_with(
         &["--db", &team.db(), "--base-url", &url, "--retries", "0"],
@@ -1291,19 +1260,29 @@ fn load_allowing_loopback(team: &Team, types: &std::path::Path) {
     assert!(loaded.status.success(), "{}", common::stderr(&loaded));
 }
 
-/// A company whose `ceo` field fires a webhook to `url` when extracted (loaded with loopback
-/// allowed), with its document; answers the entity's id and a key that may run and review.
-fn company_with_webhook(team: &Team, url: &str) -> (String, String) {
+/// The types file of a company whose `ceo` field fires a webhook to `url` on each of `events`.
+fn webhook_types(team: &Team, url: &str, events: &[&str]) -> std::path::PathBuf {
+    let actions: Vec<String> = events
+        .iter()
+        .map(|event| format!("{{on: {event}, webhook: \"{url}\"}}"))
+        .collect();
     let types = team.dir.join("hooks.yaml");
     std::fs::write(
         &types,
         format!(
             "entity_types:\n  - slug: company\n    fields:\n      - {{name: ceo, agent: \
-             \"openai-compatible:m-ceo\", sources: [linked-documents], actions: [{{on: \
-             extracted, webhook: \"{url}\"}}]}}\n"
+             \"openai-compatible:m-ceo\", sources: [linked-documents], actions: [{}]}}\n",
+            actions.join(", ")
         ),
     )
     .unwrap();
+    types
+}
+
+/// A company of [`webhook_types`] (loaded with loopback allowed) with its document and the
+/// field's scripted answer; answers the entity's id and a key that may run and review.
+fn company_with_webhook(team: &Team, url: &str, events: &[&str]) -> (String, String) {
+    let types = webhook_types(team, url, events);
     load_allowing_loopback(team, &types);
     let entity = team
         .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme Corp"])
@@ -1338,7 +1317,7 @@ fn company_with_webhook(team: &Team, url: &str) -> (String, String) {
 fn webhooks_to_internal_addresses_are_refused_at_load_and_at_delivery_then_redelivered() {
     let team = Team::new("webhook-policy");
     let receiver = Receiver::start();
-    let (entity, key) = company_with_webhook(&team, &receiver.url);
+    let (entity, key) = company_with_webhook(&team, &receiver.url, &["extracted"]);
     let url = team.model.base_url();
     let server_args = ["--db", &team.db(), "--base-url", &url, "--retries", "0"];
     let server = Server::start_with(&server_args, |command| {
@@ -1416,7 +1395,7 @@ fn webhooks_to_internal_addresses_are_refused_at_load_and_at_delivery_then_redel
 fn webhook_redirects_are_not_followed() {
     let team = Team::new("webhook-redirect");
     let receiver = Receiver::answering(|_| "307 Temporary Redirect\r\nlocation: /internal/admin");
-    let (entity, key) = company_with_webhook(&team, &receiver.url);
+    let (entity, key) = company_with_webhook(&team, &receiver.url, &["extracted"]);
     let url = team.model.base_url();
     let server = Server::start_with(
         &["--db", &team.db(), "--base-url", &url, "--retries", "0"],
@@ -1444,6 +1423,50 @@ fn webhook_redirects_are_not_followed() {
     for (head, _) in &seen {
         assert!(head.starts_with("POST /hooks/quarry "), "{head}");
     }
+}
+
+/// A receiver that hangs was logged only as "error sending request". A delivery's timeout now
+/// says it timed out, and the attempt is retried.
+#[test]
+fn a_webhook_receiver_that_hangs_is_logged_as_timed_out() {
+    let team = Team::new("webhook-timeout");
+    let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks/quarry", hanging.local_addr().unwrap());
+    // Accepts every connection and never answers.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in hanging.incoming() {
+            held.push(stream);
+        }
+    });
+    let (entity, key) = company_with_webhook(&team, &url, &["extracted"]);
+    let model_url = team.model.base_url();
+    let server = Server::start_with(
+        &[
+            "--db",
+            &team.db(),
+            "--base-url",
+            &model_url,
+            "--retries",
+            "0",
+        ],
+        |command| {
+            command
+                .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+                .env("QUARRY_WEBHOOK_TIMEOUT_SECS", "0.5")
+                .env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
+        },
+    );
+    let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
+    assert_eq!(status, 202, "{queued}");
+    let deliveries = eventually_deliveries(&server, &key, |list| {
+        list.iter().any(|d| !d["last_error"].is_null())
+    });
+    let error = deliveries[0]["last_error"].as_str().unwrap();
+    assert!(
+        error.contains("no answer within 0.5 s (timed out)"),
+        "{error}"
+    );
 }
 
 /// Polls the delivery log until `done` says so.

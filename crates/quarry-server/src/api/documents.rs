@@ -190,14 +190,22 @@ pub async fn upload(
         .filter(|id| !id.trim().is_empty())
         .into_iter()
         .collect();
-    let text = document_text(&body, format).map_err(|error| {
-        let code = match error {
-            DocumentTextError::NotUtf8(_) => ErrorCode::InvalidUtf8,
-            DocumentTextError::UnreadablePdf(_) => ErrorCode::UnreadablePdf,
-            DocumentTextError::NoTextLayer => ErrorCode::PdfWithoutText,
-        };
-        ApiError::new(code, format!("{title}: {error}"))
-    })?;
+    // Reading a PDF is CPU work on untrusted input: off the async threads, within the
+    // server's extraction slots and byte budget.
+    let text = state
+        .work
+        .admit(body.len())
+        .await?
+        .run(move || document_text(&body, format))
+        .await?
+        .map_err(|error| {
+            let code = match error {
+                DocumentTextError::NotUtf8(_) => ErrorCode::InvalidUtf8,
+                DocumentTextError::UnreadablePdf(_) => ErrorCode::UnreadablePdf,
+                DocumentTextError::NoTextLayer => ErrorCode::PdfWithoutText,
+            };
+            ApiError::new(code, format!("{title}: {error}"))
+        })?;
     let (status, added) = store_document(&state, &caller, &title, &text, &entity_ids).await?;
     Ok((status, Json(added)))
 }

@@ -210,8 +210,18 @@ pub(crate) async fn get_entity(
     id: &str,
 ) -> Result<Entity, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
-    store(state)?
-        .get_entity(&caller.project_id, id)
+    entity_in_project(store(state)?.as_ref(), &caller.project_id, id).await
+}
+
+/// Entity `id` of `project`, else 404 `NotFound` naming it (another project's entity is not
+/// found either).
+pub(crate) async fn entity_in_project(
+    store: &dyn quarry_core::store::Store,
+    project: &str,
+    id: &str,
+) -> Result<Entity, ApiError> {
+    store
+        .get_entity(project, id)
         .await?
         .ok_or_else(|| not_found("entity", id))
 }

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::AppState;
-use crate::api::entities::not_found;
+use crate::api::entities::entity_in_project;
 use crate::api::workflows::{pipeline, pipeline_error};
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
@@ -29,13 +29,7 @@ pub async fn latest(
 ) -> Result<Json<Vec<ExtractionResult>>, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
     let store = store(&state)?;
-    if store
-        .get_entity(&caller.project_id, &entity_id)
-        .await?
-        .is_none()
-    {
-        return Err(not_found("entity", &entity_id));
-    }
+    entity_in_project(store.as_ref(), &caller.project_id, &entity_id).await?;
     Ok(Json(
         store.latest_results(&caller.project_id, &entity_id).await?,
     ))
@@ -49,13 +43,7 @@ pub async fn history(
 ) -> Result<Json<Vec<ExtractionResult>>, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
     let store = store(&state)?;
-    if store
-        .get_entity(&caller.project_id, &entity_id)
-        .await?
-        .is_none()
-    {
-        return Err(not_found("entity", &entity_id));
-    }
+    entity_in_project(store.as_ref(), &caller.project_id, &entity_id).await?;
     Ok(Json(
         store
             .field_history(&caller.project_id, &entity_id, &field)

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 use crate::AppState;
-use crate::api::entities::not_found;
+use crate::api::entities::entity_in_project;
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
 
@@ -236,9 +236,7 @@ pub(crate) async fn workflow_status(
 ) -> Result<WorkflowStatus, ApiError> {
     caller.require_scopes(READ_SCOPES)?;
     let store = store(state)?;
-    let Some(entity) = store.get_entity(&caller.project_id, entity_id).await? else {
-        return Err(not_found("entity", entity_id));
-    };
+    let entity = entity_in_project(store.as_ref(), &caller.project_id, entity_id).await?;
     let run = store
         .list_runs(&caller.project_id, entity_id, 1)
         .await?
@@ -334,13 +332,7 @@ pub async fn history(
         ));
     }
     let store = store(&state)?;
-    if store
-        .get_entity(&caller.project_id, &entity_id)
-        .await?
-        .is_none()
-    {
-        return Err(not_found("entity", &entity_id));
-    }
+    entity_in_project(store.as_ref(), &caller.project_id, &entity_id).await?;
     Ok(Json(
         store
             .runs_page(
