@@ -1430,15 +1430,7 @@ fn webhook_redirects_are_not_followed() {
 #[test]
 fn a_webhook_receiver_that_hangs_is_logged_as_timed_out() {
     let team = Team::new("webhook-timeout");
-    let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hooks/quarry", hanging.local_addr().unwrap());
-    // Accepts every connection and never answers.
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in hanging.incoming() {
-            held.push(stream);
-        }
-    });
+    let url = hanging_receiver();
     let (entity, key) = company_with_webhook(&team, &url, &["extracted"]);
     let model_url = team.model.base_url();
     let server = Server::start_with(
@@ -1467,6 +1459,101 @@ fn a_webhook_receiver_that_hangs_is_logged_as_timed_out() {
         error.contains("no answer within 0.5 s (timed out)"),
         "{error}"
     );
+}
+
+/// Found by a hostile test: receivers that hang held every delivery slot, across projects. One
+/// project holds at most its share of a worker's slots, so another project's deliveries go out
+/// while the first one's hang.
+#[test]
+fn a_projects_hanging_receivers_leave_delivery_slots_for_other_projects() {
+    let team = Team::new("webhook-fairness");
+    let receiver = Receiver::answering(|_| "200 OK");
+    // Project two: one webhook to a receiver that answers.
+    let other = "fairness-two";
+    let types = webhook_types(&team, &receiver.url, &["extracted"]);
+    let in_other = |args: &[&str]| {
+        let output = common::quarry()
+            .args(args)
+            .args(["--db", &team.db(), "--project", other])
+            .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", common::stderr(&output));
+        common::stdout(&output).trim().to_owned()
+    };
+    in_other(&["type", "load", types.to_str().unwrap()]);
+    let other_entity = in_other(&["entity", "add", "--type", "company", "--title", "Initech"]);
+    in_other(&[
+        "doc",
+        "add",
+        team.dir.join("acme.md").to_str().unwrap(),
+        "--entity",
+        &other_entity,
+    ]);
+    let other_key = in_other(&[
+        "key",
+        "create",
+        "--scopes",
+        "entities:read,extraction:trigger,extraction:review",
+    ]);
+    // Project one (the default): one extraction fires four webhooks to a receiver that hangs.
+    let (entity, key) = company_with_webhook(&team, &hanging_receiver(), &["extracted"; 4]);
+    let model_url = team.model.base_url();
+    let server = Server::start_with(
+        &[
+            "--db",
+            &team.db(),
+            "--base-url",
+            &model_url,
+            "--retries",
+            "0",
+        ],
+        |command| {
+            command
+                .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
+                .env("QUARRY_WEBHOOK_TIMEOUT_SECS", "120");
+        },
+    );
+    let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
+    assert_eq!(status, 202, "{queued}");
+    eventually_deliveries(&server, &key, |list| {
+        list.len() == 4 && list.iter().filter(|d| d["state"] == "running").count() == 2
+    });
+
+    // Project two's delivery goes out while project one's hang.
+    team.script_field("m-ceo", json!("Jane Doe"));
+    let (status, queued) = server.call(
+        &other_key,
+        "POST",
+        &format!("/v1/workflows/{other_entity}"),
+        None,
+    );
+    assert_eq!(status, 202, "{queued}");
+    eventually_deliveries(&server, &other_key, |list| {
+        list.iter().any(|d| d["state"] == "done")
+    });
+    assert_eq!(receiver.seen().len(), 1);
+    let (_, first) = server.call(&key, "GET", "/v1/deliveries", None);
+    let running = first
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["state"] == "running")
+        .count();
+    assert_eq!(running, 2, "the first project kept its share: {first:#}");
+}
+
+/// A webhook receiver that accepts connections and never answers; its URL.
+fn hanging_receiver() -> String {
+    let hanging = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks/quarry", hanging.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in hanging.incoming() {
+            held.push(stream);
+        }
+    });
+    url
 }
 
 /// Polls the delivery log until `done` says so.
