@@ -76,7 +76,7 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
         }
     });
     drop(graph);
-    // Deliveries in flight share what is left of the grace period's end; the rest are retried.
+    // Deliveries in flight get a second more; the rest are retried by another worker.
     let _ = ws.runtime.block_on(async move {
         tokio::time::timeout(Duration::from_secs(1), webhooks.shutdown()).await
     });

@@ -1188,16 +1188,15 @@ fn field_actions_post_signed_webhooks_retried_and_logged() {
         said.contains("refused") && said.contains("QUARRY_OUTBOUND_ALLOW_HOSTS"),
         "{said}"
     );
-    let (entity, key) = company_with_webhook(&team, &receiver.url, &["extracted", "approved"]);
-    let url = team.model.base_url();
-    let server = Server::start_with(
-        &["--db", &team.db(), "--base-url", &url, "--retries", "0"],
-        |command| {
-            command
-                .env("QUARRY_WEBHOOK_SECRET", "s3cret")
-                .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
-                .env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
-        },
+    let (entity, key) =
+        company_with_webhook(&team, None, &receiver.url, &["extracted", "approved"]);
+    let server = delivering_server(
+        &team,
+        &[
+            ("QUARRY_WEBHOOK_SECRET", "s3cret"),
+            ("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1"),
+            ("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2"),
+        ],
     );
     let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
     assert_eq!(status, 202, "{queued}");
@@ -1249,15 +1248,41 @@ fn field_actions_post_signed_webhooks_retried_and_logged() {
     assert_eq!(body["result"]["status"], "approved", "{body}");
 }
 
-/// `quarry type load TYPES` with loopback allowed as a webhook host.
-fn load_allowing_loopback(team: &Team, types: &std::path::Path) {
-    let loaded = common::quarry()
-        .args(["type", "load", types.to_str().unwrap(), "--db", &team.db()])
+/// `quarry ARGS` on the team's database, in `project` (else the default one), with loopback
+/// allowed as a webhook host; its trimmed standard output.
+fn quarry_allowing_loopback(team: &Team, project: Option<&str>, args: &[&str]) -> String {
+    let mut command = common::quarry();
+    command
+        .args(args)
+        .args(["--db", &team.db()])
         .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
-        .env_remove("QUARRY_PROJECT")
-        .output()
-        .unwrap();
-    assert!(loaded.status.success(), "{}", common::stderr(&loaded));
+        .env_remove("QUARRY_MODEL")
+        .env_remove("QUARRY_DB")
+        .env_remove("QUARRY_PROJECT");
+    if let Some(project) = project {
+        command.args(["--project", project]);
+    }
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{}", common::stderr(&output));
+    common::stdout(&output).trim().to_owned()
+}
+
+/// `quarry serve` on the team's database and scripted model (no retries), with `env` set.
+fn delivering_server(team: &Team, env: &[(&str, &str)]) -> Server {
+    let model_url = team.model.base_url();
+    Server::start_with(
+        &[
+            "--db",
+            &team.db(),
+            "--base-url",
+            &model_url,
+            "--retries",
+            "0",
+        ],
+        |command| {
+            command.envs(env.iter().copied());
+        },
+    )
 }
 
 /// The types file of a company whose `ceo` field fires a webhook to `url` on each of `events`.
@@ -1279,16 +1304,19 @@ fn webhook_types(team: &Team, url: &str, events: &[&str]) -> std::path::PathBuf 
     types
 }
 
-/// A company of [`webhook_types`] (loaded with loopback allowed) with its document and the
-/// field's scripted answer; answers the entity's id and a key that may run and review.
-fn company_with_webhook(team: &Team, url: &str, events: &[&str]) -> (String, String) {
+/// A company of [`webhook_types`] in `project` (loaded with loopback allowed) with its document
+/// and the field's scripted answer; answers the entity's id and a key that may run and review.
+fn company_with_webhook(
+    team: &Team,
+    project: Option<&str>,
+    url: &str,
+    events: &[&str],
+) -> (String, String) {
     let types = webhook_types(team, url, events);
-    load_allowing_loopback(team, &types);
-    let entity = team
-        .quarry_ok(&["entity", "add", "--type", "company", "--title", "Acme Corp"])
-        .trim()
-        .to_owned();
-    team.quarry_ok(&[
+    let run = |args: &[&str]| quarry_allowing_loopback(team, project, args);
+    run(&["type", "load", types.to_str().unwrap()]);
+    let entity = run(&["entity", "add", "--type", "company", "--title", "Acme Corp"]);
+    run(&[
         "doc",
         "add",
         team.dir.join("acme.md").to_str().unwrap(),
@@ -1296,15 +1324,12 @@ fn company_with_webhook(team: &Team, url: &str, events: &[&str]) -> (String, Str
         &entity,
     ]);
     team.script_field("m-ceo", json!("Jane Doe"));
-    let key = team
-        .quarry_ok(&[
-            "key",
-            "create",
-            "--scopes",
-            "entities:read,entities:write,extraction:trigger,extraction:review",
-        ])
-        .trim()
-        .to_owned();
+    let key = run(&[
+        "key",
+        "create",
+        "--scopes",
+        "entities:read,entities:write,extraction:trigger,extraction:review",
+    ]);
     (entity, key)
 }
 
@@ -1317,12 +1342,8 @@ fn company_with_webhook(team: &Team, url: &str, events: &[&str]) -> (String, Str
 fn webhooks_to_internal_addresses_are_refused_at_load_and_at_delivery_then_redelivered() {
     let team = Team::new("webhook-policy");
     let receiver = Receiver::start();
-    let (entity, key) = company_with_webhook(&team, &receiver.url, &["extracted"]);
-    let url = team.model.base_url();
-    let server_args = ["--db", &team.db(), "--base-url", &url, "--retries", "0"];
-    let server = Server::start_with(&server_args, |command| {
-        command.env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
-    });
+    let (entity, key) = company_with_webhook(&team, None, &receiver.url, &["extracted"]);
+    let server = delivering_server(&team, &[("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2")]);
     for internal in [
         "http://127.0.0.1:80/hooks",
         "http://[::1]/hooks",
@@ -1362,11 +1383,13 @@ fn webhooks_to_internal_addresses_are_refused_at_load_and_at_delivery_then_redel
     drop(server);
 
     // The operator allows the host; the dead delivery is redelivered (refused once, then done).
-    let server = Server::start_with(&server_args, |command| {
-        command
-            .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
-            .env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
-    });
+    let server = delivering_server(
+        &team,
+        &[
+            ("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1"),
+            ("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2"),
+        ],
+    );
     let (status, requeued) = server.call(
         &key,
         "POST",
@@ -1395,15 +1418,13 @@ fn webhooks_to_internal_addresses_are_refused_at_load_and_at_delivery_then_redel
 fn webhook_redirects_are_not_followed() {
     let team = Team::new("webhook-redirect");
     let receiver = Receiver::answering(|_| "307 Temporary Redirect\r\nlocation: /internal/admin");
-    let (entity, key) = company_with_webhook(&team, &receiver.url, &["extracted"]);
-    let url = team.model.base_url();
-    let server = Server::start_with(
-        &["--db", &team.db(), "--base-url", &url, "--retries", "0"],
-        |command| {
-            command
-                .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
-                .env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
-        },
+    let (entity, key) = company_with_webhook(&team, None, &receiver.url, &["extracted"]);
+    let server = delivering_server(
+        &team,
+        &[
+            ("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1"),
+            ("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2"),
+        ],
     );
     let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
     assert_eq!(status, 202, "{queued}");
@@ -1431,23 +1452,14 @@ fn webhook_redirects_are_not_followed() {
 fn a_webhook_receiver_that_hangs_is_logged_as_timed_out() {
     let team = Team::new("webhook-timeout");
     let url = hanging_receiver();
-    let (entity, key) = company_with_webhook(&team, &url, &["extracted"]);
-    let model_url = team.model.base_url();
-    let server = Server::start_with(
+    let (entity, key) = company_with_webhook(&team, None, &url, &["extracted"]);
+    let server = delivering_server(
+        &team,
         &[
-            "--db",
-            &team.db(),
-            "--base-url",
-            &model_url,
-            "--retries",
-            "0",
+            ("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1"),
+            ("QUARRY_WEBHOOK_TIMEOUT_SECS", "0.5"),
+            ("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2"),
         ],
-        |command| {
-            command
-                .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
-                .env("QUARRY_WEBHOOK_TIMEOUT_SECS", "0.5")
-                .env("QUARRY_WEBHOOK_RETRY_BASE_SECS", "0.2");
-        },
     );
     let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
     assert_eq!(status, 202, "{queued}");
@@ -1468,51 +1480,18 @@ fn a_webhook_receiver_that_hangs_is_logged_as_timed_out() {
 fn a_projects_hanging_receivers_leave_delivery_slots_for_other_projects() {
     let team = Team::new("webhook-fairness");
     let receiver = Receiver::answering(|_| "200 OK");
-    // Project two: one webhook to a receiver that answers.
-    let other = "fairness-two";
-    let types = webhook_types(&team, &receiver.url, &["extracted"]);
-    let in_other = |args: &[&str]| {
-        let output = common::quarry()
-            .args(args)
-            .args(["--db", &team.db(), "--project", other])
-            .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", common::stderr(&output));
-        common::stdout(&output).trim().to_owned()
-    };
-    in_other(&["type", "load", types.to_str().unwrap()]);
-    let other_entity = in_other(&["entity", "add", "--type", "company", "--title", "Initech"]);
-    in_other(&[
-        "doc",
-        "add",
-        team.dir.join("acme.md").to_str().unwrap(),
-        "--entity",
-        &other_entity,
-    ]);
-    let other_key = in_other(&[
-        "key",
-        "create",
-        "--scopes",
-        "entities:read,extraction:trigger,extraction:review",
-    ]);
+    // Project two: one webhook to a receiver that answers (set up before the server starts, so
+    // its index holds the document).
+    let (other_entity, other_key) =
+        company_with_webhook(&team, Some("fairness-two"), &receiver.url, &["extracted"]);
     // Project one (the default): one extraction fires four webhooks to a receiver that hangs.
-    let (entity, key) = company_with_webhook(&team, &hanging_receiver(), &["extracted"; 4]);
-    let model_url = team.model.base_url();
-    let server = Server::start_with(
+    let (entity, key) = company_with_webhook(&team, None, &hanging_receiver(), &["extracted"; 4]);
+    let server = delivering_server(
+        &team,
         &[
-            "--db",
-            &team.db(),
-            "--base-url",
-            &model_url,
-            "--retries",
-            "0",
+            ("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1"),
+            ("QUARRY_WEBHOOK_TIMEOUT_SECS", "120"),
         ],
-        |command| {
-            command
-                .env("QUARRY_OUTBOUND_ALLOW_HOSTS", "127.0.0.1")
-                .env("QUARRY_WEBHOOK_TIMEOUT_SECS", "120");
-        },
     );
     let (status, queued) = server.call(&key, "POST", &format!("/v1/workflows/{entity}"), None);
     assert_eq!(status, 202, "{queued}");
@@ -1521,7 +1500,6 @@ fn a_projects_hanging_receivers_leave_delivery_slots_for_other_projects() {
     });
 
     // Project two's delivery goes out while project one's hang.
-    team.script_field("m-ceo", json!("Jane Doe"));
     let (status, queued) = server.call(
         &other_key,
         "POST",

@@ -298,14 +298,12 @@ async fn follow(
         reason: format!("not a URL: {error}"),
     })?;
     for _ in 0..=MAX_REDIRECTS {
-        let host = current.host_str().unwrap_or_default();
-        let port = current.port_or_known_default().unwrap_or(80);
         hosts
-            .addresses(host, port)
+            .check_url(&current)
             .await
-            .map_err(|error| DownloadError::Unreachable {
+            .map_err(|refused| DownloadError::Unreachable {
                 url: current.to_string(),
-                reason: refused_reason(&error.to_string()),
+                reason: refused.to_string(),
             })?;
         let mut asked = client.get(current.clone());
         if from > 0 {
@@ -362,18 +360,13 @@ fn client(url: &str, hosts: &HostPolicy) -> Result<reqwest::Client, DownloadErro
 
 fn unreachable(url: &str, error: &reqwest::Error) -> DownloadError {
     let reason = match refusal(error) {
-        Some(refused) => refused_reason(&refused.to_string()),
+        Some(refused) => refused.to_string(),
         None => crate::transport::error_chain(error),
     };
     DownloadError::Unreachable {
         url: url.to_owned(),
         reason,
     }
-}
-
-/// The outbound policy's refusal, with what to do about it.
-fn refused_reason(refused: &str) -> String {
-    format!("{refused} (QUARRY_OUTBOUND_ALLOW_HOSTS names private hosts downloads may reach)")
 }
 
 /// The SHA-256 of the file at `path`, in hex.

@@ -16,8 +16,13 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 /// Why an outbound request may not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AddressError {
-    #[error("'{0}' is a private or local address; only public addresses are reached")]
+    #[error(
+        "'{0}' is a private or local address; only public addresses are reached unless \
+         QUARRY_OUTBOUND_ALLOW_HOSTS names the host"
+    )]
     Private(String),
+    #[error("'{0}' names no host")]
+    NoHost(String),
     #[error("cannot resolve host '{host}': {reason}")]
     Resolve { host: String, reason: String },
 }
@@ -84,6 +89,16 @@ impl HostPolicy {
             url::Host::Ipv6(ip) => ip.to_string(),
         };
         self.literal_problem(&host)
+    }
+
+    /// The addresses `url`'s host may be connected to: the check each request and each
+    /// redirect hop makes before it is sent ([`HostPolicy::addresses`] of its host and port).
+    pub async fn check_url(&self, url: &reqwest::Url) -> Result<Vec<SocketAddr>, AddressError> {
+        let host = url
+            .host_str()
+            .ok_or_else(|| AddressError::NoHost(url.to_string()))?;
+        self.addresses(host, url.port_or_known_default().unwrap_or(80))
+            .await
     }
 
     /// The addresses `host` may be connected to: all of them for an allowed host, else the

@@ -199,8 +199,7 @@ pub fn check_webhook_targets(
                 return Err(invalid(
                     &entity_type.slug,
                     format!(
-                        "field '{}': action webhook '{url}' is refused: {refused} (name the host \
-                         in QUARRY_OUTBOUND_ALLOW_HOSTS to allow it)",
+                        "field '{}': action webhook '{url}' is refused: {refused}",
                         field.name
                     ),
                 ));

@@ -324,24 +324,18 @@ async fn checked_target(hosts: &HostPolicy, url: &str) -> Result<reqwest::Url, U
         .ok()
         .filter(|parsed| matches!(parsed.scheme(), "http" | "https"))
         .ok_or_else(|| Undelivered::Refused(format!("'{url}' is not an http(s) URL")))?;
-    let host = parsed
-        .host_str()
-        .ok_or_else(|| Undelivered::Refused(format!("'{url}' has no host")))?;
-    let port = parsed.port_or_known_default().unwrap_or(80);
-    match hosts.addresses(host, port).await {
+    match hosts.check_url(&parsed).await {
         Ok(_) => Ok(parsed),
-        Err(refused @ AddressError::Private(_)) => Err(refused_target(refused)),
-        Err(unresolved) => Err(Undelivered::Retry {
+        Err(unresolved @ AddressError::Resolve { .. }) => Err(Undelivered::Retry {
             status: None,
             reason: unresolved.to_string(),
         }),
+        Err(refused) => Err(refused_target(refused)),
     }
 }
 
 fn refused_target(refused: AddressError) -> Undelivered {
-    Undelivered::Refused(format!(
-        "refused: {refused} (QUARRY_OUTBOUND_ALLOW_HOSTS names private hosts webhooks may reach)"
-    ))
+    Undelivered::Refused(format!("refused: {refused}"))
 }
 
 /// A running delivery worker; dropping it stops the worker after its deliveries in flight.

@@ -172,11 +172,7 @@ impl PageFetcher {
             if !matches!(url.scheme(), "http" | "https") {
                 return Err(WebError::Scheme(shown(&url)));
             }
-            let host = url
-                .host_str()
-                .ok_or_else(|| WebError::InvalidUrl(shown(&url)))?;
-            let port = url.port_or_known_default().unwrap_or(80);
-            self.hosts.addresses(host, port).await?;
+            self.hosts.check_url(&url).await?;
             if robots && !self.rules(&url).await?.allows(&url) {
                 return Err(WebError::RobotsDisallowed {
                     origin: url.origin().ascii_serialization(),

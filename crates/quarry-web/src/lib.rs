@@ -43,8 +43,8 @@ pub enum WebError {
     #[error("only http and https pages are read, not '{0}'")]
     Scheme(String),
     #[error(
-        "'{0}' is a private or local address; only public addresses are read \
-         (QUARRY_OUTBOUND_ALLOW_HOSTS names private hosts that may be)"
+        "'{0}' is a private or local address; only public addresses are read unless \
+         QUARRY_OUTBOUND_ALLOW_HOSTS names the host"
     )]
     PrivateAddress(String),
     #[error("cannot resolve host '{host}': {reason}")]
@@ -79,6 +79,7 @@ impl From<quarry_llm::outbound::AddressError> for WebError {
         match error {
             AddressError::Private(host) => WebError::PrivateAddress(host),
             AddressError::Resolve { host, reason } => WebError::Resolve { host, reason },
+            AddressError::NoHost(url) => WebError::InvalidUrl(url),
         }
     }
 }
