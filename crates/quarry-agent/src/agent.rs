@@ -14,6 +14,7 @@ use quarry_llm::{
 use serde_json::Value;
 
 use crate::budget::{Budget, estimate};
+use crate::candidates::{Decoding, Offer, offer};
 use crate::check::{CheckContext, Checked, FieldCheck, Problem, ProblemKind, check};
 use crate::config::ExtractorConfig;
 use crate::error::EngineError;
@@ -35,6 +36,8 @@ pub(crate) struct FieldState {
     pub passed: bool,
     /// The latest problems while not passed.
     pub problems: Vec<Problem>,
+    /// How the model's value was decoded.
+    pub decoding: Decoding,
 }
 
 impl FieldState {
@@ -51,6 +54,7 @@ impl FieldState {
             repairs: Vec::new(),
             passed: false,
             problems: Vec::new(),
+            decoding: Decoding::Free,
         }
     }
 
@@ -90,6 +94,7 @@ impl FieldState {
                 repairs: repairs.to_vec(),
                 passed: true,
                 problems: Vec::new(),
+                decoding: self.decoding,
             };
         } else if !self.passed {
             self.value = field.value.clone();
@@ -143,7 +148,8 @@ pub(crate) async fn run(
     document: &str,
 ) -> Result<RunOutcome, EngineError> {
     let schema = context.schema;
-    let evidence = Evidence::new(document);
+    let offer = offer(schema, document, context.config.now);
+    let evidence = Evidence::new(document).with_detected(offer.found.clone());
     let check_context = CheckContext {
         schema,
         document: &evidence,
@@ -152,12 +158,20 @@ pub(crate) async fn run(
     };
     let mut messages = prompt::opening_messages(schema, document, context.clarifications);
     let tools = prompt::tools(schema);
-    let mut fields = vec![FieldState::unseen(); schema.fields.len()];
+    let mut fields: Vec<FieldState> = schema
+        .fields
+        .iter()
+        .zip(&offer.fields)
+        .map(|(field, offered)| FieldState {
+            decoding: decoding(context.client, field, *offered),
+            ..FieldState::unseen()
+        })
+        .collect();
     let mut usage = Usage::default();
     let mut calls = 0;
 
     for attempt in 1..=context.config.max_attempts.max(1) {
-        let request = turn_request(context, &messages, &tools, document);
+        let request = turn_request(context, &messages, &tools, document, &offer);
         let response = match call(context, &request).await {
             Ok(response) => response,
             // The conversation outgrew the context window with the feedback of earlier turns:
@@ -230,21 +244,32 @@ pub(crate) async fn run(
 /// leniently. Asked every turn: a server that refuses the schema turns it off for its client.
 /// The document goes along as the grounding source: a client that decodes under a token mask
 /// (a local model) lets plain strings be only text the document contains.
+///
+/// Either way the schema the model decodes under is the [`Offer`]'s: fields a detector knows
+/// offer the values found in the document as an `enum` (see [`crate::candidates`]).
 fn turn_request(
     context: &RunContext<'_>,
     messages: &[Message],
     tools: &[ToolSpec],
     document: &str,
+    offer: &Offer,
 ) -> ChatRequest {
     let native = context.client.structured_output().is_native();
+    let tools = tools
+        .iter()
+        .map(|tool| ToolSpec {
+            parameters: offer.schema.clone(),
+            ..tool.clone()
+        })
+        .collect();
     ChatRequest {
         model: context.model.to_owned(),
         messages: messages.to_vec(),
-        tools: if native { Vec::new() } else { tools.to_vec() },
+        tools: if native { Vec::new() } else { tools },
         tool_choice: (!native).then_some(ToolChoice::Auto),
         response_format: native.then(|| ResponseFormat::JsonSchema {
             name: context.schema.name.clone(),
-            schema: context.schema.json_schema.clone(),
+            schema: offer.schema.clone(),
             strict: true,
         }),
         temperature: context.config.temperature,
@@ -257,6 +282,25 @@ fn turn_request(
         ),
         extra: context.config.extra.clone(),
         grounding: Some(document.to_owned()),
+    }
+}
+
+/// How `field`'s value is decoded by `client`, given what the detectors offer for it.
+fn decoding(
+    client: &dyn LlmClient,
+    field: &crate::schema::FieldSpec,
+    offered: Option<(crate::candidates::Detector, usize)>,
+) -> Decoding {
+    if let Some((detector, offered)) = offered {
+        return Decoding::Candidates { detector, offered };
+    }
+    let plain_text = field.spec.is_plain_text();
+    if client.decodes_grounded() && plain_text {
+        Decoding::GroundedSpan
+    } else if (client.decodes_grounded() || client.structured_output().is_native()) && !plain_text {
+        Decoding::Constrained
+    } else {
+        Decoding::Free
     }
 }
 

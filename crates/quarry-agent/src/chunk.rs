@@ -249,6 +249,7 @@ mod tests {
             repairs: Vec::new(),
             passed: true,
             problems: Vec::new(),
+            decoding: crate::candidates::Decoding::Free,
         }
     }
 

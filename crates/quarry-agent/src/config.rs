@@ -1,5 +1,6 @@
 //! Extractor settings, with the defaults a CLI or server starts from.
 
+use chrono::{DateTime, FixedOffset};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +23,9 @@ pub struct ExtractorConfig {
     pub chunk_concurrency: usize,
     /// Vendor fields passed to the provider as they are (e.g. Ollama `options`).
     pub extra: Map<String, Value>,
+    /// The reference time relative dates in the document are resolved against ("next Friday")
+    /// when the detectors offer a date field's candidates. `None`: the time of the run.
+    pub now: Option<DateTime<FixedOffset>>,
 }
 
 impl Default for ExtractorConfig {
@@ -35,6 +39,7 @@ impl Default for ExtractorConfig {
             chunk_overlap: 800,
             chunk_concurrency: 4,
             extra: Map::new(),
+            now: None,
         }
     }
 }

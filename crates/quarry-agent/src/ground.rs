@@ -28,6 +28,9 @@ use crate::validate::is_iso_date;
 pub struct Evidence<'t> {
     text: &'t str,
     quantities: OnceLock<Quantities>,
+    /// Values the detectors found (a relative date resolved, a URL made absolute) with where,
+    /// offered to the model as candidates: a chosen one is grounded by its detection.
+    detected: Vec<(String, Span)>,
 }
 
 impl<'t> Evidence<'t> {
@@ -35,7 +38,22 @@ impl<'t> Evidence<'t> {
         Evidence {
             text,
             quantities: OnceLock::new(),
+            detected: Vec::new(),
         }
+    }
+
+    /// This evidence, also grounding the detectors' `values` where they were found.
+    pub(crate) fn with_detected(mut self, values: Vec<(String, Span)>) -> Self {
+        self.detected = values;
+        self
+    }
+
+    /// Where a detector found `value` (a date also matches a date-time found on that day).
+    fn detected(&self, value: &str, date: bool) -> Option<Span> {
+        self.detected
+            .iter()
+            .find(|(found, _)| found == value || (date && found.starts_with(value)))
+            .map(|(_, span)| *span)
     }
 
     pub fn text(&self) -> &'t str {
@@ -321,7 +339,14 @@ fn find_in<L: std::borrow::Borrow<PendingLeaf>>(
                     strength: alignment.score,
                 }),
                 Err(AlignError::Rejected(_) | AlignError::EmptySource) => {
-                    text_as_quantity(texts_of(leaves, index), evidence)
+                    let text = texts_of(leaves, index);
+                    text_as_quantity(text, evidence).or_else(|| {
+                        evidence.detected(text, false).map(|span| Found {
+                            span: Some(span),
+                            status: GroundingStatus::Normalized,
+                            strength: 1.0,
+                        })
+                    })
                 }
                 // An empty string claims nothing.
                 Err(AlignError::EmptyExtraction) => Some(Found {
@@ -344,6 +369,7 @@ fn find_in<L: std::borrow::Borrow<PendingLeaf>>(
                 evidence
                     .quantities()
                     .find_date(iso)
+                    .or_else(|| evidence.detected(iso, true))
                     .map(|span| (span, strength))
             }
         };

@@ -18,6 +18,7 @@
 
 mod agent;
 mod budget;
+pub mod candidates;
 mod check;
 pub mod chunk;
 mod config;
@@ -32,6 +33,7 @@ pub mod schema;
 mod span;
 pub mod validate;
 
+pub use candidates::{Decoding, Detector};
 pub use check::{Problem, ProblemKind};
 pub use config::ExtractorConfig;
 pub use error::{EngineError, llm_error_code};

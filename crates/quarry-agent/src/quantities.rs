@@ -80,6 +80,17 @@ impl Quantities {
             .map(|(_, span)| *span)
     }
 
+    /// Every reading of every number expression, in text order (an expression with several
+    /// readings appears once per reading).
+    pub fn numbers(&self) -> &[(f64, Span)] {
+        &self.numbers
+    }
+
+    /// Where each date expression is written (one entry per reading).
+    pub fn date_spans(&self) -> impl Iterator<Item = Span> + '_ {
+        self.dates.iter().map(|date| date.span)
+    }
+
     /// The first expression that reads as the ISO date (`YYYY-MM-DD` or `YYYY-MM`). Date
     /// spellings are tried in the order of the table above, each through the whole text.
     pub fn find_date(&self, iso: &str) -> Option<Span> {

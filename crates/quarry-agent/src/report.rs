@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::agent::FieldState;
+use crate::candidates::Decoding;
 use crate::check::{Problem, ProblemKind};
 use crate::ground::GroundingStatus;
 use crate::repair::lowers_confidence;
@@ -48,6 +49,10 @@ pub struct FieldReport {
     pub repairs: Vec<String>,
     /// Why the field is unresolved; empty when it is not.
     pub problems: Vec<Problem>,
+    /// How the model's value was decoded: chosen among detector candidates, copied as a
+    /// grounded span, written under the schema's grammar, or written freely.
+    #[serde(default)]
+    pub decoding: Decoding,
 }
 
 /// A field the engine could not resolve, for the person to answer.
@@ -191,6 +196,7 @@ pub(crate) fn assemble(
             } else {
                 state.problems.clone()
             },
+            decoding: state.decoding,
         });
     }
     let outcome = if unresolved.is_empty() {

@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use quarry_agent::{EngineError, Extraction, Extractor, Schema, UnreadChunk};
+use quarry_agent::{Decoding, EngineError, Extraction, Extractor, Schema, UnreadChunk};
 use quarry_core::ErrorCode;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::check_text;
@@ -34,7 +34,13 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     let text = read_text(&args.input)?;
     check_text(&text, args.input.max_bytes)?;
     let (client, spec) = client_from(&args.model)?;
-    let extractor = Extractor::new(client, spec.model.clone(), extractor_config(&args.agent));
+    let mut config = extractor_config(&args.agent);
+    // Relative dates in the text ("next Friday") are read against --now, else the clock.
+    config.now = Some(match args.now.as_deref() {
+        Some(raw) => quarry_detect::skill::parse_now(raw)?,
+        None => chrono::Local::now().fixed_offset(),
+    });
+    let extractor = Extractor::new(client, spec.model.clone(), config);
     // One conversation at a time: a current-thread runtime spares the worker threads' start-up.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -129,11 +135,24 @@ pub fn engine_code(error: &EngineError) -> ErrorCode {
     error.error_code()
 }
 
+/// How a field's value came to be, in words.
+fn decoding_label(decoding: Decoding) -> String {
+    match decoding {
+        Decoding::Candidates { detector, offered } => format!(
+            "chosen among {offered} {} candidate(s) the detectors found",
+            detector.as_str()
+        ),
+        Decoding::GroundedSpan => "copied from the text (grounded span)".to_owned(),
+        Decoding::Constrained => "written under the schema's grammar".to_owned(),
+        Decoding::Free => "written freely".to_owned(),
+    }
+}
+
 /// A table of every field: value, spans, grounding, confidence, attempts; then the run's tokens.
 fn explain(extraction: &Extraction) -> String {
     let mut out = format!(
-        "{:<20} {:<28} {:<16} {:<12} {:<10} {}\n",
-        "field", "value", "spans", "grounding", "confidence", "attempts"
+        "{:<20} {:<28} {:<16} {:<12} {:<10} {:<9} {}\n",
+        "field", "value", "spans", "grounding", "confidence", "attempts", "decoded as"
     );
     for field in &extraction.fields {
         let spans = field
@@ -147,7 +166,7 @@ fn explain(extraction: &Extraction) -> String {
             value = value.chars().take(27).collect::<String>() + "…";
         }
         out.push_str(&format!(
-            "{:<20} {:<28} {:<16} {:<12} {:<10} {}\n",
+            "{:<20} {:<28} {:<16} {:<12} {:<10} {:<9} {}\n",
             field.name,
             value,
             if spans.is_empty() {
@@ -157,7 +176,8 @@ fn explain(extraction: &Extraction) -> String {
             },
             label(&field.grounding),
             label(&field.confidence),
-            field.attempts
+            field.attempts,
+            decoding_label(field.decoding)
         ));
     }
     out.push_str(&format!(

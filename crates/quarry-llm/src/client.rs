@@ -46,4 +46,10 @@ pub trait LlmClient: Send + Sync {
     fn prefers_retrieval(&self) -> bool {
         false
     }
+
+    /// Whether replies are decoded under a token mask that lets a plain string of the schema be
+    /// only text of the request's `grounding` source (the local models).
+    fn decodes_grounded(&self) -> bool {
+        false
+    }
 }

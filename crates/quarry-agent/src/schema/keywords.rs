@@ -243,6 +243,20 @@ fn escape(segment: &str) -> String {
 }
 
 fn check_object(object: &Map<String, Value>, path: &str) -> Result<(), SchemaError> {
+    if let Some(named) = object.get("x-detector") {
+        let known = named
+            .as_str()
+            .is_some_and(crate::candidates::is_detector_name);
+        if !known {
+            return Err(SchemaError::at(
+                path,
+                format!(
+                    "`x-detector` is {named}; name one of Quarry's detectors: {}",
+                    crate::candidates::DETECTOR_NAMES
+                ),
+            ));
+        }
+    }
     for keyword in object.keys() {
         if keyword.starts_with("x-") || role(keyword).is_some() {
             continue;

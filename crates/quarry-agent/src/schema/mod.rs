@@ -141,6 +141,22 @@ impl ValueSpec {
     /// The option of a union that `value` most likely took (the spec itself when it is not a
     /// union): the first option of the value's JSON type, and among object options the one whose
     /// `const`/`enum` fields (a discriminator) and field names fit the value best.
+    /// A string (or a list of strings) with no format, pattern or enum that must be grounded:
+    /// what a grounded decoder copies from the document.
+    pub fn is_plain_text(&self) -> bool {
+        let plain = |spec: &ValueSpec| {
+            matches!(spec.kind, Kind::String)
+                && spec.format.is_none()
+                && spec.pattern.is_none()
+                && spec.enum_values.is_none()
+                && spec.grounding == GroundingPolicy::Required
+        };
+        match &self.kind {
+            Kind::Array(items) => plain(items),
+            _ => plain(self),
+        }
+    }
+
     pub fn branch_for(&self, value: &Value) -> &ValueSpec {
         let Kind::Union(options) = &self.kind else {
             return self;

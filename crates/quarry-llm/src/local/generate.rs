@@ -11,6 +11,7 @@ use llguidance::toktrie::TokenId;
 
 use super::LocalModel;
 use super::grammar::{ReplyKind, reply_grammar};
+use super::steer::{Steering, closing_reserve};
 use crate::LlmError;
 use crate::types::{ChatRequest, ChatResponse, ToolCall, Usage};
 
@@ -121,6 +122,14 @@ pub fn generate(
         None => None,
     };
     let mut sampler = SamplingSettings::of(request).processor();
+    let steering = Steering {
+        first_bytes: &local.first_bytes,
+        source: request.grounding.as_deref().map(|source| {
+            let escaped = serde_json::to_string(source).expect("a string serialises");
+            escaped[1..escaped.len() - 1].to_owned()
+        }),
+    };
+    let reserve = closing_reserve(budget);
 
     model.reset();
     let mut position = 0;
@@ -150,6 +159,8 @@ pub fn generate(
                     *logit = f32::NEG_INFINITY;
                 }
             }
+            let closing = budget - generated.len() <= reserve;
+            steering.apply(&mut logits, &local.vocab.decode(&generated), closing);
         }
         let logits = candle_core::Tensor::new(logits.as_slice(), &candle_core::Device::Cpu)
             .map_err(|error| local.failure(&error.to_string()))?;

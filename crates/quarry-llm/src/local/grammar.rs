@@ -165,33 +165,98 @@ fn is_self_contained(schema: &Value) -> bool {
 /// The Lark grammar of `schema` with its plain strings grounded in `source`.
 fn grounded_lark(schema: &Value, source: &str) -> String {
     let mut rules = Rules::default();
-    let start = rules.value(schema);
+    let start = rules.value(schema, None);
     let escaped = json_text(source);
     let inner = &escaped[1..escaped.len() - 1];
     let chunks = json_escape_aware_chunks(inner);
     let mut lark = format!("start: {start}\n");
-    for rule in &rules.defined {
+    for rule in rules.defined.iter().chain(&rules.lexemes) {
         lark.push_str(rule);
         lark.push('\n');
     }
-    // Never empty, and no space or line break at either end: a value, not a stretch of layout.
+    // Never empty, and no space, line break or clause punctuation at either end: a value, not
+    // a stretch of layout.
     lark.push_str(&format!(
-        "GROUNDED: %regex {} & {TRIMMED}\n",
+        "GROUNDED: %regex {} & {WORD_ENDS}\n",
         serde_json::json!({ "substring_chunks": chunks })
     ));
     lark
 }
 
-/// A JSON string's content that is not empty and neither starts nor ends with a space or an
-/// escaped line break or tab.
-const TRIMMED: &str = r#"/[^ \\](?s:.*[^ ])?/ & ~/(?s:.*)\\[nrt]/"#;
+/// A JSON string's content that is not empty, does not start with a space or with punctuation
+/// that ends a clause or closes a bracket, and does not end with a space, an escaped line break
+/// or tab, or punctuation that joins or opens (`,`, `;`, `:`, `(`, `-`). "Acme Ltd." and
+/// "(415) 555-0100" are values; "Lee Wong," and ", owes" are not.
+const WORD_ENDS: &str = r#"/[^ \\,;:.!?)\]}\-](?s:.*[^ ,;:(\[{\-])?/ & ~/(?s:.*)\\[nrt]/"#;
+
+/// How a formatted string is written when the detectors offered no candidates for it: bounded,
+/// so a small model cannot go on spelling until its budget runs out (llguidance's own e-mail
+/// and URI expressions have no length bound). `None` for formats left to llguidance.
+fn format_regex(format: &str) -> Option<String> {
+    const DATE: &str = "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])";
+    const TIME: &str = r"([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,6})?(Z|[+\-]([01][0-9]|2[0-3]):[0-5][0-9])";
+    const OCTET: &str = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+    let regex = match format {
+        "email" => {
+            r"[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}(\.[A-Za-z0-9\-]{1,63}){1,6}".to_owned()
+        }
+        "date" => DATE.to_owned(),
+        "time" => TIME.to_owned(),
+        "date-time" => format!("{DATE}T{TIME}"),
+        // A scheme, then printable ASCII other than a quote or a backslash.
+        "uri" => r"[A-Za-z][A-Za-z0-9+.\-]{0,15}:[!#-\[\]-~]{1,2000}".to_owned(),
+        "ipv4" => format!(r"({OCTET}\.){{3}}{OCTET}"),
+        "ipv6" => "[0-9A-Fa-f:.]{2,45}".to_owned(),
+        _ => return None,
+    };
+    Some(format!("/{regex}/"))
+}
+
+/// A JSON number with at most 15 digits before the point and 8 after (no exponent), or an
+/// integer of at most 18 digits: enough for any amount, never a run to the output budget.
+const NUMBER: &str = r"/-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,8})?/";
+const INTEGER: &str = r"/-?(0|[1-9][0-9]{0,17})/";
+
+/// The words of a property's name (`due_date`, `dueDate` → `due`, `date`) as a case-blind
+/// regex that matches the name written as a label: a grounded value may not begin with its own
+/// label ("Customer Lee Wong" for `customer`). `None` for names that are not plain words.
+fn label_regex(name: &str) -> Option<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for c in name.chars() {
+        if c == '_' || c == '-' || c == ' ' {
+            words.extend((!current.is_empty()).then(|| std::mem::take(&mut current)));
+        } else if c.is_ascii_uppercase() && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+            current.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphabetic() {
+            current.push(c.to_ascii_lowercase());
+        } else {
+            return None;
+        }
+    }
+    words.extend((!current.is_empty()).then_some(current));
+    if words.is_empty() || words.concat().len() < 3 {
+        return None;
+    }
+    let words: Vec<String> = words.iter().map(|word| format!("(?i:{word})")).collect();
+    Some(format!(r"/{}([^A-Za-z0-9](?s:.*))?/", words.join("[ _-]?")))
+}
 
 /// Named rules made while writing out a schema.
 #[derive(Default)]
 struct Rules {
     defined: Vec<String>,
+    /// Lexemes (terminals), each defined once.
+    lexemes: Vec<String>,
+    lexeme_names: Vec<String>,
     count: usize,
 }
+
+/// Between a key and its value, and between members: the layout most JSON a model has read is
+/// written in (`{"a": 1, "b": 2}`), rather than the compact form.
+const KEY_SEPARATOR: &str = ": ";
+const MEMBER_SEPARATOR: &str = ", ";
 
 impl Rules {
     fn fresh(&mut self, stem: &str) -> String {
@@ -199,8 +264,37 @@ impl Rules {
         format!("{stem}_{}", self.count)
     }
 
-    /// The grammar expression of a value of `schema`.
-    fn value(&mut self, schema: &Value) -> String {
+    /// A lexeme named `name` defined as `definition`, defined once.
+    fn lexeme(&mut self, name: &str, definition: &str) -> String {
+        if !self.lexeme_names.iter().any(|known| known == name) {
+            self.lexeme_names.push(name.to_owned());
+            self.lexemes.push(format!("{name}: {definition}"));
+        }
+        name.to_owned()
+    }
+
+    /// A grounded string of the property `label` (if any), at most `max_length` characters.
+    fn grounded(&mut self, label: Option<&str>, max_length: Option<u64>) -> String {
+        let label = label.and_then(label_regex);
+        let lexeme = match (&label, max_length) {
+            (None, None) => "GROUNDED".to_owned(),
+            _ => {
+                let mut definition = "GROUNDED".to_owned();
+                if let Some(label) = &label {
+                    definition.push_str(&format!(" & ~{label}"));
+                }
+                if let Some(max) = max_length {
+                    definition.push_str(&format!(" & /(?s:.){{1,{max}}}/"));
+                }
+                let name = self.fresh("GROUNDED").to_uppercase();
+                self.lexeme(&name, &definition)
+            }
+        };
+        format!("\"\\\"\" {lexeme} \"\\\"\"")
+    }
+
+    /// The grammar expression of a value of `schema`; `label`: the property it is the value of.
+    fn value(&mut self, schema: &Value, label: Option<&str>) -> String {
         let Some(object) = schema.as_object() else {
             return format!("%json {}", compact(&compact_json(schema.clone())));
         };
@@ -208,8 +302,25 @@ impl Rules {
         if has_combinators(object) {
             return format!("%json {}", compact(&compact_json(schema.clone())));
         }
+        let bounded = |keys: &[&str]| !keys.iter().any(|key| object.contains_key(*key));
+        let format = object.get("format").and_then(Value::as_str);
+        let format_regex = format.and_then(format_regex);
         let expression = match kinds.as_slice() {
-            ["string"] if is_grounded_string(object) => "\"\\\"\" GROUNDED \"\\\"\"".to_owned(),
+            ["string"] if is_grounded_string(object) && bounded(&["minLength"]) => {
+                self.grounded(label, object.get("maxLength").and_then(Value::as_u64))
+            }
+            ["string"]
+                if format_regex.is_some() && bounded(&["minLength", "maxLength", "pattern"]) =>
+            {
+                let name = format!(
+                    "FORMAT_{}",
+                    format.unwrap_or_default().replace('-', "_").to_uppercase()
+                );
+                let lexeme = self.lexeme(&name, &format_regex.unwrap_or_default());
+                format!("\"\\\"\" {lexeme} \"\\\"\"")
+            }
+            ["number"] if bounded(&NUMERIC_KEYWORDS) => self.lexeme("JSON_NUMBER", NUMBER),
+            ["integer"] if bounded(&NUMERIC_KEYWORDS) => self.lexeme("JSON_INTEGER", INTEGER),
             ["object"] if object.contains_key("properties") => self.object(object),
             ["array"] if object.get("items").is_some_and(Value::is_object) => self.array(object),
             _ => return format!("%json {}", compact(&compact_json(schema.clone()))),
@@ -239,13 +350,14 @@ impl Rules {
         let members: Vec<(String, bool)> = properties
             .iter()
             .map(|(name, schema)| {
-                let key = lark_literal(&format!("{}:", json_text(name)));
+                let key = lark_literal(&format!("{}{KEY_SEPARATOR}", json_text(name)));
                 (
-                    format!("{key} {}", self.value(schema)),
+                    format!("{key} {}", self.value(schema, Some(name))),
                     required.contains(&name.as_str()),
                 )
             })
             .collect();
+        let separator = lark_literal(MEMBER_SEPARATOR);
         // after_i: members i.. with one already written (each takes a comma); first_i: members
         // i.. with none written yet.
         let stem = self.fresh("object");
@@ -255,9 +367,9 @@ impl Rules {
         for (i, (member, is_required)) in members.iter().enumerate() {
             let rest = after(i + 1).unwrap_or_default();
             let after_body = if *is_required {
-                format!("\",\" {member} {rest}")
+                format!("{separator} {member} {rest}")
             } else {
-                format!("(\",\" {member})? {rest}")
+                format!("({separator} {member})? {rest}")
             };
             // Member 0 is never written after another.
             if let Some(name) = after(i).filter(|_| i > 0) {
@@ -282,15 +394,16 @@ impl Rules {
         if max == Some(0) {
             return "\"[\" \"]\"".to_owned();
         }
-        let item = self.value(&object["items"]);
+        let item = self.value(&object["items"], None);
         let name = self.fresh("items");
         let more_min = min.saturating_sub(1);
         let more = match max {
             Some(max) => format!("{{{more_min},{}}}", max - 1),
             None => format!("{{{more_min},}}"),
         };
+        let separator = lark_literal(MEMBER_SEPARATOR);
         self.defined
-            .push(format!("{name}: {item} (\",\" {item}){more}"));
+            .push(format!("{name}: {item} ({separator} {item}){more}"));
         let optional = if min == 0 { "?" } else { "" };
         format!("\"[\" {name}{optional} \"]\"")
     }
@@ -309,6 +422,15 @@ fn kinds(object: &Map<String, Value>) -> (Vec<&str>, bool) {
         nullable,
     )
 }
+
+/// Keywords that bound a number: such a number is left to llguidance's JSON Schema grammar.
+const NUMERIC_KEYWORDS: [&str; 5] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
 
 fn has_combinators(object: &Map<String, Value>) -> bool {
     ["anyOf", "oneOf", "allOf", "not", "if", "enum", "const"]
@@ -414,15 +536,25 @@ mod tests {
             }
         });
         let lark = grounded_lark(&schema, "Acme Ltd");
+        // Each plain string is a span of the source that does not begin with its own label.
         assert!(
-            lark.contains(r#""\"vendor\":" "\"" GROUNDED "\"""#),
+            lark.contains(r#""\"vendor\": " "\"" GROUNDED_1 "\"""#),
             "{lark}"
         );
         assert!(
-            lark.contains(r#"%json {"type":["string","null"],"format":"date","#),
+            lark.contains("GROUNDED_1: GROUNDED & ~/(?i:vendor)([^A-Za-z0-9](?s:.*))?/"),
             "{lark}"
         );
-        assert!(lark.contains(r#"("\"" GROUNDED "\"" | "null")"#), "{lark}");
+        assert!(
+            lark.contains(r#"("\"" GROUNDED_2 "\"" | "null")"#),
+            "{lark}"
+        );
+        // Formats and numbers are bounded expressions.
+        assert!(
+            lark.contains(r#"("\"" FORMAT_DATE "\"" | "null")"#),
+            "{lark}"
+        );
+        assert!(lark.contains(r#""\"total\": " JSON_NUMBER"#), "{lark}");
         assert!(
             lark.contains(r#"%json {"type":"string","x-grounding":"none","#),
             "{lark}"
@@ -431,6 +563,20 @@ mod tests {
             lark.contains(r#"GROUNDED: %regex {"substring_chunks":["Acme"," ","Ltd"]}"#),
             "{lark}"
         );
+    }
+
+    #[test]
+    fn labels_are_the_words_of_a_property_name() {
+        assert_eq!(
+            label_regex("due_date").as_deref(),
+            Some("/(?i:due)[ _-]?(?i:date)([^A-Za-z0-9](?s:.*))?/")
+        );
+        assert_eq!(
+            label_regex("customerName").as_deref(),
+            Some("/(?i:customer)[ _-]?(?i:name)([^A-Za-z0-9](?s:.*))?/")
+        );
+        assert_eq!(label_regex("id"), None);
+        assert_eq!(label_regex("line2"), None);
     }
 
     #[test]

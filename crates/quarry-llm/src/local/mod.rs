@@ -12,6 +12,7 @@ mod generate;
 mod grammar;
 mod llama;
 mod model;
+mod steer;
 mod template;
 mod vocab;
 
@@ -39,6 +40,8 @@ pub struct LocalModel {
     factory: ParserFactory,
     model: Mutex<model::Model>,
     last_stats: Mutex<Option<DecodeStats>>,
+    /// The first byte of each token's text (0 for none), for steering ([`steer`]).
+    first_bytes: Vec<u8>,
 }
 
 impl LocalModel {
@@ -77,6 +80,10 @@ impl LocalModel {
             |stem| stem.to_string_lossy().into_owned(),
         );
         let model = model::Model::load(path, content)?;
+        let trie = vocab.env().tok_trie();
+        let first_bytes = (0..trie.vocab_size() as u32)
+            .map(|token| trie.token(token).first().copied().unwrap_or(0))
+            .collect();
         Ok(LocalModel {
             path: path.to_owned(),
             name,
@@ -85,6 +92,7 @@ impl LocalModel {
             factory,
             model: Mutex::new(model),
             last_stats: Mutex::new(None),
+            first_bytes,
         })
     }
 
@@ -213,6 +221,10 @@ impl LlmClient for LocalClient {
     }
 
     fn prefers_retrieval(&self) -> bool {
+        true
+    }
+
+    fn decodes_grounded(&self) -> bool {
         true
     }
 }

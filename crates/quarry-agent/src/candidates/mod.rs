@@ -1,0 +1,558 @@
+//! Detector-backed decoding: for a field whose type one of Quarry's detectors knows, the model
+//! is offered the values the detectors found in the document, as the schema's `enum`, and
+//! chooses among them instead of spelling one.
+//!
+//! Which fields (the field's schema, or its array's items, or a nested object's properties):
+//!
+//! | schema | detector | offered as |
+//! |---|---|---|
+//! | `format: email` / `x-detector: email` | e-mail addresses | as written |
+//! | `format: uri`, `iri` / `x-detector: url` | URLs | as written when absolute, else normalised |
+//! | `format: date` / `x-detector: date` | dates, relative ones resolved against `now` | `YYYY-MM-DD` |
+//! | `format: date-time` | dates with a time of day | RFC 3339 with `now`'s offset |
+//! | `format: time` | times of day | `HH:MM:SS` with `now`'s offset |
+//! | `format: ipv4`, `ipv6` / `x-detector: ip` | IP addresses | normalised |
+//! | `x-detector: phone` | phone numbers | as written |
+//! | `x-detector: person`, `organization`, `location` | names | as found |
+//! | `type: number`, `integer` | number and amount expressions (not digits inside a date, phone, address or URL) | JSON numbers, every reading ("5m" is 5 and 5000000) |
+//!
+//! `null` is offered too where the field may be absent. A field keeps its own schema when a
+//! detector found nothing for it, when it has `enum`, `const`, `pattern`, a `$ref` or a
+//! combinator other than "or null", when it says `x-grounding: none` or `x-candidates: false`,
+//! or when more than [`MAX_CANDIDATES`] values were found. Candidates that break the field's
+//! own bounds (`minLength`, `maximum`, …) are not offered. The reply is still validated against
+//! the user's schema and grounded; a chosen value is grounded by the detection it came from.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, FixedOffset};
+use quarry_core::MatchKind;
+use quarry_detect::{Detection, date, email, entity, ip, names, phone, url};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::quantities::Quantities;
+use crate::schema::Schema;
+use crate::span::Span;
+
+/// More values than this for one field and the model is not given a list to choose from.
+pub const MAX_CANDIDATES: usize = 64;
+
+/// What found a field's candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Detector {
+    Email,
+    Url,
+    Date,
+    DateTime,
+    Time,
+    Ip,
+    Phone,
+    Person,
+    Organization,
+    Location,
+    Number,
+    Integer,
+}
+
+impl Detector {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Detector::Email => "email",
+            Detector::Url => "url",
+            Detector::Date => "date",
+            Detector::DateTime => "date-time",
+            Detector::Time => "time",
+            Detector::Ip => "ip",
+            Detector::Phone => "phone",
+            Detector::Person => "person",
+            Detector::Organization => "organization",
+            Detector::Location => "location",
+            Detector::Number => "number",
+            Detector::Integer => "integer",
+        }
+    }
+
+    /// The detector a string schema asks for: `x-detector`, else its `format`.
+    fn for_string(object: &Map<String, Value>) -> Option<Detector> {
+        if let Some(named) = object.get("x-detector").and_then(Value::as_str) {
+            return match named {
+                "email" => Some(Detector::Email),
+                "url" | "uri" => Some(Detector::Url),
+                "date" => Some(Detector::Date),
+                "date-time" | "datetime" => Some(Detector::DateTime),
+                "time" => Some(Detector::Time),
+                "ip" => Some(Detector::Ip),
+                "phone" => Some(Detector::Phone),
+                "person" | "name" => Some(Detector::Person),
+                "organization" | "organisation" | "company" => Some(Detector::Organization),
+                "location" | "place" => Some(Detector::Location),
+                _ => None,
+            };
+        }
+        match object.get("format").and_then(Value::as_str)? {
+            "email" | "idn-email" => Some(Detector::Email),
+            "uri" | "iri" => Some(Detector::Url),
+            "date" => Some(Detector::Date),
+            "date-time" => Some(Detector::DateTime),
+            "time" => Some(Detector::Time),
+            "ipv4" | "ipv6" => Some(Detector::Ip),
+            _ => None,
+        }
+    }
+}
+
+/// The names `x-detector` accepts, for the schema loader's message.
+pub const DETECTOR_NAMES: &str =
+    "email, url, date, date-time, time, ip, phone, person, organization, location";
+
+/// Whether `name` is a value `x-detector` accepts.
+pub fn is_detector_name(name: &str) -> bool {
+    let probe = serde_json::json!({ "x-detector": name });
+    probe
+        .as_object()
+        .is_some_and(|object| Detector::for_string(object).is_some())
+}
+
+/// How a field's value was decoded: what `--explain` says of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum Decoding {
+    /// Chosen among the `offered` values (`null` not counted) a detector found in the text.
+    Candidates { detector: Detector, offered: usize },
+    /// Copied from the document under a token mask: a span of the text by construction.
+    GroundedSpan,
+    /// Written under the schema's grammar (a format, an enum, bounded digits), grounded after.
+    Constrained,
+    /// Written by the model as it liked, grounded after.
+    #[default]
+    Free,
+}
+
+/// What one extraction offers the model.
+#[derive(Debug, Clone)]
+pub(crate) struct Offer {
+    /// The schema the model decodes under: the user's, with candidate-backed parts as enums.
+    pub schema: Value,
+    /// Per top-level field, in schema order: its detector and how many values it offers.
+    pub fields: Vec<Option<(Detector, usize)>>,
+    /// Every value offered (as text) and where it was found: a chosen value is grounded there.
+    pub found: Vec<(String, Span)>,
+}
+
+/// What the detectors offer for `schema`'s fields in `document`, relative dates resolved against
+/// `now` (without one, only dates the text writes out in full are offered).
+pub(crate) fn offer(schema: &Schema, document: &str, now: Option<DateTime<FixedOffset>>) -> Offer {
+    let mut finder = Finder {
+        text: document,
+        now,
+        found: HashMap::new(),
+        offered: Vec::new(),
+    };
+    let mut rewritten = schema.json_schema.clone();
+    let mut fields = Vec::with_capacity(schema.fields.len());
+    if let Some(properties) = rewritten
+        .get_mut("properties")
+        .and_then(Value::as_object_mut)
+    {
+        for field in &schema.fields {
+            let Some(property) = properties.get_mut(&field.name) else {
+                fields.push(None);
+                continue;
+            };
+            let (value, offered) = finder.rewrite(property, field.may_be_null());
+            *property = value;
+            fields.push(offered);
+        }
+    } else {
+        fields.resize(schema.fields.len(), None);
+    }
+    Offer {
+        schema: rewritten,
+        fields,
+        found: finder.offered,
+    }
+}
+
+struct Finder<'t> {
+    text: &'t str,
+    now: Option<DateTime<FixedOffset>>,
+    /// Each detector's values in text order, found once.
+    found: HashMap<Detector, Vec<(Value, Span)>>,
+    offered: Vec<(String, Span)>,
+}
+
+impl Finder<'_> {
+    /// `schema` with its candidate-backed parts as enums, and what the part itself offers.
+    fn rewrite(&mut self, schema: &Value, may_be_null: bool) -> (Value, Option<(Detector, usize)>) {
+        let unchanged = (schema.clone(), None);
+        let Some(object) = schema.as_object() else {
+            return unchanged;
+        };
+        let opted_out = object.get("x-grounding").and_then(Value::as_str) == Some("none")
+            || object.get("x-candidates") == Some(&Value::Bool(false));
+        let fixed = [
+            "enum", "const", "pattern", "$ref", "oneOf", "allOf", "not", "if",
+        ]
+        .iter()
+        .any(|key| object.contains_key(*key));
+        if opted_out || fixed {
+            return unchanged;
+        }
+        if let Some(branches) = object.get("anyOf").and_then(Value::as_array) {
+            return match or_null(branches) {
+                Some(branch) => match self.rewrite(branch, true) {
+                    (rewritten, Some(offered)) => (rewritten, Some(offered)),
+                    (_, None) => unchanged,
+                },
+                None => unchanged,
+            };
+        }
+        let (kinds, type_nullable) = kinds(object);
+        let nullable = type_nullable || may_be_null;
+        let detector = match kinds.as_slice() {
+            ["object"] => return (self.object(object), None),
+            ["array"] => {
+                let Some(items) = object.get("items") else {
+                    return unchanged;
+                };
+                let (items, offered) = self.rewrite(items, false);
+                let mut array = object.clone();
+                array.insert("items".to_owned(), items);
+                return (Value::Object(array), offered);
+            }
+            ["string"] => Detector::for_string(object),
+            ["number"] => Some(Detector::Number),
+            ["integer"] => Some(Detector::Integer),
+            _ => None,
+        };
+        let Some(detector) = detector else {
+            return unchanged;
+        };
+        let values: Vec<(Value, Span)> = self
+            .values(detector)
+            .iter()
+            .filter(|(value, _)| within_bounds(object, value))
+            .cloned()
+            .collect();
+        let mut choices: Vec<Value> = Vec::new();
+        for (value, _) in &values {
+            if !choices.contains(value) {
+                choices.push(value.clone());
+            }
+        }
+        if choices.is_empty() || choices.len() > MAX_CANDIDATES {
+            return unchanged;
+        }
+        for (value, span) in &values {
+            let text = match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            self.offered.push((text, *span));
+        }
+        let offered = choices.len();
+        let mut choice = Map::new();
+        for key in ["title", "description"] {
+            if let Some(value) = object.get(key) {
+                choice.insert(key.to_owned(), value.clone());
+            }
+        }
+        let kind = kinds[0];
+        if nullable {
+            choices.push(Value::Null);
+            choice.insert("type".to_owned(), serde_json::json!([kind, "null"]));
+        } else {
+            choice.insert("type".to_owned(), Value::String(kind.to_owned()));
+        }
+        choice.insert("enum".to_owned(), Value::Array(choices));
+        (Value::Object(choice), Some((detector, offered)))
+    }
+
+    /// An object schema with each property rewritten (a property's own type says whether it
+    /// may be null).
+    fn object(&mut self, object: &Map<String, Value>) -> Value {
+        let mut rewritten = object.clone();
+        if let Some(properties) = rewritten
+            .get_mut("properties")
+            .and_then(Value::as_object_mut)
+        {
+            for property in properties.values_mut() {
+                *property = self.rewrite(property, false).0;
+            }
+        }
+        Value::Object(rewritten)
+    }
+
+    fn values(&mut self, detector: Detector) -> &[(Value, Span)] {
+        if !self.found.contains_key(&detector) {
+            let values = match self.now {
+                Some(now) => find(self.text, detector, now),
+                None => independent_of_now(self.text, detector),
+            };
+            self.found.insert(detector, values);
+        }
+        &self.found[&detector]
+    }
+}
+
+/// The values `detector` finds whatever the time: those found alike against two reference
+/// times a year and a half apart (a relative date moves, "24 December 2024" does not).
+fn independent_of_now(text: &str, detector: Detector) -> Vec<(Value, Span)> {
+    let at = |rfc3339: &str| DateTime::parse_from_rfc3339(rfc3339).expect("a valid time");
+    let early = find(text, detector, at("2001-03-14T09:00:00+00:00"));
+    let late = find(text, detector, at("2002-09-27T17:00:00+00:00"));
+    early
+        .into_iter()
+        .filter(|found| late.contains(found))
+        .collect()
+}
+
+/// The branch of `anyOf: [X, {type: null}]` that is not null.
+fn or_null(branches: &[Value]) -> Option<&Value> {
+    let is_null = |branch: &Value| branch.get("type").and_then(Value::as_str) == Some("null");
+    match branches {
+        [a, b] if is_null(b) && !is_null(a) => Some(a),
+        [a, b] if is_null(a) && !is_null(b) => Some(b),
+        _ => None,
+    }
+}
+
+/// The schema's types (`type` as a string or a list) without `null`, and whether null is allowed.
+fn kinds(object: &Map<String, Value>) -> (Vec<&str>, bool) {
+    let listed: Vec<&str> = match object.get("type") {
+        Some(Value::String(kind)) => vec![kind.as_str()],
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+        None if object.contains_key("properties") => vec!["object"],
+        _ => Vec::new(),
+    };
+    let nullable = listed.contains(&"null");
+    (
+        listed.into_iter().filter(|kind| *kind != "null").collect(),
+        nullable,
+    )
+}
+
+/// Whether `value` keeps the schema's own length and range bounds.
+fn within_bounds(object: &Map<String, Value>, value: &Value) -> bool {
+    let bound = |key: &str| object.get(key).and_then(Value::as_f64);
+    match value {
+        Value::String(text) => {
+            let length = text.chars().count() as f64;
+            bound("minLength").is_none_or(|min| length >= min)
+                && bound("maxLength").is_none_or(|max| length <= max)
+        }
+        Value::Number(number) => {
+            let Some(x) = number.as_f64() else {
+                return false;
+            };
+            bound("minimum").is_none_or(|min| x >= min)
+                && bound("maximum").is_none_or(|max| x <= max)
+                && bound("exclusiveMinimum").is_none_or(|min| x > min)
+                && bound("exclusiveMaximum").is_none_or(|max| x < max)
+                && bound("multipleOf")
+                    .is_none_or(|step| step > 0.0 && ((x / step).round() * step - x).abs() < 1e-9)
+        }
+        _ => true,
+    }
+}
+
+/// The values `detector` finds in `text`, in text order, with their spans.
+pub(crate) fn find(
+    text: &str,
+    detector: Detector,
+    now: DateTime<FixedOffset>,
+) -> Vec<(Value, Span)> {
+    let as_written = |detections: Vec<Detection>| -> Vec<(Value, Span)> {
+        detections
+            .into_iter()
+            .map(|d| {
+                (
+                    Value::String(text[d.range.clone()].to_owned()),
+                    span_of(text, &d),
+                )
+            })
+            .collect()
+    };
+    let normalised = |detections: Vec<Detection>, kind: Option<MatchKind>| -> Vec<(Value, Span)> {
+        detections
+            .into_iter()
+            .filter(|d| kind.is_none_or(|kind| d.kind == kind))
+            .map(|d| (Value::String(d.value.clone()), span_of(text, &d)))
+            .collect()
+    };
+    let offset = now.offset().to_string();
+    match detector {
+        Detector::Email => as_written(email::find(text)),
+        Detector::Url => url::find(text)
+            .into_iter()
+            .map(|d| {
+                let written = &text[d.range.clone()];
+                let value = if written.contains("://") {
+                    written.to_owned()
+                } else {
+                    d.value.clone()
+                };
+                (Value::String(value), span_of(text, &d))
+            })
+            .collect(),
+        Detector::Phone => as_written(phone::find(text, region(now))),
+        Detector::Ip => normalised(ip::find(text), None),
+        Detector::Person => {
+            let mut people = normalised(names::find(text), None);
+            people.extend(normalised(entity::find(text), Some(MatchKind::Person)));
+            people.sort_by_key(|(_, span)| span.start);
+            people
+        }
+        Detector::Organization => normalised(entity::find(text), Some(MatchKind::Organization)),
+        Detector::Location => normalised(entity::find(text), Some(MatchKind::Location)),
+        Detector::Date => date::find(text, now)
+            .into_iter()
+            .flat_map(|d| {
+                let span = span_of(text, &d);
+                calendar_dates(&text[d.range.clone()], &d, now)
+                    .into_iter()
+                    .map(move |day| (Value::String(day), span))
+            })
+            .collect(),
+        Detector::DateTime => date::find(text, now)
+            .into_iter()
+            .filter(|d| d.kind == MatchKind::DateTime)
+            .map(|d| {
+                let value = with_offset(&d.value, &offset);
+                (Value::String(value), span_of(text, &d))
+            })
+            .collect(),
+        Detector::Time => date::find(text, now)
+            .into_iter()
+            .filter_map(|d| {
+                let time = match d.kind {
+                    MatchKind::Time => d.value.clone(),
+                    MatchKind::DateTime => d.value.get(11..)?.to_owned(),
+                    _ => return None,
+                };
+                Some((
+                    Value::String(with_offset(&time, &offset)),
+                    span_of(text, &d),
+                ))
+            })
+            .collect(),
+        Detector::Number | Detector::Integer => numbers(text, detector == Detector::Integer, now),
+    }
+}
+
+/// The calendar days a date detection (`written` in the text) names as `YYYY-MM-DD`: a date, a
+/// date-time's day, the day a range is bounded by ("by 24 December", "before next Friday": the
+/// day written, read without its preposition), or a range's written ends (not the ends of a
+/// range the detector made of a bare year or month).
+fn calendar_dates(written: &str, detection: &Detection, now: DateTime<FixedOffset>) -> Vec<String> {
+    let day = |value: &str| value.get(..10).filter(|day| is_day(day)).map(str::to_owned);
+    match detection.kind {
+        MatchKind::Date | MatchKind::DateTime => day(&detection.value).into_iter().collect(),
+        MatchKind::DateRange => {
+            let bound = written
+                .split_once(char::is_whitespace)
+                .map(|(_, rest)| date::find(rest, now));
+            if let Some([bound]) = bound.as_deref()
+                && matches!(bound.kind, MatchKind::Date | MatchKind::DateTime)
+            {
+                return day(&bound.value).into_iter().collect();
+            }
+            let Some((start, end)) = detection.value.split_once('/') else {
+                return Vec::new();
+            };
+            let (Some(start), Some(end)) = (day(start), day(end)) else {
+                return Vec::new();
+            };
+            let whole_year = start.ends_with("-01-01") && end.ends_with("-12-31");
+            let whole_month = start.ends_with("-01") && start[..7] == end[..7] && end[8..] >= *"28";
+            if whole_year || whole_month {
+                return Vec::new();
+            }
+            let today = now.date_naive().format("%Y-%m-%d").to_string();
+            let mut days = Vec::new();
+            if start != today {
+                days.push(start);
+            }
+            days.push(end);
+            days
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn is_day(text: &str) -> bool {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok()
+}
+
+/// `value` (a date-time or a time of day) with `offset` when it has none.
+fn with_offset(value: &str, offset: &str) -> String {
+    let is_date_time = value.len() >= 19 && value.as_bytes()[10] == b'T';
+    let after_seconds = value.get(if is_date_time { 19 } else { 8 }..).unwrap_or("");
+    if after_seconds.contains(['Z', '+', '-']) {
+        value.to_owned()
+    } else {
+        format!("{value}{offset}")
+    }
+}
+
+/// Every reading of every number expression that is not part of a longer date, phone number,
+/// e-mail address, URL or IP address.
+fn numbers(text: &str, integers_only: bool, now: DateTime<FixedOffset>) -> Vec<(Value, Span)> {
+    let quantities = Quantities::scan(text);
+    let mut taken: Vec<(usize, usize)> = quantities
+        .date_spans()
+        .map(|span| (span.byte_start, span.byte_end))
+        .collect();
+    let mut others = date::find(text, now);
+    others.extend(phone::find(text, region(now)));
+    others.extend(email::find(text));
+    others.extend(url::find(text));
+    others.extend(ip::find(text));
+    taken.extend(others.iter().map(|d| (d.range.start, d.range.end)));
+    quantities
+        .numbers()
+        .iter()
+        .filter(|(_, span)| {
+            !taken.iter().any(|&(start, end)| {
+                start <= span.byte_start
+                    && span.byte_end <= end
+                    && end - start > span.byte_end - span.byte_start
+            })
+        })
+        .filter_map(|&(reading, span)| {
+            let integral = reading.fract() == 0.0 && reading.abs() < 9.0e15;
+            if integers_only && !integral {
+                return None;
+            }
+            let value = if integral {
+                Value::from(reading as i64)
+            } else {
+                Value::from(serde_json::Number::from_f64(reading)?)
+            };
+            Some((value, span))
+        })
+        .collect()
+}
+
+/// The phone region numbers without a country code are read in (the detectors' default).
+fn region(now: DateTime<FixedOffset>) -> quarry_detect::phone::Region {
+    quarry_detect::DetectOptions::new(now).region
+}
+
+/// A detection's place in code points and bytes.
+fn span_of(text: &str, detection: &Detection) -> Span {
+    let start = text[..detection.range.start].chars().count();
+    Span {
+        start,
+        end: start + text[detection.range.clone()].chars().count(),
+        byte_start: detection.range.start,
+        byte_end: detection.range.end,
+    }
+}
+
+#[cfg(test)]
+mod tests;
