@@ -39,6 +39,19 @@ impl Extractor {
         &self.config
     }
 
+    /// This extractor with relative dates in the text read against `now` (see
+    /// [`ExtractorConfig::now`]): a server's turns each take their own time.
+    pub fn at(&self, now: chrono::DateTime<chrono::FixedOffset>) -> Extractor {
+        Extractor {
+            client: self.client.clone(),
+            model: self.model.clone(),
+            config: ExtractorConfig {
+                now: Some(now),
+                ..self.config.clone()
+            },
+        }
+    }
+
     /// Extracts `schema` from `text`. `clarifications` are a person's answers to earlier
     /// questions (oldest first); they reach the model as user messages and may ground values.
     ///

@@ -48,6 +48,10 @@ pub(crate) struct ChatRequest {
     /// JSON Schema or Quarry schema, as an object or as YAML/JSON text. Required to start.
     #[serde(default)]
     pub schema: Option<Value>,
+    /// The time relative dates in the document are read against ("next Friday"), RFC 3339;
+    /// default: when the turn runs.
+    #[serde(default)]
+    pub now: Option<String>,
 }
 
 /// The scope `/v1/chat` (and the MCP `extract_with_schema` tool) needs on a server with a
@@ -72,7 +76,7 @@ pub async fn chat(
     let project = chat_project(&state, caller.as_ref())?;
     let body = json_body(&headers, body)?;
     let request: ChatRequest = serde_json::from_slice(&body).map_err(|error| {
-        ApiError::new(ErrorCode::MalformedRequest, format!("expected {{\"message\": \"...\", \"schema\"?: {{...}}, \"conversation_id\"?: \"...\"}}: {error}"),
+        ApiError::new(ErrorCode::MalformedRequest, format!("expected {{\"message\": \"...\", \"schema\"?: {{...}}, \"conversation_id\"?: \"...\", \"now\"?: \"RFC 3339\"}}: {error}"),
         )
     })?;
     let turn = begin_turn(&state, project, request).await?;
@@ -158,6 +162,16 @@ pub(crate) async fn begin_turn(
             "message is empty; send the document, or your answer to the question",
         ));
     }
+    let now = match request.now.as_deref() {
+        Some(raw) => chrono::DateTime::parse_from_rfc3339(raw).map_err(|error| {
+            ApiError::new(
+                ErrorCode::InvalidArguments,
+                format!("now is {raw:?}, not an RFC 3339 time such as 2024-11-04T09:00:00+00:00: {error}"),
+            )
+        })?,
+        None => chrono::Utc::now().fixed_offset(),
+    };
+    let agent = Arc::new(agent.at(now));
     let conversations = state.conversations.clone();
     let (conversation, schema) = match request.conversation_id {
         Some(id) => {
@@ -399,6 +413,8 @@ pub(crate) struct TurnResult<'a> {
     pub fields: &'a [FieldReport],
     /// Tokens spent on the turn's model calls.
     pub usage: &'a Usage,
+    /// Model calls the turn made.
+    pub model_calls: u32,
 }
 
 fn result_payload(extraction: &Extraction) -> Value {
@@ -411,6 +427,7 @@ fn result_payload(extraction: &Extraction) -> Value {
         value: &extraction.value,
         fields: &extraction.fields,
         usage: &extraction.usage,
+        model_calls: extraction.model_calls,
     };
     serde_json::to_value(result).expect("a turn's result is plain JSON")
 }

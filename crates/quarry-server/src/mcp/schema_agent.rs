@@ -78,6 +78,7 @@ impl SchemaExtractArguments {
                     conversation_id: Some(conversation_id),
                     message: answer,
                     schema: None,
+                    now: None,
                 })
             }
             None => {
@@ -91,6 +92,7 @@ impl SchemaExtractArguments {
                     conversation_id: None,
                     message: document,
                     schema: self.schema,
+                    now: None,
                 })
             }
         }
