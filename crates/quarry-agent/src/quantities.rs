@@ -86,9 +86,13 @@ impl Quantities {
         &self.numbers
     }
 
-    /// Where each date expression is written (one entry per reading).
-    pub fn date_spans(&self) -> impl Iterator<Item = Span> + '_ {
-        self.dates.iter().map(|date| date.span)
+    /// Where each date with a day is written ("15 January 2024", "2024-01-15"; not "January
+    /// 2024"), one entry per reading.
+    pub fn day_spans(&self) -> impl Iterator<Item = Span> + '_ {
+        self.dates
+            .iter()
+            .filter(|date| date.shape != DateShape::MonthNameYear)
+            .map(|date| date.span)
     }
 
     /// The first expression that reads as the ISO date (`YYYY-MM-DD` or `YYYY-MM`). Date

@@ -597,7 +597,8 @@ pub struct ExtractArgs {
     /// --schema, --concurrency documents are extracted at once.
     #[arg(long, conflicts_with_all = ["text", "file"])]
     pub jsonl: bool,
-    /// Reference time for relative dates, RFC 3339 (default: now).
+    /// Reference time for relative dates, RFC 3339 (default: now); with --schema, what a date
+    /// field's candidates ("next Friday") are read against.
     #[arg(long)]
     pub now: Option<String>,
     /// Default region for phone numbers without a country code (ISO 3166 alpha-2).

@@ -9,7 +9,9 @@ use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use quarry_agent::{Decoding, EngineError, Extraction, Extractor, Schema, UnreadChunk};
+use quarry_agent::{
+    Decoding, EngineError, Extraction, Extractor, ExtractorConfig, Schema, UnreadChunk,
+};
 use quarry_core::ErrorCode;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::check_text;
@@ -34,13 +36,7 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     let text = read_text(&args.input)?;
     check_text(&text, args.input.max_bytes)?;
     let (client, spec) = client_from(&args.model)?;
-    let mut config = extractor_config(&args.agent);
-    // Relative dates in the text ("next Friday") are read against --now, else the clock.
-    config.now = Some(match args.now.as_deref() {
-        Some(raw) => quarry_detect::skill::parse_now(raw)?,
-        None => chrono::Local::now().fixed_offset(),
-    });
-    let extractor = Extractor::new(client, spec.model.clone(), config);
+    let extractor = Extractor::new(client, spec.model.clone(), config_for(&args)?);
     // One conversation at a time: a current-thread runtime spares the worker threads' start-up.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -87,6 +83,17 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
             Ok(ExitCode::from(ErrorCode::NeedsPerson.exit_status()))
         }
     }
+}
+
+/// The schema agent's settings from the flags: relative dates in the text ("next Friday") are
+/// read against `--now`, else the clock.
+pub(crate) fn config_for(args: &ExtractArgs) -> Result<ExtractorConfig, Failure> {
+    let mut config = extractor_config(&args.agent);
+    config.now = Some(match args.now.as_deref() {
+        Some(raw) => quarry_detect::skill::parse_now(raw)?,
+        None => chrono::Local::now().fixed_offset(),
+    });
+    Ok(config)
 }
 
 /// The schema of `--schema`, parsed (JSON Schema or Quarry YAML).

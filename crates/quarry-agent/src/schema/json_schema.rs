@@ -479,6 +479,7 @@ fn merge(first: Built, second: Built) -> Built {
             min_items: a.min_items.or(b.min_items),
             max_items: a.max_items.or(b.max_items),
             grounding,
+            detector: a.detector.or(b.detector),
         },
         typed: first.typed || second.typed,
         required,

@@ -93,6 +93,9 @@ pub struct ValueSpec {
     pub min_items: Option<u64>,
     pub max_items: Option<u64>,
     pub grounding: GroundingPolicy,
+    /// `x-detector` (the YAML form: `type: phone`, `person`, `organization`, `location`): the
+    /// detector whose findings the model chooses among (see [`crate::candidates`]).
+    pub detector: Option<String>,
 }
 
 impl ValueSpec {
@@ -112,6 +115,7 @@ impl ValueSpec {
             min_items: None,
             max_items: None,
             grounding: GroundingPolicy::Required,
+            detector: None,
         }
     }
 
@@ -155,6 +159,10 @@ impl ValueSpec {
             Kind::Array(items) => plain(items),
             _ => plain(self),
         }
+    }
+
+    pub fn is_list(&self) -> bool {
+        matches!(self.kind, Kind::Array(_))
     }
 
     pub fn branch_for(&self, value: &Value) -> &ValueSpec {

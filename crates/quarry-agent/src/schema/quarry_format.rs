@@ -28,7 +28,9 @@
 //! Types: `string` (alias `text`), `integer` (`int`), `number` (`float`, `amount`), `boolean`
 //! (`bool`), `object` (with `fields`), `list` (`array`, with `items`), and every claimed format
 //! as a string type: `date`, `datetime` (`date-time`), `time`, `duration`, `email`, `uri`
-//! (`url`), `uuid`, `hostname`, `ipv4`, `ipv6`, … (see [`Format`]). A field with `enum` and no type is a string. Constraint keys
+//! (`url`), `uuid`, `hostname`, `ipv4`, `ipv6`, … (see [`Format`]); and `phone`, `person`,
+//! `organization`, `location`: strings whose candidates a detector finds (`x-detector`, also
+//! spelled `detector`; see [`crate::candidates`]). A field with `enum` and no type is a string. Constraint keys
 //! are JSON Schema's (`minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `minLength`,
 //! `maxLength`, `minItems`, `maxItems`, `pattern`, `format`, `enum`); snake_case spellings
 //! (`min_length`, …) are accepted too. An unknown key is an error naming the field, so a typo
@@ -60,6 +62,7 @@ const FIELD_KEYS: &[&str] = &[
     "items",
     "fields",
     "x-grounding",
+    "x-detector",
 ];
 
 const SNAKE_ALIASES: &[(&str, &str)] = &[
@@ -70,6 +73,7 @@ const SNAKE_ALIASES: &[(&str, &str)] = &[
     ("exclusive_minimum", "exclusiveMinimum"),
     ("exclusive_maximum", "exclusiveMaximum"),
     ("grounding", "x-grounding"),
+    ("detector", "x-detector"),
 ];
 
 pub(super) fn load(root: &Value) -> Result<Schema, SchemaError> {
@@ -184,8 +188,13 @@ fn field(
         None => return Err(SchemaError::at(path, "missing `type`")),
     };
     let mut implied_format = None;
+    let mut implied_detector = None;
     let kind = match type_name.as_str() {
         "string" | "text" | "str" => Kind::String,
+        "phone" | "person" | "organization" | "location" => {
+            implied_detector = Some(type_name.clone());
+            Kind::String
+        }
         "integer" | "int" => Kind::Integer,
         "number" | "float" | "amount" | "decimal" => Kind::Number,
         "boolean" | "bool" => Kind::Boolean,
@@ -210,7 +219,7 @@ fn field(
             return Err(SchemaError::at(
                 path,
                 format!(
-                    "unknown type '{other}'; expected string, integer, number, boolean, object, list or a format ({})",
+                    "unknown type '{other}'; expected string, integer, number, boolean, object, list, phone, person, organization, location or a format ({})",
                     Format::ALL.map(Format::as_str).join(", ")
                 ),
             ));
@@ -218,6 +227,21 @@ fn field(
     };
     let mut spec = ValueSpec::new(kind);
     spec.grounding = grounding;
+    spec.detector = match object.get("x-detector") {
+        Some(Value::String(named)) if crate::candidates::is_detector_name(named) => {
+            Some(named.clone())
+        }
+        Some(named) => {
+            return Err(SchemaError::at(
+                path,
+                format!(
+                    "`detector` is {named}; name one of Quarry's detectors: {}",
+                    crate::candidates::DETECTOR_NAMES
+                ),
+            ));
+        }
+        None => implied_detector,
+    };
     spec.nullable = object.get("nullable") == Some(&Value::Bool(true));
     spec.description = object
         .get("description")

@@ -91,5 +91,8 @@ fn value_schema(spec: &ValueSpec, nullable: bool) -> Value {
     if spec.grounding == GroundingPolicy::None {
         map.insert("x-grounding".into(), json!("none"));
     }
+    if let Some(detector) = &spec.detector {
+        map.insert("x-detector".into(), json!(detector));
+    }
     out
 }

@@ -218,8 +218,10 @@ const NUMBER: &str = r"/-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,8})?/";
 const INTEGER: &str = r"/-?(0|[1-9][0-9]{0,17})/";
 
 /// The words of a property's name (`due_date`, `dueDate` → `due`, `date`) as a case-blind
-/// regex that matches the name written as a label: a grounded value may not begin with its own
-/// label ("Customer Lee Wong" for `customer`). `None` for names that are not plain words.
+/// regex that matches the name written as a label, or its first word when that has four
+/// letters or more: a grounded value may not begin with its own label ("Customer Lee Wong" for
+/// `customer`, "Invoice QP-2291" for `invoice_number`). `None` for names that are not plain
+/// words.
 fn label_regex(name: &str) -> Option<String> {
     let mut words: Vec<String> = Vec::new();
     let mut current = String::new();
@@ -239,8 +241,13 @@ fn label_regex(name: &str) -> Option<String> {
     if words.is_empty() || words.concat().len() < 3 {
         return None;
     }
-    let words: Vec<String> = words.iter().map(|word| format!("(?i:{word})")).collect();
-    Some(format!(r"/{}([^A-Za-z0-9](?s:.*))?/", words.join("[ _-]?")))
+    let patterns: Vec<String> = words.iter().map(|word| format!("(?i:{word})")).collect();
+    let mut label = patterns.join("[ _-]?");
+    // "Invoice QP-2291" for `invoice_number`: the first word alone is a label too.
+    if words.len() > 1 && words[0].len() >= 4 {
+        label = format!("({label}|{})", patterns[0]);
+    }
+    Some(format!(r"/{label}([^A-Za-z0-9](?s:.*))?/"))
 }
 
 /// Named rules made while writing out a schema.
@@ -572,8 +579,8 @@ mod tests {
             Some("/(?i:due)[ _-]?(?i:date)([^A-Za-z0-9](?s:.*))?/")
         );
         assert_eq!(
-            label_regex("customerName").as_deref(),
-            Some("/(?i:customer)[ _-]?(?i:name)([^A-Za-z0-9](?s:.*))?/")
+            label_regex("invoiceNumber").as_deref(),
+            Some("/((?i:invoice)[ _-]?(?i:number)|(?i:invoice))([^A-Za-z0-9](?s:.*))?/")
         );
         assert_eq!(label_regex("id"), None);
         assert_eq!(label_regex("line2"), None);
