@@ -74,7 +74,8 @@ async fn openai_gets_the_schema_as_strict_structured_output_instead_of_tools() {
                 "type": "object",
                 "properties": {
                     "vendor": {"type": "string", "description": "Who issued the invoice"},
-                    "total": {"type": "number"},
+                    // The one amount the text states, as the only choice.
+                    "total": {"type": "number", "enum": [1200]},
                     "po_number": {"type": ["string", "null"]}
                 },
                 "required": ["vendor", "total", "po_number"],
@@ -106,10 +107,13 @@ async fn a_server_refusing_the_schema_gets_tools_from_then_on() {
     assert!(first.is_complete() && second.is_complete());
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    // vLLM gets the user's schema as it is, and no tools.
+    // vLLM gets the user's schema, the total offering the one amount the text states, and
+    // no tools.
+    let mut offered = serde_json::from_str::<Value>(SCHEMA).unwrap();
+    offered["properties"]["total"] = serde_json::json!({"type": "number", "enum": [1200]});
     assert_eq!(
         requests[0]["response_format"]["json_schema"]["schema"],
-        serde_json::from_str::<Value>(SCHEMA).unwrap()
+        offered
     );
     assert!(tool_names(&requests[0]).is_empty());
     // The refused turn is sent again without the schema; the next extraction offers tools.
@@ -254,7 +258,9 @@ async fn anthropic_and_ollama_get_the_schema_their_native_way() {
         Reply::content(r#"{"vendor": "Acme Supplies Ltd", "total": 1200}"#),
     ]);
     let schema = Schema::parse(SCHEMA).unwrap();
-    let user_schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    // The user's schema, the total offering the one amount the text states.
+    let mut user_schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    user_schema["properties"]["total"] = json!({"type": "number", "enum": [1200]});
     for model in ["anthropic:claude-test", "ollama:llama3.1"] {
         let spec = ModelSpec::parse(model).unwrap();
         let settings = ProviderSettings {

@@ -131,6 +131,15 @@ fn serve_streams_a_chat_turn_from_the_embedded_model() {
     assert_eq!(events.last().unwrap().0, "done");
 }
 
+/// `quarry extract ARGS` (no database: extraction needs none).
+fn extract(args: &[&str]) -> std::process::Output {
+    common::quarry()
+        .arg("extract")
+        .args(args)
+        .output()
+        .expect("quarry runs")
+}
+
 /// The invoice of issue 33, whose customer ran on to the whole sentence and whose e-mail was
 /// spelled until the budget ran out: four fields right in one call, three of them chosen among
 /// the values the detectors found, and `--explain` says so.
@@ -149,8 +158,7 @@ fn extract_schema_gets_the_invoice_right_in_one_call() {
         .to_string(),
     )
     .unwrap();
-    let output = sandbox.quarry(&[
-        "extract",
+    let output = extract(&[
         "--schema",
         schema.to_str().unwrap(),
         "--model",
@@ -192,8 +200,7 @@ fn extract_contact(sandbox: &Sandbox, gguf: &std::path::Path, text: &str) -> Val
         .to_string(),
     )
     .unwrap();
-    let output = sandbox.quarry(&[
-        "extract",
+    let output = extract(&[
         "--schema",
         schema.to_str().unwrap(),
         "--model",
@@ -214,8 +221,7 @@ fn a_missing_email_is_null_and_next_friday_is_the_detectors_date() {
     let Some(gguf) = test_gguf() else { return };
     let sandbox = Sandbox::new("local-contact");
     let text = "Maria Olsen will join the review next Friday in Room 4.";
-    let detected: Value = serde_json::from_str(&sandbox.quarry_ok(&[
-        "extract",
+    let detected = extract(&[
         "--target",
         "date",
         "--detail",
@@ -223,8 +229,9 @@ fn a_missing_email_is_null_and_next_friday_is_the_detectors_date() {
         "2024-11-04T09:00:00+00:00",
         "--text",
         text,
-    ]))
-    .unwrap();
+    ]);
+    assert_eq!(detected.status.code(), Some(0), "{}", stderr(&detected));
+    let detected: Value = serde_json::from_str(&stdout(&detected)).unwrap();
     let friday = detected["matches"][0]["value"].as_str().unwrap()[..10].to_owned();
     let value = extract_contact(&sandbox, &gguf, text);
     assert_eq!(value["email"], Value::Null, "{value}");
