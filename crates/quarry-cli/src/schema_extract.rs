@@ -145,6 +145,10 @@ pub fn engine_code(error: &EngineError) -> ErrorCode {
 /// How a field's value came to be, in words.
 fn decoding_label(decoding: Decoding) -> String {
     match decoding {
+        Decoding::Candidates {
+            detector,
+            offered: 0,
+        } => format!("null: the {} detector found none", detector.as_str()),
         Decoding::Candidates { detector, offered } => format!(
             "chosen among {offered} {} candidate(s) the detectors found",
             detector.as_str()

@@ -289,6 +289,19 @@ impl Finder<'_> {
                 choices.push(value.clone());
             }
         }
+        // Nothing found by a detector that misses little (an address, a URL, an IP address, a
+        // phone number), for a field that may be absent: the text does not state it, so null is
+        // the only choice rather than a value spelled to fit the format.
+        let reliable = matches!(
+            detector,
+            Detector::Email | Detector::Url | Detector::Ip | Detector::Phone
+        );
+        if choices.is_empty() && nullable && reliable {
+            return (
+                choice_schema(object, kinds[0], true, Vec::new()),
+                Some((detector, 0)),
+            );
+        }
         if choices.is_empty() || choices.len() > MAX_CANDIDATES {
             return unchanged;
         }

@@ -80,6 +80,18 @@ fn detector_fields_become_choices_and_the_rest_keeps_its_schema() {
 }
 
 #[test]
+fn an_absent_address_that_may_be_null_is_null() {
+    let schema = json!({"type": "object", "required": ["email"],
+        "properties": {"email": {"type": ["string", "null"], "format": "email"}}});
+    let offer = offered(schema, "Maria Olsen joins next Friday.");
+    assert_eq!(
+        offer.schema["properties"]["email"],
+        json!({"type": ["string", "null"], "enum": [null]})
+    );
+    assert_eq!(offer.fields[0], Some((Detector::Email, 0)));
+}
+
+#[test]
 fn a_field_without_candidates_keeps_its_schema() {
     let offer = offered(invoice_schema(), "Customer Lee Wong owes nothing.");
     assert_eq!(

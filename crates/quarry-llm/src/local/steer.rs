@@ -9,7 +9,7 @@
 //!   [`VALUE_END_BOOST`]: the model still goes on where it is sure (an address that continues
 //!   after its comma), and stops where it was only copying.
 //! - **The output budget's end.** In the last [`closing_reserve`] tokens, tokens that close a
-//!   string, an object or an array (and `null`) are raised by [`CLOSING_BOOST`], so a reply that
+//!   string, an object or an array are raised by [`CLOSING_BOOST`], so a reply that
 //!   would run out of tokens ends at the grammar's end instead of being cut mid-value.
 
 use llguidance::toktrie::TokenId;
@@ -23,7 +23,7 @@ pub(crate) const CLOSING_BOOST: f32 = 30.0;
 
 /// The last tokens of a budget of `budget` in which the reply is steered to its end.
 pub(crate) fn closing_reserve(budget: usize) -> usize {
-    (budget / 5).clamp(8, 48)
+    (budget / 3).clamp(24, 96)
 }
 
 /// What steering needs to know of one reply.
@@ -42,9 +42,11 @@ impl Steering<'_> {
         if closing {
             for (token, logit) in logits.iter_mut().enumerate() {
                 let first = self.first_byte(token as TokenId);
+                // Inside a string its closing quote; outside, a closing bracket (a quote there
+                // would open another string).
                 let ends = match open {
                     Some(_) => first == b'"',
-                    None => matches!(first, b'}' | b']' | b'"' | b'n'),
+                    None => matches!(first, b'}' | b']'),
                 };
                 if ends && logit.is_finite() {
                     *logit += CLOSING_BOOST;
