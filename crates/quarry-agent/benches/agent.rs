@@ -58,6 +58,7 @@ impl LlmClient for InstantModel {
                 usage: Usage {
                     prompt_tokens: 400,
                     completion_tokens: 40,
+                    ..Usage::default()
                 },
                 latency: Duration::ZERO,
                 attempts: 1,

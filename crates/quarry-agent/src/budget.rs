@@ -127,6 +127,7 @@ mod tests {
             Usage {
                 prompt_tokens: 200,
                 completion_tokens: 50,
+                ..Usage::default()
             },
         );
         let second = budget.reserve(|| 700).unwrap();

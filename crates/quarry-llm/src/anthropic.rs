@@ -219,6 +219,7 @@ fn read_usage(json: &Value) -> Option<Usage> {
             + field("cache_creation_input_tokens")
             + field("cache_read_input_tokens"),
         completion_tokens: field("output_tokens"),
+        ..Usage::default()
     })
 }
 
@@ -411,7 +412,8 @@ mod tests {
             usage,
             Some(Usage {
                 prompt_tokens: 105,
-                completion_tokens: 7
+                completion_tokens: 7,
+                ..Usage::default()
             })
         );
     }

@@ -279,6 +279,7 @@ fn read_usage(json: &Value) -> Option<Usage> {
     Some(Usage {
         prompt_tokens,
         completion_tokens: 0,
+        ..Usage::default()
     })
 }
 

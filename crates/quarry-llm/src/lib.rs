@@ -56,5 +56,6 @@ pub use protocol::ProtocolClient;
 pub use structured::StructuredOutput;
 pub use transport::{Endpoint, TransportConfig};
 pub use types::{
-    ChatRequest, ChatResponse, Message, ResponseFormat, Role, ToolCall, ToolChoice, ToolSpec, Usage,
+    ChatRequest, ChatResponse, Message, PromptTokensDetails, ResponseFormat, Role, ToolCall,
+    ToolChoice, ToolSpec, Usage,
 };

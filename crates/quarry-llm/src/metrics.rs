@@ -191,6 +191,7 @@ mod tests {
             usage: Usage {
                 prompt_tokens: 10,
                 completion_tokens: 3,
+                ..Usage::default()
             },
             latency: Duration::ZERO,
             attempts: 2,

@@ -178,6 +178,7 @@ fn read_usage(json: &Value) -> Option<Usage> {
     Some(Usage {
         prompt_tokens: prompt.unwrap_or(0),
         completion_tokens: completion.unwrap_or(0),
+        ..Usage::default()
     })
 }
 

@@ -187,6 +187,12 @@ fn read_usage(json: &Value) -> Option<Usage> {
     Some(Usage {
         prompt_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
         completion_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+        // OpenAI's, and llama.cpp's server's: prompt tokens it did not read again.
+        prompt_tokens_details: crate::types::PromptTokensDetails {
+            cached_tokens: usage["prompt_tokens_details"]["cached_tokens"]
+                .as_u64()
+                .unwrap_or(0),
+        },
     })
 }
 

@@ -131,16 +131,49 @@ impl ChatRequest {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// What the prompt's count is made of, as OpenAI reports it; absent when nothing was cached.
+    #[serde(default, skip_serializing_if = "PromptTokensDetails::is_empty")]
+    pub prompt_tokens_details: PromptTokensDetails,
+}
+
+/// Of a prompt's tokens, those the model did not have to read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+pub struct PromptTokensDetails {
+    /// Prompt tokens whose key-value state came from the model's prefix cache.
+    #[serde(default)]
+    pub cached_tokens: u64,
+}
+
+impl PromptTokensDetails {
+    fn is_empty(&self) -> bool {
+        self.cached_tokens == 0
+    }
 }
 
 impl Usage {
+    /// A call's counts, nothing cached.
+    pub fn new(prompt_tokens: u64, completion_tokens: u64) -> Usage {
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            prompt_tokens_details: PromptTokensDetails::default(),
+        }
+    }
+
     pub fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
+    }
+
+    /// Prompt tokens read from a cache.
+    pub fn cached_tokens(&self) -> u64 {
+        self.prompt_tokens_details.cached_tokens
     }
 
     pub fn add(&mut self, other: Usage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
+        self.prompt_tokens_details.cached_tokens += other.prompt_tokens_details.cached_tokens;
     }
 }
 

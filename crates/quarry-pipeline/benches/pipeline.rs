@@ -103,6 +103,7 @@ impl LlmClient for TitleModel {
                 usage: Usage {
                     prompt_tokens: 300,
                     completion_tokens: 20,
+                    ..Usage::default()
                 },
                 latency: self.latency,
                 attempts: 1,

@@ -83,6 +83,7 @@ impl LlmClient for TitleModel {
                 usage: Usage {
                     prompt_tokens: 300,
                     completion_tokens: 20,
+                    ..Usage::default()
                 },
                 latency: LATENCY,
                 attempts: 1,

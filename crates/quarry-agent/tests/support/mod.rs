@@ -77,6 +77,7 @@ fn response(content: Option<String>, tool_calls: Vec<ToolCall>) -> ChatResponse 
         usage: Usage {
             prompt_tokens: 100,
             completion_tokens: 20,
+            ..Usage::default()
         },
         latency: Duration::ZERO,
         attempts: 1,

@@ -1,21 +1,21 @@
 //! The llama architecture (SmolLM2, Llama 3.x) on the memory-mapped GGUF: Q4_1 weights stay
 //! 4-bit ([`quarry_kernels::q4_1`]), other block types go through candle's kernels. Compared with
-//! candle-transformers' `quantized_llama`, the key-value cache is preallocated (no copy of the
-//! whole cache per token) and grouped-query attention reads the shared key-value heads in place
-//! instead of repeating them.
+//! candle-transformers' `quantized_llama`, the key-value state lives outside the weights, one
+//! [`SequenceCache`] per sequence, so one forward pass reads the new tokens of several sequences
+//! at once (every weight matrix multiplied once for all of them; attention per sequence, each
+//! against its own cache), and a sequence can start from a cached prefix; grouped-query attention
+//! reads the shared key-value heads in place instead of repeating them.
 
 use std::sync::Arc;
 
 use candle_core::quantized::QMatMul;
 use candle_core::quantized::gguf_file::Content;
-use candle_core::{DType, Device, IndexOp, Module, Result, Tensor};
-use candle_nn::kv_cache::KvCache;
+use candle_core::{DType, Device, Module, Result, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 use quarry_kernels::Mmap;
 use quarry_kernels::q4_1::load_tensor;
 
-/// Positions the cache holds before it grows (by as many again).
-const CACHE_STEP: usize = 512;
+use super::cache::SequenceCache;
 
 struct Layer {
     attention_norm: RmsNorm,
@@ -27,7 +27,6 @@ struct Layer {
     gate: QMatMul,
     up: QMatMul,
     down: QMatMul,
-    cache: KvCache,
 }
 
 /// A llama model's weights and key-value cache.
@@ -42,6 +41,18 @@ pub struct Llama {
     head_dim: usize,
     cos: Tensor,
     sin: Tensor,
+    /// The sequence of [`forward`](Self::forward), which reads one sequence at a time.
+    solo: SequenceCache,
+}
+
+/// One sequence's part of a batched forward pass.
+pub struct SequenceStep<'a> {
+    /// Its key-value state; the new tokens are appended to it.
+    pub cache: &'a mut SequenceCache,
+    /// The tokens to read, placed after the cached ones.
+    pub tokens: &'a [u32],
+    /// Whether the logits after its last token are wanted (not for a prompt's earlier chunks).
+    pub logits: bool,
 }
 
 impl Llama {
@@ -94,7 +105,6 @@ impl Llama {
                 gate: matmul(&name("ffn_gate"))?,
                 up: matmul(&name("ffn_up"))?,
                 down: matmul(&name("ffn_down"))?,
-                cache: KvCache::new(2, CACHE_STEP),
             });
         }
         let (cos, sin) = rotary_tables(rope_dim, rope_base, context_length, device)?;
@@ -108,50 +118,103 @@ impl Llama {
             head_dim: embedding_length / heads,
             cos,
             sin,
+            solo: SequenceCache::default(),
         })
     }
 
-    /// Forgets the cached sequence.
-    pub fn clear_kv_cache(&mut self) {
-        for layer in &mut self.layers {
-            layer.cache.reset();
-        }
+    /// The last position's logits after `tokens` (shape `(1, seq)`) placed at `position` of
+    /// the one sequence this method reads (its cache cut back to `position`).
+    pub fn forward(&mut self, tokens: &Tensor, position: usize) -> Result<Tensor> {
+        let tokens = tokens.flatten_all()?.to_vec1::<u32>()?;
+        let mut solo = std::mem::take(&mut self.solo);
+        solo.truncate(position);
+        let logits = self.forward_batch(&mut [SequenceStep {
+            cache: &mut solo,
+            tokens: &tokens,
+            logits: true,
+        }]);
+        self.solo = solo;
+        let logits = logits?.pop().flatten().unwrap_or_default();
+        Tensor::new(logits, &Device::Cpu)?.unsqueeze(0)
     }
 
-    /// The last position's logits after `tokens` (shape `(1, seq)`) placed at `position`.
-    pub fn forward(&mut self, tokens: &Tensor, position: usize) -> Result<Tensor> {
-        let (batch, seq_len) = tokens.dims2()?;
+    /// Reads each step's tokens after its cached ones, all sequences in one pass: the answer
+    /// has, per step, the logits after its last token when they were asked for.
+    pub fn forward_batch(&self, steps: &mut [SequenceStep<'_>]) -> Result<Vec<Option<Vec<f32>>>> {
+        let device = Device::Cpu;
+        let mut all_tokens = Vec::new();
+        let mut positions = Vec::new();
+        for step in steps.iter() {
+            let start = step.cache.len();
+            all_tokens.extend_from_slice(step.tokens);
+            positions.extend((start..start + step.tokens.len()).map(|position| position as u32));
+        }
+        let total = all_tokens.len();
+        if total == 0 {
+            return Ok(steps.iter().map(|_| None).collect());
+        }
+        let window = self.cos.dim(0)?;
+        if positions
+            .iter()
+            .any(|&position| position as usize >= window)
+        {
+            candle_core::bail!("a sequence runs past the context window");
+        }
         let mut hidden = self
             .embeddings
-            .embedding(&tokens.flatten_all()?)?
-            .reshape((batch, seq_len, ()))?;
-        let mask = match seq_len {
-            1 => None,
-            _ => Some(causal_mask(seq_len, position, tokens.device())?),
-        };
-        let (cos, sin) = (
-            self.cos.narrow(0, position, seq_len)?,
-            self.sin.narrow(0, position, seq_len)?,
+            .embedding(&Tensor::new(all_tokens.as_slice(), &device)?)?
+            .reshape((1, total, ()))?;
+        let positions = Tensor::new(positions.as_slice(), &device)?;
+        let rotation = (
+            self.cos.index_select(&positions, 0)?,
+            self.sin.index_select(&positions, 0)?,
         );
         let shape = AttentionShape {
             heads: self.heads,
             kv_heads: self.kv_heads,
             head_dim: self.head_dim,
         };
-        for layer in &mut self.layers {
+        for (index, layer) in self.layers.iter().enumerate() {
             let attended = layer.attention(
+                index,
                 &layer.attention_norm.forward(&hidden)?,
                 &shape,
-                (&cos, &sin),
-                mask.as_ref(),
+                (&rotation.0, &rotation.1),
+                steps,
             )?;
             hidden = (attended + hidden)?;
             let normed = layer.ffn_norm.forward(&hidden)?;
             let activated = (layer.gate.forward(&normed)?.silu()? * layer.up.forward(&normed)?)?;
             hidden = (layer.down.forward(&activated)? + hidden)?;
         }
-        let last = self.norm.forward(&hidden)?.i((.., seq_len - 1, ..))?;
-        self.output.forward(&last)
+        // Only the rows whose logits are wanted go through the output matrix.
+        let mut wanted = Vec::new();
+        let mut end = 0;
+        for step in steps.iter_mut() {
+            end += step.tokens.len();
+            step.cache.extend_tokens(step.tokens);
+            if step.logits && !step.tokens.is_empty() {
+                wanted.push(end as u32 - 1);
+            }
+        }
+        let mut rows = match wanted.is_empty() {
+            true => Vec::new(),
+            false => {
+                let last = hidden.index_select(&Tensor::new(wanted.as_slice(), &device)?, 1)?;
+                self.output
+                    .forward(&self.norm.forward(&last)?)?
+                    .squeeze(0)?
+                    .to_vec2::<f32>()?
+            }
+        }
+        .into_iter();
+        Ok(steps
+            .iter()
+            .map(|step| match step.logits && !step.tokens.is_empty() {
+                true => rows.next(),
+                false => None,
+            })
+            .collect())
     }
 }
 
@@ -162,16 +225,19 @@ struct AttentionShape {
 }
 
 impl Layer {
+    /// Attention over `x`, the new tokens of every step one after another: the projections and
+    /// rotation for all of them at once, then each step's queries against its own cache.
     fn attention(
-        &mut self,
+        &self,
+        index: usize,
         x: &Tensor,
         shape: &AttentionShape,
         (cos, sin): (&Tensor, &Tensor),
-        mask: Option<&Tensor>,
+        steps: &mut [SequenceStep<'_>],
     ) -> Result<Tensor> {
-        let (batch, seq_len, width) = x.dims3()?;
+        let (batch, total, width) = x.dims3()?;
         let split = |t: Tensor, heads: usize| {
-            t.reshape((batch, seq_len, heads, shape.head_dim))?
+            t.reshape((batch, total, heads, shape.head_dim))?
                 .transpose(1, 2)?
                 .contiguous()
         };
@@ -181,30 +247,65 @@ impl Layer {
         // GGUF llama weights are permuted for the interleaved rotation (pairs 2i, 2i + 1).
         let query = candle_nn::rotary_emb::rope_i(&query, cos, sin)?;
         let key = candle_nn::rotary_emb::rope_i(&key, cos, sin)?;
-        let (key, value) = self.cache.append(&key, &value)?;
-        let kv_len = key.dim(2)?;
-
-        // The query heads that share a key-value head attend as one group of `group * seq_len`
-        // rows: (batch, kv_heads, group * seq_len, head_dim).
-        let group = shape.heads / shape.kv_heads;
-        let query = query.reshape((batch, shape.kv_heads, group * seq_len, shape.head_dim))?;
-        let scale = 1.0 / (shape.head_dim as f64).sqrt();
-        let scores = (query.matmul(&key.t()?)? * scale)?;
-        let scores = match mask {
-            None => scores,
-            Some(mask) => scores
-                .reshape((batch, shape.kv_heads, group, seq_len, kv_len))?
-                .broadcast_add(mask)?
-                .reshape((batch, shape.kv_heads, group * seq_len, kv_len))?,
+        let mut outputs = Vec::with_capacity(steps.len());
+        let mut start = 0;
+        for step in steps.iter_mut() {
+            let seq_len = step.tokens.len();
+            if seq_len == 0 {
+                continue;
+            }
+            let part = |t: &Tensor| t.narrow(2, start, seq_len);
+            let position = step.cache.len();
+            let (keys, values) = step.cache.append(
+                index,
+                &part(&key)?.contiguous()?,
+                &part(&value)?.contiguous()?,
+            )?;
+            outputs.push(attend(&part(&query)?, &keys, &values, position, shape)?);
+            start += seq_len;
+        }
+        let attended = match outputs.len() {
+            1 => outputs.pop().expect("one output"),
+            _ => Tensor::cat(&outputs, 1)?,
         };
-        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-        let attended = weights.matmul(&value.contiguous()?)?;
-        let attended = attended
-            .reshape((batch, shape.heads, seq_len, shape.head_dim))?
-            .transpose(1, 2)?
-            .reshape((batch, seq_len, width))?;
-        self.attention_output.forward(&attended)
+        self.attention_output
+            .forward(&attended.reshape((batch, total, width))?)
     }
+}
+
+/// One sequence's queries `(1, heads, seq_len, head_dim)`, placed at `position`, against its
+/// keys and values `(1, kv_heads, kv_len, head_dim)`: `(1, seq_len, heads * head_dim)`.
+fn attend(
+    query: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    position: usize,
+    shape: &AttentionShape,
+) -> Result<Tensor> {
+    let (batch, _, seq_len, _) = query.dims4()?;
+    let kv_len = keys.dim(2)?;
+    // The query heads that share a key-value head attend as one group of `group * seq_len`
+    // rows: (batch, kv_heads, group * seq_len, head_dim).
+    let group = shape.heads / shape.kv_heads;
+    let query =
+        query
+            .contiguous()?
+            .reshape((batch, shape.kv_heads, group * seq_len, shape.head_dim))?;
+    let scale = 1.0 / (shape.head_dim as f64).sqrt();
+    let scores = (query.matmul(&keys.t()?)? * scale)?;
+    let scores = match seq_len {
+        1 => scores,
+        _ => scores
+            .reshape((batch, shape.kv_heads, group, seq_len, kv_len))?
+            .broadcast_add(&causal_mask(seq_len, position, query.device())?)?
+            .reshape((batch, shape.kv_heads, group * seq_len, kv_len))?,
+    };
+    let weights = candle_nn::ops::softmax_last_dim(&scores)?;
+    weights
+        .matmul(&values.contiguous()?)?
+        .reshape((batch, shape.heads, seq_len, shape.head_dim))?
+        .transpose(1, 2)?
+        .reshape((batch, seq_len, shape.heads * shape.head_dim))
 }
 
 /// `(seq_len, position + seq_len)`: 0 where a query may attend, -inf after it.

@@ -2,12 +2,15 @@
 //! providers (feature `local`).
 //!
 //! A model is loaded once per process and path ([`load`]) and shared by every client and
-//! request; replies are decoded one at a time per model (its key-value cache is one sequence),
-//! on a blocking thread, their text streamed back as it is decoded. The tokenizer and the chat
+//! request. Its [`engine`] thread decodes the replies asked of it together, each starting from
+//! the longest prefix of its prompt already read ([`cache`]), their text streamed back as it is
+//! decoded. The tokenizer and the chat
 //! template come from the GGUF itself ([`vocab`], [`template`]). Every reply that must follow a
 //! JSON Schema, or be a tool call, is decoded under a token mask ([`grammar`]), so it parses and
 //! conforms; with the source text given, plain strings can only be text the source contains.
 
+mod cache;
+mod engine;
 mod generate;
 mod grammar;
 mod llama;
@@ -19,6 +22,7 @@ mod vocab;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use candle_core::quantized::gguf_file::Content;
 use llguidance::ParserFactory;
@@ -28,24 +32,83 @@ use crate::client::{BoxFuture, LlmClient, TokenSink};
 use crate::structured::StructuredOutput;
 use crate::types::{ChatRequest, ChatResponse};
 
+pub use engine::{CacheReport, EngineSettings};
 pub use generate::DecodeStats;
 pub use grammar::tool_call_text;
 
-/// A loaded GGUF model: its vocabulary, chat template, mask factory and weights.
-pub struct LocalModel {
+/// How a local model is served: the settings a user can give per model (`quarry.toml`'s
+/// `[models."local:…"]`, or flags). Unset ones are sized to the machine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LocalSettings {
+    /// Replies decoded together at most (`--parallel`).
+    pub parallel: Option<usize>,
+    /// MiB for key-value state: of replies being decoded and of prompts kept for reuse.
+    pub cache_mib: Option<usize>,
+    /// The context window in tokens, at most the model's own.
+    pub context: Option<usize>,
+}
+
+impl LocalSettings {
+    /// Replies decoded together when unset: twice the CPUs (decoding one reply leaves the
+    /// cores waiting on memory), between 2 and 8.
+    pub fn default_parallel() -> usize {
+        let cpus = std::thread::available_parallelism().map_or(2, usize::from);
+        (2 * cpus).clamp(2, 8)
+    }
+
+    /// MiB of key-value state when unset.
+    pub const DEFAULT_CACHE_MIB: usize = 512;
+
+    fn engine(&self) -> EngineSettings {
+        EngineSettings {
+            parallel: self
+                .parallel
+                .unwrap_or_else(LocalSettings::default_parallel)
+                .max(1),
+            cache_bytes: self.cache_mib.unwrap_or(LocalSettings::DEFAULT_CACHE_MIB) << 20,
+            prompt_chunk: PROMPT_CHUNK,
+        }
+    }
+}
+
+/// Prompt tokens read in one forward pass, over all replies.
+const PROMPT_CHUNK: usize = 512;
+
+/// What decoding needs of the vocabulary on the engine's thread.
+pub(crate) struct Lexicon {
     path: PathBuf,
-    name: String,
     vocab: vocab::Vocab,
-    template: template::ChatTemplate,
-    factory: ParserFactory,
-    model: Mutex<model::Model>,
-    last_stats: Mutex<Option<DecodeStats>>,
     /// The first byte of each token's text (0 for none), for steering ([`steer`]).
     first_bytes: Vec<u8>,
 }
 
+impl Lexicon {
+    fn failure(&self, reason: &str) -> LlmError {
+        LlmError::BadReply {
+            provider: "local".to_owned(),
+            url: self.path.display().to_string(),
+            reason: reason.to_owned(),
+        }
+    }
+}
+
+/// A loaded GGUF model: its vocabulary, chat template, mask factory, and the engine that owns
+/// its weights.
+pub struct LocalModel {
+    path: PathBuf,
+    name: String,
+    lexicon: Arc<Lexicon>,
+    template: template::ChatTemplate,
+    factory: ParserFactory,
+    engine: engine::Engine,
+    context_length: usize,
+    architecture: String,
+    settings: EngineSettings,
+    last_stats: Mutex<Option<DecodeStats>>,
+}
+
 impl LocalModel {
-    fn open(path: &Path) -> Result<LocalModel, LlmError> {
+    fn open(path: &Path, settings: &LocalSettings) -> Result<LocalModel, LlmError> {
         let mut file = std::fs::File::open(path).map_err(|error| LlmError::Misconfigured {
             provider: "local".to_owned(),
             reason: format!(
@@ -80,32 +143,53 @@ impl LocalModel {
             |stem| stem.to_string_lossy().into_owned(),
         );
         let model = model::Model::load(path, content)?;
+        let context_length = settings.context.map_or(model.context_length, |context| {
+            context.clamp(1, model.context_length)
+        });
+        let architecture = model.architecture.clone();
         let trie = vocab.env().tok_trie();
         let first_bytes = (0..trie.vocab_size() as u32)
             .map(|token| trie.token(token).first().copied().unwrap_or(0))
             .collect();
+        let lexicon = Arc::new(Lexicon {
+            path: path.to_owned(),
+            vocab,
+            first_bytes,
+        });
+        let engine_settings = settings.engine();
+        let engine = engine::Engine::start(model, lexicon.clone(), engine_settings)?;
         Ok(LocalModel {
             path: path.to_owned(),
             name,
-            vocab,
+            lexicon,
             template,
             factory,
-            model: Mutex::new(model),
+            engine,
+            context_length,
+            architecture,
+            settings: engine_settings,
             last_stats: Mutex::new(None),
-            first_bytes,
         })
     }
 
     /// The model's context window, in tokens.
     pub fn context_length(&self) -> usize {
-        self.model.lock().map_or(0, |model| model.context_length)
+        self.context_length
     }
 
     /// The GGUF's architecture, e.g. `llama`.
     pub fn architecture(&self) -> String {
-        self.model
-            .lock()
-            .map_or_else(|_| String::new(), |model| model.architecture.clone())
+        self.architecture.clone()
+    }
+
+    /// How the model is served.
+    pub fn engine_settings(&self) -> EngineSettings {
+        self.settings
+    }
+
+    /// What its prefix cache holds now.
+    pub fn cache_report(&self) -> &CacheReport {
+        self.engine.cache_report()
     }
 
     /// Where the time of the last reply went.
@@ -115,25 +199,27 @@ impl LocalModel {
 
     /// The token ids of `text` (special tokens written in it included).
     pub fn tokenize(&self, text: &str) -> Result<Vec<u32>, LlmError> {
-        self.vocab.encode(text)
+        self.lexicon.vocab.encode(text)
     }
 
     /// The text of `tokens`.
     pub fn detokenize(&self, tokens: &[u32]) -> String {
-        self.vocab.decode(tokens)
+        self.lexicon.vocab.decode(tokens)
     }
 
     fn failure(&self, reason: &str) -> LlmError {
-        LlmError::BadReply {
-            provider: "local".to_owned(),
-            url: self.path.display().to_string(),
-            reason: reason.to_owned(),
-        }
+        self.lexicon.failure(reason)
     }
 }
 
-/// The model at `path`, loaded on first use and shared afterwards.
+/// The model at `path`, loaded on first use (with default settings) and shared afterwards.
 pub fn load(path: &Path) -> Result<Arc<LocalModel>, LlmError> {
+    load_with(path, &LocalSettings::default())
+}
+
+/// The model at `path`, loaded on first use with `settings` and shared afterwards (a model
+/// already loaded keeps the settings it was loaded with).
+pub fn load_with(path: &Path, settings: &LocalSettings) -> Result<Arc<LocalModel>, LlmError> {
     static LOADED: Mutex<Option<HashMap<PathBuf, Arc<LocalModel>>>> = Mutex::new(None);
     let key = path.canonicalize().unwrap_or_else(|_| path.to_owned());
     let mut loaded = LOADED
@@ -143,9 +229,15 @@ pub fn load(path: &Path) -> Result<Arc<LocalModel>, LlmError> {
     if let Some(model) = models.get(&key) {
         return Ok(model.clone());
     }
-    let model = Arc::new(LocalModel::open(&key)?);
+    let model = Arc::new(LocalModel::open(&key, settings)?);
     models.insert(key, model.clone());
     Ok(model)
+}
+
+/// A model of its own, loaded with `settings` and shared with no one (tests and benchmarks
+/// compare settings on one file; everything else uses [`load`]).
+pub fn load_unshared(path: &Path, settings: &LocalSettings) -> Result<Arc<LocalModel>, LlmError> {
+    Ok(Arc::new(LocalModel::open(path, settings)?))
 }
 
 /// A client of a loaded local model.
@@ -167,32 +259,41 @@ impl LocalClient {
         &self.model
     }
 
-    /// Decodes on a blocking thread, passing text to `on_token` on this task as it comes.
+    /// Prepares the reply on a blocking thread (template, tokens, grammar), queues it on the
+    /// model's engine and passes its text to `on_token` on this task as it comes. Dropping the
+    /// future cancels the reply.
     async fn decode(
         &self,
         request: &ChatRequest,
         on_token: Option<TokenSink<'_>>,
     ) -> Result<ChatResponse, LlmError> {
-        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let started = Instant::now();
         let model = self.model.clone();
         let request = request.clone();
         let decoding = tokio::task::spawn_blocking(move || {
-            let (response, stats) = generate::generate(&model, &request, &mut |text| {
-                let _ = sender.send(text.to_owned());
-            })?;
-            if let Ok(mut last) = model.last_stats.lock() {
-                *last = Some(stats);
-            }
-            Ok(response)
-        });
-        while let Some(text) = receiver.recv().await {
-            if let Some(sink) = on_token {
-                sink(&text);
+            generate::Decoding::prepare(&model, &request, started)
+        })
+        .await
+        .map_err(|error| self.model.failure(&format!("the decoder stopped: {error}")))??;
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        self.model.engine.submit(decoding, sender)?;
+        while let Some(event) = receiver.recv().await {
+            match event {
+                engine::Event::Text(text) => {
+                    if let Some(sink) = on_token {
+                        sink(&text);
+                    }
+                }
+                engine::Event::Done(done) => {
+                    let (response, stats) = done?;
+                    if let Ok(mut last) = self.model.last_stats.lock() {
+                        *last = Some(stats);
+                    }
+                    return Ok(response);
+                }
             }
         }
-        decoding
-            .await
-            .map_err(|error| self.model.failure(&format!("the decoder stopped: {error}")))?
+        Err(self.model.failure("the decoder stopped without a reply"))
     }
 }
 

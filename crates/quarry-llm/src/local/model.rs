@@ -12,7 +12,8 @@ use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::{quantized_gemma3, quantized_qwen2, quantized_qwen3};
 use quarry_kernels::Mmap;
 
-use super::llama::Llama;
+use super::cache::Reuse;
+use super::llama::{Llama, SequenceStep};
 use super::vocab::{metadata_str, metadata_u32};
 use crate::LlmError;
 
@@ -84,26 +85,61 @@ impl Model {
         })
     }
 
-    /// Forgets the previous sequence: the next [`forward`](Self::forward) starts at position 0.
-    pub fn reset(&mut self) {
-        match &mut self.weights {
-            Weights::Llama(weights) => weights.clear_kv_cache(),
-            Weights::Qwen2(weights) => weights.clear_kv_cache(),
-            Weights::Qwen3(weights) => weights.clear_kv_cache(),
-            // Gemma 3 drops its cache when a sequence starts at position 0.
-            Weights::Gemma3(_) => {}
+    /// How this architecture's key-value state can be reused across replies.
+    pub fn reuse(&self) -> Reuse {
+        match self.weights {
+            Weights::Llama(_) => Reuse::Prefix,
+            _ => Reuse::Continuation,
         }
     }
 
-    /// The next token's logits after `tokens`, which sit at `position` in the sequence (the
-    /// cache holds the ones before).
-    pub fn forward(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LlmError> {
+    /// Reads each step's tokens after its cached ones and answers, per step, the logits after
+    /// its last token when asked for. Quarry's own llama reads every step in one pass; candle's
+    /// models hold one sequence, so they take one step at a time (a step whose cache is empty
+    /// starts that sequence afresh).
+    pub fn forward_batch(
+        &mut self,
+        steps: &mut [SequenceStep<'_>],
+    ) -> Result<Vec<Option<Vec<f32>>>, LlmError> {
+        if let Weights::Llama(weights) = &self.weights {
+            return weights.forward_batch(steps).map_err(inference);
+        }
+        let mut answers = Vec::with_capacity(steps.len());
+        for step in steps.iter_mut() {
+            if step.tokens.is_empty() {
+                answers.push(None);
+                continue;
+            }
+            let position = step.cache.len();
+            if position == 0 {
+                self.clear_candle_cache();
+            }
+            let logits = self.forward_candle(step.tokens, position)?;
+            step.cache.extend_tokens(step.tokens);
+            answers.push(step.logits.then_some(logits));
+        }
+        Ok(answers)
+    }
+
+    /// Forgets the sequence a candle model holds.
+    fn clear_candle_cache(&mut self) {
+        match &mut self.weights {
+            Weights::Qwen2(weights) => weights.clear_kv_cache(),
+            Weights::Qwen3(weights) => weights.clear_kv_cache(),
+            // Gemma 3 drops its cache when a sequence starts at position 0; llama's state is
+            // not in its weights.
+            Weights::Gemma3(_) | Weights::Llama(_) => {}
+        }
+    }
+
+    /// A candle model's logits after `tokens`, which sit at `position` in its one sequence.
+    fn forward_candle(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LlmError> {
         // candle's Gemma 3 cannot build the mask of several tokens after a cached prefix (it
         // joins an f32 block to a u32 one): such tokens go one at a time.
         if matches!(self.weights, Weights::Gemma3(_)) && position > 0 && tokens.len() > 1 {
             let mut logits = Vec::new();
             for (offset, token) in tokens.iter().enumerate() {
-                logits = self.forward(std::slice::from_ref(token), position + offset)?;
+                logits = self.forward_candle(std::slice::from_ref(token), position + offset)?;
             }
             return Ok(logits);
         }

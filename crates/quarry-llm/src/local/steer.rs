@@ -31,7 +31,7 @@ pub(crate) struct Steering<'a> {
     /// The first byte of each token's text (0 for none).
     pub first_bytes: &'a [u8],
     /// The grounding source as it appears inside a JSON string (escaped, no quotes).
-    pub source: Option<String>,
+    pub source: Option<&'a str>,
 }
 
 impl Steering<'_> {
@@ -54,7 +54,7 @@ impl Steering<'_> {
             }
             return;
         }
-        let (Some(value), Some(source)) = (open, self.source.as_deref()) else {
+        let (Some(value), Some(source)) = (open, self.source) else {
             return;
         };
         if value.is_empty() || !at_clause_boundary(source, value) {

@@ -1,0 +1,282 @@
+//! The serving engine of one loaded model: a thread that owns the weights and decodes every
+//! reply asked of the model together (continuous batching).
+//!
+//! Between forward passes the engine admits waiting replies (up to `parallel` at once), each
+//! starting from the longest prefix of its prompt the [`PrefixCache`] holds. One pass then reads,
+//! for every active reply, either its next chunk of prompt (at most [`EngineSettings::
+//! prompt_chunk`] prompt tokens per pass in all, so replies already running keep flowing) or the
+//! tokens it chose at the last step. Each reply masks, steers and samples its own logits with its
+//! own grammar and settings, streams its text, and retires on its own: finished, failed, or
+//! cancelled (its receiver dropped). A retired reply's key-value state goes back to the cache.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::time::Instant;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::Lexicon;
+use super::cache::{PrefixCache, Reuse, SequenceCache};
+use super::generate::{DecodeStats, Decoding, Progress};
+use super::llama::SequenceStep;
+use super::model::Model;
+use crate::LlmError;
+use crate::types::ChatResponse;
+
+/// What the engine tells the caller of one reply.
+pub enum Event {
+    /// Text decoded, in order.
+    Text(String),
+    /// The reply, or why there is none.
+    Done(Result<(ChatResponse, DecodeStats), LlmError>),
+}
+
+/// How many replies the engine decodes at once and how much it keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineSettings {
+    /// Replies decoded together at most; more wait for a place.
+    pub parallel: usize,
+    /// Memory for key-value state: of replies being decoded and of the prefixes kept.
+    pub cache_bytes: usize,
+    /// Prompt tokens read in one forward pass, over all replies.
+    pub prompt_chunk: usize,
+}
+
+/// A reply for the engine: its decoding state and where its events go.
+struct Job {
+    decoding: Decoding,
+    events: UnboundedSender<Event>,
+}
+
+/// What the prefix cache holds after the last reply retired.
+#[derive(Debug, Default)]
+pub struct CacheReport {
+    sequences: AtomicUsize,
+    bytes: AtomicUsize,
+}
+
+impl CacheReport {
+    /// Sequences kept for reuse.
+    pub fn sequences(&self) -> usize {
+        self.sequences.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of key-value state they hold.
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    fn record(&self, cache: &PrefixCache) {
+        self.sequences.store(cache.len(), Ordering::Relaxed);
+        self.bytes.store(cache.bytes(), Ordering::Relaxed);
+    }
+}
+
+/// The handle of a model's engine thread.
+pub struct Engine {
+    jobs: Sender<Job>,
+    report: Arc<CacheReport>,
+}
+
+impl Engine {
+    /// Starts the engine thread that owns `model`.
+    pub fn start(
+        model: Model,
+        lexicon: Arc<Lexicon>,
+        settings: EngineSettings,
+    ) -> Result<Engine, LlmError> {
+        let (jobs, queue) = std::sync::mpsc::channel();
+        let report = Arc::new(CacheReport::default());
+        let reporter = report.clone();
+        std::thread::Builder::new()
+            .name("quarry-local-model".to_owned())
+            .spawn(move || run(model, &lexicon, settings, &queue, &reporter))
+            .map_err(|error| LlmError::Misconfigured {
+                provider: "local".to_owned(),
+                reason: format!("cannot start the model's decoding thread: {error}"),
+            })?;
+        Ok(Engine { jobs, report })
+    }
+
+    /// What the prefix cache holds.
+    pub fn cache_report(&self) -> &CacheReport {
+        &self.report
+    }
+
+    /// Queues `decoding`; its text and result come as [`Event`]s on `events`. Dropping the
+    /// receiver of `events` cancels the reply.
+    pub fn submit(
+        &self,
+        decoding: Decoding,
+        events: UnboundedSender<Event>,
+    ) -> Result<(), LlmError> {
+        self.jobs
+            .send(Job { decoding, events })
+            .map_err(|_| LlmError::BadReply {
+                provider: "local".to_owned(),
+                url: "in-process".to_owned(),
+                reason: "the model's decoding thread has stopped".to_owned(),
+            })
+    }
+}
+
+/// A reply being decoded: its state, its key-value cache and its caller.
+struct Active {
+    decoding: Decoding,
+    cache: SequenceCache,
+    events: UnboundedSender<Event>,
+}
+
+/// The engine's loop: admit, read one batch, advance every reply, retire the finished ones.
+fn run(
+    mut model: Model,
+    lexicon: &Lexicon,
+    settings: EngineSettings,
+    queue: &Receiver<Job>,
+    report: &CacheReport,
+) {
+    let reuse = model.reuse();
+    let parallel = match reuse {
+        Reuse::Prefix => settings.parallel.max(1),
+        // candle's models hold one sequence.
+        Reuse::Continuation => 1,
+    };
+    let mut cache = PrefixCache::new(settings.cache_bytes, reuse);
+    let mut active: Vec<Active> = Vec::new();
+    loop {
+        if active.is_empty() {
+            match queue.recv() {
+                Ok(job) => active.push(admit(job, &mut cache)),
+                Err(_) => return,
+            }
+        }
+        while active.len() < parallel {
+            match queue.try_recv() {
+                Ok(job) => active.push(admit(job, &mut cache)),
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+            }
+        }
+        // Replies whose callers went away stop here.
+        let (cancelled, running): (Vec<Active>, Vec<Active>) = active
+            .into_iter()
+            .partition(|reply| reply.events.is_closed());
+        active = running;
+        for reply in cancelled {
+            retire(reply.cache, &active, &mut cache);
+            report.record(&cache);
+        }
+        if active.is_empty() {
+            continue;
+        }
+        active = step(
+            &mut model,
+            lexicon,
+            settings.prompt_chunk,
+            active,
+            &mut cache,
+        );
+        report.record(&cache);
+    }
+}
+
+/// A queued reply made active, starting after the prefix of its prompt the cache holds.
+fn admit(job: Job, cache: &mut PrefixCache) -> Active {
+    let Job {
+        mut decoding,
+        events,
+    } = job;
+    let (sequence, cached) = cache.take(decoding.prompt());
+    decoding.start_after(cached);
+    Active {
+        decoding,
+        cache: sequence,
+        events,
+    }
+}
+
+/// Keeps a retired reply's key-value state for later prompts, within the budget the active
+/// replies leave.
+fn retire(sequence: SequenceCache, active: &[Active], cache: &mut PrefixCache) {
+    let active_bytes = active.iter().map(|reply| reply.cache.bytes()).sum();
+    cache.put_back(sequence, active_bytes);
+}
+
+/// One forward pass over every active reply; answers the replies still running.
+fn step(
+    model: &mut Model,
+    lexicon: &Lexicon,
+    prompt_chunk: usize,
+    mut active: Vec<Active>,
+    cache: &mut PrefixCache,
+) -> Vec<Active> {
+    // Replies already generating go first; prompts share what is left of the chunk in turn.
+    let mut prompt_left = prompt_chunk.max(1);
+    let counts: Vec<usize> = active
+        .iter()
+        .map(|reply| {
+            if !reply.decoding.reading_prompt() {
+                return reply.decoding.input(0).len();
+            }
+            let count = reply.decoding.input(prompt_left).len();
+            prompt_left -= count;
+            count
+        })
+        .collect();
+    let started = Instant::now();
+    let answers = {
+        let mut steps: Vec<SequenceStep<'_>> = active
+            .iter_mut()
+            .zip(&counts)
+            .map(|(reply, &count)| SequenceStep {
+                tokens: &reply.decoding.input(count)[..count],
+                logits: count > 0 && reply.decoding.wants_logits(count),
+                cache: &mut reply.cache,
+            })
+            .collect();
+        model.forward_batch(&mut steps)
+    };
+    let forward_ms = started.elapsed().as_secs_f64() * 1e3;
+    let answers = match answers {
+        Ok(answers) => answers,
+        Err(error) => {
+            // The caches may hold half a pass: they are dropped, not kept.
+            for reply in active {
+                let reason = error.to_string();
+                let _ = reply
+                    .events
+                    .send(Event::Done(Err(lexicon.failure(&reason))));
+            }
+            return Vec::new();
+        }
+    };
+    let mut running = Vec::with_capacity(active.len());
+    let mut retired = Vec::new();
+    for ((mut reply, count), logits) in active.into_iter().zip(counts).zip(answers) {
+        if count == 0 {
+            running.push(reply);
+            continue;
+        }
+        reply.decoding.account(forward_ms);
+        let events = reply.events.clone();
+        let mut on_text = |text: &str| {
+            let _ = events.send(Event::Text(text.to_owned()));
+        };
+        match reply.decoding.advance(count, logits, lexicon, &mut on_text) {
+            Ok(Progress::Running) => running.push(reply),
+            Ok(Progress::Finished) => {
+                let (response, stats) = reply.decoding.finish(lexicon, &mut on_text);
+                let _ = reply.events.send(Event::Done(Ok((response, stats))));
+                retired.push(reply.cache);
+            }
+            Err(error) => {
+                let _ = reply.events.send(Event::Done(Err(error)));
+                retired.push(reply.cache);
+            }
+        }
+    }
+    for sequence in retired {
+        retire(sequence, &running, cache);
+    }
+    running
+}
