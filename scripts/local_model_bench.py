@@ -26,11 +26,52 @@ The table has one row per figure, with the columns Quarry, llama.cpp and ratio
 Three rows have figures only for Quarry: mask time per generated token, its share of
 decode time, and the wall time of `extract --schema`.
 
+Serving (--serving, instead of the figures above): warm `POST /v1/chat` on long-lived servers,
+the Quarry side being `QUARRY serve --model local:MODEL --parallel P --context C` (with
+--cache-mib N when given), the llama.cpp side `QUARRY serve --model llamacpp: --base-url
+http://127.0.0.1:L/v1` in front of `llama-server -m MODEL -t THREADS -np P -c C*P` (-np with no
+unified cache gives each of its P slots C tokens; C is --serving-context, so each reply has the
+same window on both sides). Every server gets a free loopback port and counts as ready when it
+answers GET /healthz (quarry) or GET /health (llama-server) with 200, polled; quarry serve runs
+without a database (no key), in its own directory with an empty XDG_CONFIG_HOME (no quarry.toml)
+and RAYON_NUM_THREADS=CANDLE_NUM_THREADS=THREADS. Each chat is {"message": TEXT, "schema":
+SCHEMA, "now": "2024-11-04T09:00:00+00:00"}, a new conversation, with a 4-field invoice schema
+(vendor, customer, total, due_date as a date or null) and one of five fixed invoice texts of about
+300 characters. The reply is Server-Sent Events (`conversation`, `token` as the model's text
+arrives, `result` with the value and `usage`, `message`, `done`), read as it streams. Servers are
+started per setting of P (4, then 8), one side at a time, each with one warm-up chat (a sixth text)
+that is not counted. Figures (Quarry / llama.cpp unless said; wall times from sending the request
+to the stream's end):
+  warm /v1/chat        median wall time of the five texts sent one after another (P = 4).
+  retry (Quarry only)  one text (the first, with a leading "Scanned copy R-1" line, so it is new to
+                       the prefix cache apart from the instructions the warm-up left) sent twice:
+                       time to the first `token` event of each, their ratio (again / first; the
+                       goal is at most 0.15), and the repeat's usage.prompt_tokens_details.
+                       cached_tokens and usage.prompt_tokens (summed over the turn's model calls;
+                       a server that caches nothing omits the details, shown as 0).
+  N concurrent         N = P chats at once, one thread each, texts cycling through the five with a
+                       leading "Scanned copy C-i" line each (a line in front, not behind, so a text
+                       sent earlier does not make the rest of the prompt a cache hit): wall time
+                       from the first send to the last reply.
+  N one by one         (Quarry only) the same N texts, with "S-i" lines instead (not cached by the
+                       concurrent run), sent one after another on the same server: total wall
+                       time, and throughput concurrent / one by one = one-by-one wall / concurrent
+                       wall (the goal is at least 2.5).
+  peak RSS             VmHWM of the server process with P = 4, read just before it is stopped:
+                       quarry serve for Quarry, llama-server for llama.cpp; the quarry serve in
+                       front of llama-server is a row of its own.
+--quick runs P = 4 only with two of the texts (a smoke run). A chat that fails (HTTP error, an
+`error` event, no `result`) fails its side. The servers run one at a time; the machine should be
+otherwise idle.
+
 Usage:
     cargo build --release -p quarry-cli
     python3 scripts/local_model_bench.py --model path/to/model.gguf \\
         [--quarry target/release/quarry] [--llama-server path/to/llama-server] \\
         [--threads 2] [--prompt-tokens 512] [--generate 128] [--json]
+    python3 scripts/local_model_bench.py --serving --model path/to/model.gguf \\
+        [--llama-server path/to/llama-server] [--threads 2] [--serving-context 4096] \\
+        [--cache-mib N] [--quick] [--json]
 
 Without --llama-server, the script prints only Quarry's figures. If one side fails, the script
 prints a one-line error to stderr, still prints the other side's figures, and exits with
@@ -43,9 +84,11 @@ import json
 import math
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HEALTH_TIMEOUT_S = 120.0
@@ -223,20 +266,20 @@ def log_tail(path):
         return ""
 
 
-def wait_healthy(proc, port, log_path):
+def wait_healthy(proc, port, log_path, what="llama-server", path="/health"):
     deadline = time.monotonic() + HEALTH_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise BenchError(f"llama-server exited with status {proc.returncode} while loading: "
+            raise BenchError(f"{what} exited with status {proc.returncode} while loading: "
                              f"{one_line(log_tail(log_path) or 'no output')}")
         try:
-            status, _ = http_request(port, "GET", "/health", timeout=2.0)
+            status, _ = http_request(port, "GET", path, timeout=2.0)
             if status == 200:
                 return
         except (OSError, http.client.HTTPException):
             pass
         time.sleep(0.25)
-    raise BenchError(f"llama-server did not answer GET /health with 200 within "
+    raise BenchError(f"{what} did not answer GET {path} with 200 within "
                      f"{HEALTH_TIMEOUT_S:.0f} s (log: {log_path})")
 
 
@@ -369,12 +412,326 @@ def print_table(quarry, llama, with_llama, rates):
         if with_llama:
             row += ["-", "-"]
         rows.append(row)
+    print_rows(header, rows)
+
+
+def print_rows(header, rows):
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     line = lambda r: "  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
     print(line(header))
     print("  ".join("-" * w for w in widths))
     for r in rows:
         print(line(r))
+
+
+# ---------------------------------------------------------------------------- serving
+
+
+SERVE_NOW = "2024-11-04T09:00:00+00:00"
+INVOICE_SCHEMA = {
+    "type": "object",
+    "required": ["vendor", "customer", "total"],
+    "properties": {
+        "vendor": {"type": "string", "description": "The company that issued the invoice"},
+        "customer": {"type": "string", "description": "The company or person billed"},
+        "total": {"type": "number", "description": "The total amount due"},
+        "due_date": {"type": ["string", "null"], "format": "date",
+                     "description": "When payment is due, or null when the invoice does not say"},
+    },
+}
+INVOICE_TEXTS = [
+    "INVOICE No. 2024-118\nFrom: Northwind Traders Ltd, 12 Harbour Road, Bristol\n"
+    "Bill to: Contoso Pharmaceuticals, Leeds\nDate: 3 October 2024\n\n"
+    "40 x laboratory gloves (box) @ 12.50 = 500.00\nCourier: 35.00\nTotal due: 535.00 GBP\n"
+    "Payment due by 2 November 2024, by bank transfer to account 4471 2209.",
+    "Hi Maria, please find our bill for the September workshop. Fabrikam Consulting charged "
+    "Litware Inc. for 3 days of facilitation at $1,200 per day plus $240 travel, $3,840 in all. "
+    "We would be grateful for payment by 15 November 2024. Thanks again for having us, "
+    "Tom Becker, Fabrikam Consulting accounts.",
+    "Tailspin Toys GmbH - Rechnung / Invoice 88-0412\nCustomer: Wide World Importers, "
+    "Rotterdam\nItems: 250 wooden puzzles, 120 kite kits\nNet 4,180.00 EUR, VAT 19% 794.20 EUR\n"
+    "Invoice total 4,974.20 EUR\nPayable on receipt. Questions: billing@tailspin.example, "
+    "ref. order PO-7781.",
+    "STATEMENT OF CHARGES. Adventure Works Cycles has serviced the delivery fleet of Blue Yonder "
+    "Airlines: brake pads replaced on 14 bikes, two frames repaired, labour 9 hours. Parts 612.40, "
+    "labour 540.00, amount owing 1152.40 USD. Kindly remit by 2024-12-01 quoting statement "
+    "AW-3307. Late payments accrue 1.5% monthly.",
+    "Invoice #5521 issued 28/10/2024 by Proseware Hosting to Coho Winery. Dedicated server "
+    "rental for November, 1 unit, 189.00; backup storage 2 TB, 38.00; support plan, 25.00. "
+    "Total: 252.00 CAD. Due date: 11/11/2024. Paid invoices receive a receipt by e-mail; "
+    "unpaid ones are suspended after 30 days.",
+]
+WARMUP_INVOICE = ("Invoice 77 from Alpine Ski House to Margie's Travel: 6 lift passes at 55.00, "
+                  "total 330.00 CHF, due 20 December 2024.")
+
+
+class Server:
+    """A server process started on a loopback port and answering its health check."""
+
+    def __init__(self, what, cmd, port, health, workdir, env=None):
+        self.what, self.port, self.command = what, port, " ".join(cmd)
+        self.log_path = os.path.join(workdir, "server.log")
+        with open(self.log_path, "wb") as log:
+            try:
+                self.proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                                             stdout=log, stderr=subprocess.STDOUT)
+            except OSError as e:
+                raise BenchError(f"could not start {cmd[0]}: {e}")
+        try:
+            wait_healthy(self.proc, port, self.log_path, what, health)
+        except BaseException:
+            self.stop()
+            raise
+
+    def check_alive(self):
+        if self.proc.poll() is not None:
+            raise BenchError(f"{self.what} exited with status {self.proc.returncode}: "
+                             f"{one_line(log_tail(self.log_path) or 'no output')}")
+
+    def peak_rss_mib(self):
+        self.check_alive()
+        return peak_rss_mib(self.proc.pid)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_llama_serving(args, model, parallel, tmpdir):
+    if not (os.path.isfile(args.llama_server) and os.access(args.llama_server, os.X_OK)):
+        raise BenchError(f"no executable llama-server at {args.llama_server}")
+    port = free_port()
+    cmd = [args.llama_server, "-m", model, "-t", str(args.threads), "-np", str(parallel),
+           "-c", str(args.serving_context * parallel), "--host", "127.0.0.1", "--port", str(port)]
+    return Server("llama-server", cmd, port, "/health", tempfile.mkdtemp(prefix="llama.", dir=tmpdir))
+
+
+def start_quarry_serving(args, model, parallel, base_url, tmpdir):
+    """`quarry serve` for local:MODEL, or for llamacpp: in front of base_url."""
+    if not (os.path.isfile(args.quarry) and os.access(args.quarry, os.X_OK)):
+        raise BenchError(f"no executable at {args.quarry} (build it: cargo build --release -p quarry-cli)")
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="serve.", dir=tmpdir)
+    os.makedirs(os.path.join(workdir, "config"))
+    cmd = [args.quarry, "serve", "--addr", f"127.0.0.1:{port}", "--request-timeout-secs", "86400"]
+    if base_url:
+        cmd += ["--model", "llamacpp:", "--base-url", base_url]
+    else:
+        cmd += ["--model", f"local:{model}"]
+        if not args.no_parallel_flag:  # a binary from before the serving engine has neither flag
+            cmd += ["--parallel", str(parallel), "--context", str(args.serving_context)]
+            cmd += ["--cache-mib", str(args.cache_mib)] if args.cache_mib else []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QUARRY_") or k == "QUARRY_MODELS_DIR"}
+    env.update(RAYON_NUM_THREADS=str(args.threads), CANDLE_NUM_THREADS=str(args.threads),
+               XDG_CONFIG_HOME=os.path.join(workdir, "config"))
+    return Server("quarry serve", cmd, port, "/healthz", workdir, env)
+
+
+def chat(server, text):
+    """One POST /v1/chat, read as it streams: (wall s, s to the first `token` event or None, result)."""
+    body = json.dumps({"message": text, "schema": INVOICE_SCHEMA, "now": SERVE_NOW}).encode()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=REQUEST_TIMEOUT_S)
+    first = result = error = None
+    start = time.monotonic()
+    try:
+        conn.request("POST", "/v1/chat", body=body, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        if response.status != 200:
+            error = f"answered {response.status}: {one_line(response.read().decode(errors='replace'))}"
+        else:
+            event = None
+            for raw in iter(response.readline, b""):
+                line = raw.decode(errors="replace").rstrip("\r\n")
+                field, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                if not line:
+                    event = None
+                elif field == "event":
+                    event = value
+                elif field == "data" and event == "token" and first is None:
+                    first = time.monotonic() - start
+                elif field == "data" and event == "result":
+                    result = json.loads(value)
+                elif field == "data" and event == "error":
+                    error = f"streamed an error event: {one_line(value)}"
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        error = f"failed: {one_line(e)}"
+    finally:
+        conn.close()
+    wall = time.monotonic() - start
+    if error is None and result is None:
+        error = "ended without a result event"
+    if error is not None:
+        server.check_alive()
+        raise BenchError(f"{server.what} POST /v1/chat {error}")
+    return wall, first, result
+
+
+def variants(texts, n, tag):
+    """n texts cycling through texts, each made new by a leading line."""
+    return [f"Scanned copy {tag}-{i + 1}\n{texts[i % len(texts)]}" for i in range(n)]
+
+
+def sequential_wall(server, texts):
+    start = time.monotonic()
+    for text in texts:
+        chat(server, text)
+    return time.monotonic() - start
+
+
+def concurrent_wall(server, texts):
+    """Seconds from sending every text at once (a thread each) to the last reply."""
+    outcomes = [None] * len(texts)
+
+    def send(i):
+        try:
+            outcomes[i] = chat(server, texts[i])
+        except BenchError as e:
+            outcomes[i] = e
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(texts))]
+    start = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.monotonic() - start
+    for outcome in outcomes:
+        if isinstance(outcome, BenchError):
+            raise outcome
+    return wall
+
+
+def ms(seconds):
+    return seconds * 1000.0 if seconds is not None else None
+
+
+def retry_figures(server, text):
+    """Time to first token of a new request, then of the same request again (its prompt cached)."""
+    text = f"Scanned copy R-1\n{text}"
+    _, first, _ = chat(server, text)
+    _, again, result = chat(server, text)
+    usage = result.get("usage") or {}
+    return {
+        "retry_first_ttft_ms": ms(first),
+        "retry_repeat_ttft_ms": ms(again),
+        "retry_ttft_ratio": again / first if first and again is not None else None,
+        "retry_repeat_cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0),
+        "retry_repeat_prompt_tokens": usage.get("prompt_tokens"),
+        "retry_repeat_model_calls": result.get("model_calls"),
+    }
+
+
+def serving_side(side, args, model, parallel, tmpdir, figures):
+    """Adds one side's figures for servers started with `parallel` sequences to `figures`."""
+    texts = INVOICE_TEXTS[:2] if args.quick else INVOICE_TEXTS
+    servers = []
+    try:
+        base_url = None
+        if side == "llama_cpp":
+            servers.append(start_llama_serving(args, model, parallel, tmpdir))
+            base_url = f"http://127.0.0.1:{servers[0].port}/v1"
+        quarry = start_quarry_serving(args, model, parallel, base_url, tmpdir)
+        servers.append(quarry)
+        figures.setdefault("commands", []).extend(s.command for s in servers)
+        chat(quarry, WARMUP_INVOICE)
+        if parallel == 4:
+            walls = [ms(chat(quarry, text)[0]) for text in texts]
+            figures.update(warm_chat_ms=walls, warm_chat_median_ms=statistics.median(walls))
+            if side == "quarry":
+                figures.update(retry_figures(quarry, texts[0]))
+        together = ms(concurrent_wall(quarry, variants(texts, parallel, "C")))
+        figures[f"concurrent_{parallel}_wall_ms"] = together
+        if side == "quarry":
+            apart = ms(sequential_wall(quarry, variants(texts, parallel, "S")))
+            figures[f"sequential_{parallel}_wall_ms"] = apart
+            figures[f"concurrency_{parallel}_throughput_ratio"] = apart / together
+        if parallel == 4:
+            figures["peak_rss_mib"] = servers[0].peak_rss_mib()
+            if side == "llama_cpp":
+                figures["proxy_peak_rss_mib"] = quarry.peak_rss_mib()
+    except (OSError, http.client.HTTPException) as e:
+        raise BenchError(f"{side} at {parallel} sequences: {one_line(e)}")
+    finally:
+        for server in reversed(servers):
+            server.stop()
+
+
+def serving_rows(settings):
+    """(key, label, format, compared) per row of the serving table."""
+    rows = [
+        ("warm_chat_median_ms", "warm /v1/chat, median wall (ms)", "{:.0f}", True),
+        ("retry_first_ttft_ms", "retry: first request, time to first token (ms)", "{:.0f}", False),
+        ("retry_repeat_ttft_ms", "retry: same request again, time to first token (ms)", "{:.0f}", False),
+        ("retry_ttft_ratio", "retry: again / first (goal <= 0.15)", "{:.3f}", False),
+        ("retry_repeat_cached_tokens", "retry: cached tokens of the repeat", "{:d}", False),
+        ("retry_repeat_prompt_tokens", "retry: prompt tokens of the repeat", "{:d}", False),
+    ]
+    for n in settings:
+        rows += [
+            (f"concurrent_{n}_wall_ms", f"{n} chats at once, wall to the last reply (ms)", "{:.0f}", True),
+            (f"sequential_{n}_wall_ms", f"{n} chats one by one, wall (ms)", "{:.0f}", False),
+            (f"concurrency_{n}_throughput_ratio", f"{n} chats: throughput at once / one by one (goal >= 2.5)",
+             "{:.2f}", False),
+        ]
+    rows += [
+        ("peak_rss_mib", "peak RSS with 4 sequences (MiB)", "{:.1f}", True),
+        ("proxy_peak_rss_mib", "  quarry serve in front of llama-server (MiB)", "{:.1f}", False),
+    ]
+    return rows
+
+
+def run_serving(args, model):
+    # The servers run in directories of their own.
+    args.quarry = os.path.abspath(args.quarry)
+    args.llama_server = args.llama_server and os.path.abspath(args.llama_server)
+    settings = [4] if args.quick else [4, 8]
+    sides = ["quarry"] + (["llama_cpp"] if args.llama_server else [])
+    figures = {side: {} for side in sides}
+    errors = {}
+    with tempfile.TemporaryDirectory(prefix="local_model_bench.") as tmpdir:
+        for parallel in settings:
+            for side in sides:
+                if side in errors:
+                    continue
+                try:
+                    serving_side(side, args, model, parallel, tmpdir, figures[side])
+                except BenchError as e:
+                    errors[side] = str(e)
+                    print(f"{'quarry' if side == 'quarry' else 'llama.cpp'}: {e}", file=sys.stderr)
+    quarry, llama = figures["quarry"], figures.get("llama_cpp")
+    rows = serving_rows(settings)
+    rates = {}
+    for key, _, _, compared in rows:
+        q, l = number(quarry.get(key)), number((llama or {}).get(key))
+        if compared and llama is not None:
+            rates[key] = q / l if q is not None and l else None
+    if args.json:
+        print(json.dumps({
+            "mode": "serving", "model": model, "threads": args.threads, "settings": settings,
+            "texts": 2 if args.quick else len(INVOICE_TEXTS), "context_per_sequence": args.serving_context,
+            "cache_mib": args.cache_mib, "quarry": quarry, "llama_cpp": llama,
+            "ratio_quarry_over_llama_cpp": rates or None, "errors": errors or None,
+        }, indent=2))
+    else:
+        print(f"model {os.path.basename(model)}, {args.threads} threads, warm POST /v1/chat, "
+              f"{args.serving_context} tokens of context per sequence, settings of P: {settings}")
+        print()
+        header = ["", "Quarry"] + (["llama.cpp", "ratio (Q/l)"] if llama is not None else [])
+        table = []
+        for key, label, spec, _ in rows:
+            row = [label, fmt(quarry.get(key), spec)]
+            if llama is not None:
+                ratio = rates.get(key)
+                row += [fmt(llama.get(key), spec), f"{ratio:.2f}" if ratio is not None else "-"]
+            table.append(row)
+        print_rows(header, table)
+    return 1 if errors else 0
 
 
 def main():
@@ -386,6 +743,15 @@ def main():
     parser.add_argument("--prompt-tokens", type=int, default=512, help="approximate prompt length (default: %(default)s)")
     parser.add_argument("--generate", type=int, default=128, help="tokens to generate (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--serving", action="store_true",
+                        help="measure warm POST /v1/chat on quarry serve and llama-server instead "
+                             "(see the docstring)")
+    parser.add_argument("--serving-context", type=int, default=4096,
+                        help="with --serving, context tokens per sequence on both sides (default: %(default)s)")
+    parser.add_argument("--cache-mib", type=int, help="with --serving, quarry serve's --cache-mib (default: its own)")
+    parser.add_argument("--quick", action="store_true", help="with --serving, 4 sequences only and two texts")
+    # For a quarry binary from before --parallel and --context (a smoke run of this script).
+    parser.add_argument("--no-parallel-flag", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if not os.path.isfile(args.model):
@@ -393,6 +759,10 @@ def main():
     if args.threads < 1 or args.prompt_tokens < 1 or args.generate < 1:
         parser.error("--threads, --prompt-tokens and --generate must be positive")
     model = os.path.abspath(args.model)
+    if args.serving:
+        if args.serving_context < 256:
+            parser.error("--serving-context must be at least 256")
+        return run_serving(args, model)
 
     prompt = build_prompt(args.prompt_tokens)
     quarry = llama = None

@@ -22,6 +22,7 @@ pub struct ModelRegistry {
     headers: Vec<(String, String)>,
     retries: u32,
     concurrency: usize,
+    local: quarry_llm::LocalSettings,
     /// Each agent name's client, or why it cannot be built (kept, so it is said once).
     built: Mutex<HashMap<String, Result<ResolvedAgent, String>>>,
 }
@@ -33,6 +34,7 @@ impl ModelRegistry {
             headers: model_headers(&args.headers),
             retries: args.retries,
             concurrency: args.concurrency,
+            local: args.local_flags(),
             built: Mutex::new(HashMap::new()),
         }
     }
@@ -41,6 +43,7 @@ impl ModelRegistry {
         let spec = parse_model(agent).map_err(model_failure)?;
         let settings = quarry_llm::ProviderSettings {
             headers: self.headers.clone(),
+            local: crate::model::local_settings(&spec, self.local),
             ..provider_settings(&spec, self.base_url.clone(), self.retries, self.concurrency)
         };
         let client = build_client(&spec, settings).map_err(model_failure)?;

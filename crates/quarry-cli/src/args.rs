@@ -656,6 +656,29 @@ pub struct ModelArgs {
     /// once; for `extract --schema --jsonl`, the documents extracted at once).
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
+    /// For a local: model, replies decoded together at most; more wait for a place (default:
+    /// `parallel` in quarry.toml's [local.models.NAME] or [local], else twice the CPUs, 2 to 8).
+    #[arg(long)]
+    pub parallel: Option<usize>,
+    /// For a local: model, its context window in tokens, at most the model's own (default:
+    /// quarry.toml's [local], else the model's).
+    #[arg(long)]
+    pub context: Option<usize>,
+    /// For a local: model, MiB of key-value state: of replies being decoded and of prompts kept
+    /// to start later replies from (default: quarry.toml's [local], else 512).
+    #[arg(long)]
+    pub cache_mib: Option<usize>,
+}
+
+impl ModelArgs {
+    /// The serving settings the flags give (unset ones come from quarry.toml, then defaults).
+    pub fn local_flags(&self) -> quarry_llm::LocalSettings {
+        quarry_llm::LocalSettings {
+            parallel: self.parallel,
+            cache_mib: self.cache_mib,
+            context: self.context,
+        }
+    }
 }
 
 /// How the schema agent uses the model (`extract --schema`, and the chat of `serve` and `mcp`).

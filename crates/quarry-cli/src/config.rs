@@ -36,6 +36,52 @@ pub struct Config {
     pub embedder: Option<String>,
     /// `--embedder-base-url`.
     pub embedder_base_url: Option<String>,
+    /// How `local:` models are served: `[local]` for every one, `[local.models.NAME]` for the
+    /// model whose file is `NAME.gguf`.
+    #[serde(default)]
+    pub local: LocalConfig,
+}
+
+/// `[local]`: `--parallel`, `--context` and `--cache-mib` for every `local:` model, and per
+/// model under `[local.models.NAME]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LocalConfig {
+    pub parallel: Option<usize>,
+    pub context: Option<usize>,
+    pub cache_mib: Option<usize>,
+    #[serde(default)]
+    pub models: BTreeMap<String, LocalModelConfig>,
+}
+
+impl LocalConfig {
+    /// The settings for every model.
+    pub fn every(&self) -> LocalModelConfig {
+        LocalModelConfig {
+            parallel: self.parallel,
+            context: self.context,
+            cache_mib: self.cache_mib,
+        }
+    }
+}
+
+/// One `local:` model's serving settings, each the flag of the same name.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LocalModelConfig {
+    pub parallel: Option<usize>,
+    pub context: Option<usize>,
+    pub cache_mib: Option<usize>,
+}
+
+impl LocalModelConfig {
+    pub fn settings(self) -> quarry_llm::LocalSettings {
+        quarry_llm::LocalSettings {
+            parallel: self.parallel,
+            cache_mib: self.cache_mib,
+            context: self.context,
+        }
+    }
 }
 
 static LOADED: OnceLock<Config> = OnceLock::new();
@@ -127,6 +173,19 @@ mod tests {
         assert_eq!(config.db.as_deref(), Some("q.db"));
         assert_eq!(config.embedder_base_url.as_deref(), Some("http://e"));
         assert_eq!(config.headers.get("X-A").map(String::as_str), Some("1"));
+    }
+
+    #[test]
+    fn local_models_are_set_for_all_and_per_model() {
+        let config = parse(
+            "[local]\nparallel = 4\ncache-mib = 256\n[local.models.smollm2]\nparallel = 2\n\
+             context = 4096\n",
+        )
+        .expect("parses");
+        assert_eq!(config.local.every().parallel, Some(4));
+        let smollm2 = config.local.models["smollm2"];
+        assert_eq!((smollm2.parallel, smollm2.context), (Some(2), Some(4096)));
+        assert!(parse("[local]\nthreads = 2\n").is_err());
     }
 
     #[test]

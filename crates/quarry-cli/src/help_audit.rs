@@ -89,7 +89,16 @@ fn every_argument_has_help() {
 const STORE: &[&str] = &["db", "project"];
 const OUTPUT: &[&str] = &["json"];
 const EMBEDDER: &[&str] = &["embedder", "embedder-base-url"];
-const MODEL: &[&str] = &["model", "base-url", "header", "retries", "concurrency"];
+const MODEL: &[&str] = &[
+    "model",
+    "base-url",
+    "header",
+    "retries",
+    "concurrency",
+    "parallel",
+    "context",
+    "cache-mib",
+];
 const AGENT: &[&str] = &["max-attempts", "max-tokens-budget"];
 const QUEUE: &[&str] = &["task-attempts"];
 const GRAPH: &[&str] = &[

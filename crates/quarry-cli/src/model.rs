@@ -12,7 +12,8 @@ use std::sync::Arc;
 use quarry_agent::ExtractorConfig;
 use quarry_core::ErrorCode;
 use quarry_llm::{
-    LlmClient, LlmError, ModelSpec, ProviderSettings, TransportConfig, build_client, parse_header,
+    LlmClient, LlmError, LocalSettings, ModelSpec, ProviderSettings, TransportConfig, build_client,
+    parse_header,
 };
 
 use crate::args::{AgentArgs, ModelArgs};
@@ -32,6 +33,7 @@ pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), 
     let spec = parse_model(&raw).map_err(|error| Failure::coded(ErrorCode::InvalidModel, error))?;
     let settings = ProviderSettings {
         headers: model_headers(&args.headers),
+        local: local_settings(&spec, args.local_flags()),
         ..provider_settings(&spec, chosen_base_url(args), args.retries, args.concurrency)
     };
     let client = build_client(&spec, settings).map_err(model_failure)?;
@@ -111,6 +113,22 @@ pub fn provider_settings(
         },
         ..from_env
     }
+}
+
+/// How a `local:` model is served: the flags, then quarry.toml's `[local.models.NAME]` (NAME
+/// the file's name without `.gguf`), then its `[local]`.
+pub fn local_settings(spec: &ModelSpec, flags: LocalSettings) -> LocalSettings {
+    let file = &config::file().local;
+    let name = std::path::Path::new(&spec.model)
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let per_model = file
+        .models
+        .get(&name)
+        .map(|model| model.settings())
+        .unwrap_or_default();
+    flags.or(per_model).or(file.every().settings())
 }
 
 /// The schema agent's settings from its flags.

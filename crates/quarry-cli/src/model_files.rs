@@ -22,11 +22,28 @@ pub fn run(command: ModelCommand) -> Result<ExitCode, Failure> {
     match command {
         ModelCommand::List { output } => {
             let models = installed()?;
+            // A file whose header cannot be read is still listed, with blanks.
+            let facts: Vec<(String, String)> = models
+                .iter()
+                .map(|(_, path, _)| {
+                    quarry_llm::local::describe(path).map_or_else(
+                        |_| (String::new(), String::new()),
+                        |facts| (facts.architecture, facts.quantization),
+                    )
+                })
+                .collect();
             if output.json {
                 let listed: Vec<serde_json::Value> = models
                     .iter()
-                    .map(|(name, path, bytes)| {
-                        serde_json::json!({"name": name, "path": path, "bytes": bytes})
+                    .zip(&facts)
+                    .map(|((name, path, bytes), (architecture, quantization))| {
+                        serde_json::json!({
+                            "name": name,
+                            "path": path,
+                            "bytes": bytes,
+                            "architecture": architecture,
+                            "quantization": quantization,
+                        })
                     })
                     .collect();
                 return print_json(&listed);
@@ -39,15 +56,21 @@ pub fn run(command: ModelCommand) -> Result<ExitCode, Failure> {
             }
             let rows = models
                 .iter()
-                .map(|(name, path, bytes)| {
+                .zip(facts)
+                .map(|((name, path, bytes), (architecture, quantization))| {
                     vec![
                         name.clone(),
+                        architecture,
+                        quantization,
                         format!("{:.1} MB", *bytes as f64 / 1e6),
                         path.display().to_string(),
                     ]
                 })
                 .collect();
-            print_table(&["name", "size", "path"], rows);
+            print_table(
+                &["name", "architecture", "quantization", "size", "path"],
+                rows,
+            );
             Ok(ExitCode::SUCCESS)
         }
         ModelCommand::Pull(args) => pull(args),

@@ -192,8 +192,9 @@ fn explain(extraction: &Extraction) -> String {
         ));
     }
     out.push_str(&format!(
-        "tokens: {} prompt + {} completion = {} over {} model call(s), {} chunk(s)",
+        "tokens: {} prompt ({} cached) + {} completion = {} over {} model call(s), {} chunk(s)",
         extraction.usage.prompt_tokens,
+        extraction.usage.cached_tokens(),
         extraction.usage.completion_tokens,
         extraction.usage.total(),
         extraction.model_calls,

@@ -457,3 +457,25 @@ fn the_installed_default_model_extracts_a_schema_with_no_model_named() {
     );
     let _ = std::fs::remove_dir_all(&models);
 }
+
+/// `model list` reads each installed file's header: the real SmolLM2 GGUF the test command
+/// installs is a llama model quantized to Q4_1.
+#[test]
+fn the_list_shows_each_models_architecture_and_quantization() {
+    let Some(gguf) = quarry_testkit::test_gguf() else {
+        return;
+    };
+    let models = std::env::temp_dir().join(format!("quarry-model-facts-{}", std::process::id()));
+    std::fs::create_dir_all(&models).unwrap();
+    std::os::unix::fs::symlink(&gguf, models.join("smollm2.gguf")).unwrap();
+    let listed = quarry()
+        .args(["model", "list", "--json"])
+        .env("QUARRY_MODELS_DIR", &models)
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(listed[0]["name"], "smollm2");
+    assert_eq!(listed[0]["architecture"], "llama");
+    assert_eq!(listed[0]["quantization"], "Q4_1");
+    let _ = std::fs::remove_dir_all(&models);
+}

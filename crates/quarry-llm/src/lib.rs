@@ -28,6 +28,7 @@ pub use http_clients::install_crypto_provider;
 mod json_lines;
 #[cfg(feature = "local")]
 pub mod local;
+mod local_settings;
 pub mod metrics;
 pub mod model_download;
 pub mod model_spec;
@@ -46,6 +47,7 @@ pub use anthropic::AnthropicClient;
 pub use client::{BoxFuture, LlmClient, TokenSink};
 pub use embeddings::{Embeddings, EmbeddingsClient, build_embedder};
 pub use error::LlmError;
+pub use local_settings::LocalSettings;
 pub use model_spec::{
     ModelSpec, Provider, ProviderSettings, build_client, models_dir_from, parse_header,
 };

@@ -265,6 +265,8 @@ pub struct ProviderSettings {
     pub transport: TransportConfig,
     /// Calls in flight at once through this client; 0 means unlimited.
     pub concurrency: usize,
+    /// How a `local:` model is served (other providers ignore it).
+    pub local: crate::LocalSettings,
 }
 
 impl Default for ProviderSettings {
@@ -277,6 +279,7 @@ impl Default for ProviderSettings {
             headers: Vec::new(),
             transport: TransportConfig::default(),
             concurrency: 8,
+            local: crate::LocalSettings::default(),
         }
     }
 }
@@ -318,7 +321,7 @@ pub fn build_client(
 ) -> Result<Arc<dyn LlmClient>, LlmError> {
     let provider = spec.provider;
     if provider == Provider::Local {
-        return local_client(spec);
+        return local_client(spec, &settings.local);
     }
     let endpoint = resolve_endpoint(spec, &settings, Api::Chat)?;
     let (transport, concurrency) = (settings.transport.clone(), settings.concurrency);
@@ -351,13 +354,19 @@ pub fn build_client(
 /// The in-process client of a `local:PATH` model (the path as given: a binary resolves model
 /// names to paths first).
 #[cfg(feature = "local")]
-fn local_client(spec: &ModelSpec) -> Result<Arc<dyn LlmClient>, LlmError> {
-    let client = crate::local::LocalClient::open(std::path::Path::new(&spec.model))?;
-    Ok(Arc::new(client))
+fn local_client(
+    spec: &ModelSpec,
+    settings: &crate::LocalSettings,
+) -> Result<Arc<dyn LlmClient>, LlmError> {
+    let model = crate::local::load_with(std::path::Path::new(&spec.model), settings)?;
+    Ok(Arc::new(crate::local::LocalClient::new(model)))
 }
 
 #[cfg(not(feature = "local"))]
-fn local_client(_spec: &ModelSpec) -> Result<Arc<dyn LlmClient>, LlmError> {
+fn local_client(
+    _spec: &ModelSpec,
+    _settings: &crate::LocalSettings,
+) -> Result<Arc<dyn LlmClient>, LlmError> {
     Err(LlmError::Misconfigured {
         provider: "local".to_owned(),
         reason: "this build has no in-process inference (quarry-llm's `local` feature)".to_owned(),

@@ -29,45 +29,26 @@ use llguidance::ParserFactory;
 
 use crate::LlmError;
 use crate::client::{BoxFuture, LlmClient, TokenSink};
+pub use crate::local_settings::LocalSettings;
 use crate::structured::StructuredOutput;
 use crate::types::{ChatRequest, ChatResponse};
 
 pub use engine::{CacheReport, EngineSettings};
 pub use generate::DecodeStats;
 pub use grammar::tool_call_text;
+pub use model::{ModelFacts, describe};
 
-/// How a local model is served: the settings a user can give per model (`quarry.toml`'s
-/// `[models."local:…"]`, or flags). Unset ones are sized to the machine.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LocalSettings {
-    /// Replies decoded together at most (`--parallel`).
-    pub parallel: Option<usize>,
-    /// MiB for key-value state: of replies being decoded and of prompts kept for reuse.
-    pub cache_mib: Option<usize>,
-    /// The context window in tokens, at most the model's own.
-    pub context: Option<usize>,
-}
-
-impl LocalSettings {
-    /// Replies decoded together when unset: twice the CPUs (decoding one reply leaves the
-    /// cores waiting on memory), between 2 and 8.
-    pub fn default_parallel() -> usize {
-        let cpus = std::thread::available_parallelism().map_or(2, usize::from);
-        (2 * cpus).clamp(2, 8)
-    }
-
-    /// MiB of key-value state when unset.
-    pub const DEFAULT_CACHE_MIB: usize = 512;
-
-    fn engine(&self) -> EngineSettings {
-        EngineSettings {
-            parallel: self
-                .parallel
-                .unwrap_or_else(LocalSettings::default_parallel)
-                .max(1),
-            cache_bytes: self.cache_mib.unwrap_or(LocalSettings::DEFAULT_CACHE_MIB) << 20,
-            prompt_chunk: PROMPT_CHUNK,
-        }
+fn engine_settings(settings: &LocalSettings) -> EngineSettings {
+    EngineSettings {
+        parallel: settings
+            .parallel
+            .unwrap_or_else(LocalSettings::default_parallel)
+            .max(1),
+        cache_bytes: settings
+            .cache_mib
+            .unwrap_or(LocalSettings::DEFAULT_CACHE_MIB)
+            << 20,
+        prompt_chunk: PROMPT_CHUNK,
     }
 }
 
@@ -156,7 +137,7 @@ impl LocalModel {
             vocab,
             first_bytes,
         });
-        let engine_settings = settings.engine();
+        let engine_settings = engine_settings(settings);
         let engine = engine::Engine::start(model, lexicon.clone(), engine_settings)?;
         Ok(LocalModel {
             path: path.to_owned(),

@@ -161,6 +161,67 @@ impl Model {
     }
 }
 
+/// What a GGUF file holds, from its header alone: its architecture (`llama`, `gemma3`, …) and
+/// quantization (`Q4_K_M`, `Q8_0`, …, as llama.cpp names its file types; else the block type
+/// most of its weights use).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelFacts {
+    pub architecture: String,
+    pub quantization: String,
+}
+
+/// Reads [`ModelFacts`] from the header of the GGUF at `path`.
+pub fn describe(path: &Path) -> Result<ModelFacts, LlmError> {
+    let mut file = std::fs::File::open(path).map_err(|error| unreadable(path, &error))?;
+    let content = Content::read(&mut file).map_err(|error| unreadable(path, &error))?;
+    let architecture = metadata_str(&content, "general.architecture")?;
+    let quantization = metadata_u32(&content, "general.file_type")
+        .and_then(file_type_name)
+        .map(str::to_owned)
+        .unwrap_or_else(|| dominant_block_type(&content));
+    Ok(ModelFacts {
+        architecture,
+        quantization,
+    })
+}
+
+/// llama.cpp's `llama_ftype` names (the `general.file_type` a converter writes).
+fn file_type_name(file_type: u32) -> Option<&'static str> {
+    Some(match file_type {
+        0 => "F32",
+        1 => "F16",
+        2 => "Q4_0",
+        3 => "Q4_1",
+        7 => "Q8_0",
+        8 => "Q5_0",
+        9 => "Q5_1",
+        10 => "Q2_K",
+        11 => "Q3_K_S",
+        12 => "Q3_K_M",
+        13 => "Q3_K_L",
+        14 => "Q4_K_S",
+        15 => "Q4_K_M",
+        16 => "Q5_K_S",
+        17 => "Q5_K_M",
+        18 => "Q6_K",
+        32 => "BF16",
+        _ => return None,
+    })
+}
+
+/// The block type of the most weights.
+fn dominant_block_type(content: &Content) -> String {
+    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for info in content.tensor_infos.values() {
+        *counts.entry(format!("{:?}", info.ggml_dtype)).or_default() += info.shape.elem_count();
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(_, count)| *count)
+        .map(|(name, _)| name.to_uppercase())
+        .unwrap_or_default()
+}
+
 /// Block types candle multiplies with a scalar loop only on x86: a model stored in them is
 /// requantized to Q8_0 (lossless for their 4- and 5-bit values, twice their size), whose AVX2
 /// kernel is an order of magnitude faster. Q4_1 comes first: the llama implementation keeps it
