@@ -42,7 +42,10 @@ arrives, `result` with the value and `usage`, `message`, `done`), read as it str
 started per setting of P (4, then 8), one side at a time, each with one warm-up chat (a sixth text)
 that is not counted. Figures (Quarry / llama.cpp unless said; wall times from sending the request
 to the stream's end):
-  warm /v1/chat        median wall time of the five texts sent one after another (P = 4).
+  warm /v1/chat        median wall time of the five texts sent one after another (P = 4), and
+                       the model calls the five turns made in all (their results' model_calls;
+                       a retried or tool-calling turn costs more than one). llama-server keeps
+                       its own prompt cache per slot (cache_prompt is on by default).
   retry (Quarry only)  one text (the first, with a leading "Scanned copy R-1" line, so it is new to
                        the prefix cache apart from the instructions the warm-up left) sent twice:
                        time to the first `token` event of each, their ratio (again / first; the
@@ -641,8 +644,10 @@ def serving_side(side, args, model, parallel, tmpdir, figures):
         figures.setdefault("commands", []).extend(s.command for s in servers)
         chat(quarry, WARMUP_INVOICE)
         if parallel == 4:
-            walls = [ms(chat(quarry, text)[0]) for text in texts]
-            figures.update(warm_chat_ms=walls, warm_chat_median_ms=statistics.median(walls))
+            replies = [chat(quarry, text) for text in texts]
+            walls = [ms(wall) for wall, _, _ in replies]
+            figures.update(warm_chat_ms=walls, warm_chat_median_ms=statistics.median(walls),
+                           warm_chat_model_calls=sum(r.get("model_calls") or 0 for _, _, r in replies))
             if side == "quarry":
                 figures.update(retry_figures(quarry, texts[0]))
         together = ms(concurrent_wall(quarry, variants(texts, parallel, "C")))
@@ -666,6 +671,7 @@ def serving_rows(settings):
     """(key, label, format, compared) per row of the serving table."""
     rows = [
         ("warm_chat_median_ms", "warm /v1/chat, median wall (ms)", "{:.0f}", True),
+        ("warm_chat_model_calls", "warm /v1/chat, model calls in all", "{:d}", False),
         ("retry_first_ttft_ms", "retry: first request, time to first token (ms)", "{:.0f}", False),
         ("retry_repeat_ttft_ms", "retry: same request again, time to first token (ms)", "{:.0f}", False),
         ("retry_ttft_ratio", "retry: again / first (goal <= 0.15)", "{:.3f}", False),

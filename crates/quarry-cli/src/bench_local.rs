@@ -45,7 +45,15 @@ pub fn run(args: &BenchArgs, model: &Path) -> Result<ExitCode, Failure> {
             .map_err(bench)?,
         None => INVOICE.repeat(4),
     };
-    let client = LocalClient::open(model).map_err(crate::model::model_failure)?;
+    // No prefix kept: every prompt is read in full, as llama.cpp's side reads it
+    // (`cache_prompt: false`).
+    let uncached = quarry_llm::LocalSettings {
+        cache_mib: Some(0),
+        ..quarry_llm::LocalSettings::default()
+    };
+    let client = LocalClient::new(
+        quarry_llm::local::load_unshared(model, &uncached).map_err(crate::model::model_failure)?,
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -119,25 +119,52 @@ impl QuantizedType for Q4_1Weights {
             candle_core::bail!("Q4_1 matmul: the weights are not {n} rows of {k}");
         }
         let activations = quantize_rows(lhs, m, k);
-        let dot = dot_kernel();
+        let kernels = kernels();
         // Work items are groups of weight rows: a group stays in L1 while every activation row
-        // passes it, so the weights are read from memory once per product.
+        // passes it, so the weights are read from memory once per product. Within a group, two
+        // weight rows meet two activation rows at a time (each block unpacked once for two
+        // products); every product is computed the same way whatever its neighbours, so a row's
+        // results do not depend on the other rows of the batch.
         let groups = n.div_ceil(ROWS_PER_ITEM);
         let dst_address = dst.as_mut_ptr() as usize;
+        let activation = |row: usize| &activations[row * row_blocks..(row + 1) * row_blocks];
+        let weight = |column: usize| &weights[column * row_blocks..(column + 1) * row_blocks];
         candle_core::utils::barrier_pool().execute_chunked(groups, |items| {
+            // SAFETY: each (row, column) of dst belongs to exactly one item (its column's
+            // group), and row * n + column < m * n <= dst.len().
+            let store = |row: usize, column: usize, value: f32| unsafe {
+                *(dst_address as *mut f32).add(row * n + column) = value;
+            };
             for item in items {
-                let columns = item * ROWS_PER_ITEM..n.min((item + 1) * ROWS_PER_ITEM);
-                for row in 0..m {
-                    let activation = &activations[row * row_blocks..(row + 1) * row_blocks];
-                    for column in columns.clone() {
-                        let weight = &weights[column * row_blocks..(column + 1) * row_blocks];
-                        // SAFETY: each (row, column) of dst belongs to exactly one item, and
-                        // row * n + column < m * n <= dst.len().
-                        unsafe {
-                            *(dst_address as *mut f32).add(row * n + column) =
-                                dot(weight, activation);
+                let end = n.min((item + 1) * ROWS_PER_ITEM);
+                let mut row = 0;
+                while row < m {
+                    let pair = row + 1 < m;
+                    let mut column = item * ROWS_PER_ITEM;
+                    while column < end {
+                        if pair && column + 1 < end {
+                            let products = (kernels.dot_2x2)(
+                                [weight(column), weight(column + 1)],
+                                [activation(row), activation(row + 1)],
+                            );
+                            store(row, column, products[0]);
+                            store(row, column + 1, products[1]);
+                            store(row + 1, column, products[2]);
+                            store(row + 1, column + 1, products[3]);
+                            column += 2;
+                            continue;
                         }
+                        store(row, column, (kernels.dot)(weight(column), activation(row)));
+                        if pair {
+                            store(
+                                row + 1,
+                                column,
+                                (kernels.dot)(weight(column), activation(row + 1)),
+                            );
+                        }
+                        column += 1;
                     }
+                    row += if pair { 2 } else { 1 };
                 }
             }
         });
@@ -221,13 +248,21 @@ fn quantize_rows(lhs: &[f32], m: usize, k: usize) -> Vec<BlockQ8_1> {
         };
         let mut sum = 0i32;
         for (q, value) in block.qs.iter_mut().zip(values) {
-            *q = (value * inverse).round() as i8;
+            *q = round_small(value * inverse) as i8;
             sum += i32::from(*q);
         }
         block.s = d * sum as f32;
         blocks.push(block);
     }
     blocks
+}
+
+/// `x` rounded to the nearest integer, ties to even, for |x| < 2²²: adding 1.5 × 2²³ leaves no
+/// fraction bits, so the addition rounds. Plain arithmetic, which vectorises on any x86-64
+/// (`f32::round` is a library call there).
+fn round_small(x: f32) -> f32 {
+    const SHIFT: f32 = 12_582_912.0;
+    (x + SHIFT) - SHIFT
 }
 
 /// 32 values as a Q4_1 block (the minimum and the step between the 16 levels).
@@ -261,20 +296,47 @@ fn dequantize_into(blocks: &[BlockQ4_1], out: &mut Vec<f32>) {
 }
 
 type DotKernel = fn(&[BlockQ4_1], &[BlockQ8_1]) -> f32;
+/// Two weight rows by two activation rows: `[w0·a0, w1·a0, w0·a1, w1·a1]`, each exactly as
+/// [`DotKernel`] computes it.
+type Dot2x2Kernel = fn([&[BlockQ4_1]; 2], [&[BlockQ8_1]; 2]) -> [f32; 4];
 
-/// The fastest dot product this CPU runs.
-fn dot_kernel() -> DotKernel {
+/// The dot products this CPU runs fastest.
+#[derive(Clone, Copy)]
+struct Kernels {
+    dot: DotKernel,
+    dot_2x2: Dot2x2Kernel,
+}
+
+fn kernels() -> Kernels {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("fma")
         && std::arch::is_x86_feature_detected!("f16c")
     {
-        return |weights, activations| {
-            // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
-            unsafe { avx2::dot(weights, activations) }
+        return Kernels {
+            dot: |weights, activations| {
+                // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
+                unsafe { avx2::dot(weights, activations) }
+            },
+            dot_2x2: |weights, activations| {
+                // SAFETY: the CPU has AVX2, FMA and F16C (checked above).
+                unsafe { avx2::dot_2x2(weights, activations) }
+            },
         };
     }
-    dot_scalar
+    Kernels {
+        dot: dot_scalar,
+        dot_2x2: dot_2x2_scalar,
+    }
+}
+
+fn dot_2x2_scalar(weights: [&[BlockQ4_1]; 2], activations: [&[BlockQ8_1]; 2]) -> [f32; 4] {
+    [
+        dot_scalar(weights[0], activations[0]),
+        dot_scalar(weights[1], activations[0]),
+        dot_scalar(weights[0], activations[1]),
+        dot_scalar(weights[1], activations[1]),
+    ]
 }
 
 fn dot_scalar(weights: &[BlockQ4_1], activations: &[BlockQ8_1]) -> f32 {
@@ -334,10 +396,71 @@ mod avx2 {
                 acc,
             );
         }
+        horizontal_sum(acc) + offsets
+    }
+
+    /// [`dot`] for two weight rows and two activation rows at once: each block's nibbles are
+    /// unpacked once for two products, each activation block loaded once for two. Every
+    /// product takes the same steps in the same order as [`dot`], so its result is the same.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) unsafe fn dot_2x2(
+        weights: [&[BlockQ4_1]; 2],
+        activations: [&[BlockQ8_1]; 2],
+    ) -> [f32; 4] {
+        let blocks = weights[0].len();
+        debug_assert!(weights[1].len() == blocks && activations.iter().all(|a| a.len() == blocks));
+        let low_nibbles = _mm256_set1_epi8(0x0F);
+        let ones = _mm256_set1_epi16(1);
+        let mut acc = [_mm256_setzero_ps(); 4];
+        let mut offsets = [0f32; 4];
+        for block in 0..blocks {
+            let mut levels = [_mm256_setzero_si256(); 2];
+            let mut scales = [(0f32, 0f32); 2];
+            for (w, weight) in weights.iter().enumerate() {
+                let weight = &weight[block];
+                let both = _mm_cvtph_ps(_mm_cvtsi32_si128(
+                    (u32::from(weight.d) | (u32::from(weight.m) << 16)) as i32,
+                ));
+                scales[w] = (_mm_cvtss_f32(both), _mm_cvtss_f32(_mm_movehdup_ps(both)));
+                // SAFETY: 16 bytes of nibbles are in bounds of the block.
+                let packed = unsafe { _mm_loadu_si128(weight.qs.as_ptr().cast()) };
+                let spread = _mm256_insertf128_si256::<1>(
+                    _mm256_castsi128_si256(packed),
+                    _mm_srli_epi16::<4>(packed),
+                );
+                levels[w] = _mm256_and_si256(spread, low_nibbles);
+            }
+            for (a, activation) in activations.iter().enumerate() {
+                let activation = &activation[block];
+                // SAFETY: 32 bytes of i8 are in bounds of the block.
+                let quantized = unsafe { _mm256_loadu_si256(activation.qs.as_ptr().cast()) };
+                for w in 0..2 {
+                    let (d, m) = scales[w];
+                    let out = 2 * a + w;
+                    offsets[out] += m * activation.s;
+                    let products =
+                        _mm256_madd_epi16(_mm256_maddubs_epi16(levels[w], quantized), ones);
+                    acc[out] = _mm256_fmadd_ps(
+                        _mm256_set1_ps(d * activation.d),
+                        _mm256_cvtepi32_ps(products),
+                        acc[out],
+                    );
+                }
+            }
+        }
+        let mut out = [0f32; 4];
+        for (index, value) in out.iter_mut().enumerate() {
+            *value = horizontal_sum(acc[index]) + offsets[index];
+        }
+        out
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn horizontal_sum(acc: __m256) -> f32 {
         let half = _mm_add_ps(_mm256_extractf128_ps::<1>(acc), _mm256_castps256_ps128(acc));
         let half = _mm_add_ps(half, _mm_movehl_ps(half, half));
         let half = _mm_add_ss(half, _mm_movehdup_ps(half));
-        _mm_cvtss_f32(half) + offsets
+        _mm_cvtss_f32(half)
     }
 
     const _: () = assert!(BLOCK == 32);
@@ -394,7 +517,7 @@ mod tests {
                 .map(|(w, a)| w * a)
                 .sum();
             let scalar = dot_scalar(&weights, &activations);
-            let fast = dot_kernel()(&weights, &activations);
+            let fast = (kernels().dot)(&weights, &activations);
             assert!(
                 (scalar - fast).abs() <= 1e-3 * (1.0 + scalar.abs()),
                 "{scalar} vs {fast}"
@@ -403,6 +526,81 @@ mod tests {
                 (scalar - exact).abs() <= 0.02 * (k as f32).sqrt(),
                 "{scalar} vs {exact}"
             );
+        }
+    }
+
+    #[test]
+    fn small_values_round_to_the_nearest_integer() {
+        for (x, rounded) in [
+            (0.4, 0.0),
+            (0.6, 1.0),
+            (-1.6, -2.0),
+            (2.5, 2.0),
+            (126.7, 127.0),
+        ] {
+            assert_eq!(round_small(x), rounded, "{x}");
+        }
+    }
+
+    /// Two rows by two rows give, bit for bit, the four single products: a row's results do
+    /// not depend on the rows it is batched with.
+    #[test]
+    fn two_by_two_products_equal_single_products_bit_for_bit() {
+        let kernels = kernels();
+        for seed in 0..20 {
+            let k = 32 * (1 + seed as usize % 9);
+            let weight_rows: Vec<Vec<BlockQ4_1>> = (0..2)
+                .map(|row| {
+                    random_values(k, seed * 7 + row)
+                        .chunks_exact(BLOCK)
+                        .map(quantize_q4_1)
+                        .collect()
+                })
+                .collect();
+            let activation_rows = quantize_rows(&random_values(2 * k, seed + 500), 2, k);
+            let (first, second) = activation_rows.split_at(k / BLOCK);
+            let paired = (kernels.dot_2x2)([&weight_rows[0], &weight_rows[1]], [first, second]);
+            let single = [
+                (kernels.dot)(&weight_rows[0], first),
+                (kernels.dot)(&weight_rows[1], first),
+                (kernels.dot)(&weight_rows[0], second),
+                (kernels.dot)(&weight_rows[1], second),
+            ];
+            assert_eq!(
+                paired.map(f32::to_bits),
+                single.map(f32::to_bits),
+                "k = {k}"
+            );
+        }
+    }
+
+    /// A whole product of any shape equals row-by-row products: batching rows changes nothing.
+    #[test]
+    fn a_matrix_product_equals_its_rows_one_at_a_time() {
+        for (m, n) in [(1, 33), (2, 16), (3, 17), (5, 40)] {
+            let k = 64;
+            let weights = Q4_1Weights {
+                blocks: Blocks::Owned(
+                    random_values(n * k, m as u64)
+                        .chunks_exact(BLOCK)
+                        .map(quantize_q4_1)
+                        .collect(),
+                ),
+            };
+            let lhs = random_values(m * k, 900 + n as u64);
+            let mut whole = vec![0f32; m * n];
+            weights.matmul_t((m, k, n), &lhs, &mut whole).unwrap();
+            for row in 0..m {
+                let mut one = vec![0f32; n];
+                weights
+                    .matmul_t((1, k, n), &lhs[row * k..(row + 1) * k], &mut one)
+                    .unwrap();
+                assert_eq!(
+                    &whole[row * n..(row + 1) * n],
+                    &one[..],
+                    "m {m}, n {n}, row {row}"
+                );
+            }
         }
     }
 }

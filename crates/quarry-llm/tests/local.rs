@@ -325,11 +325,10 @@ fn a_reply_under_any_schema_never_exceeds_its_output_budget() {
 /// strings conforms to its schema with each a substring of the text.
 #[test]
 fn gemma3_with_a_sentencepiece_vocabulary_round_trips_and_decodes_conforming_replies() {
-    let Some(path) = std::env::var_os("QUARRY_TEST_GEMMA_GGUF") else {
-        eprintln!("NOTICE: Gemma 3 test SKIPPED: QUARRY_TEST_GEMMA_GGUF is unset");
+    let Some(path) = quarry_testkit::test_gemma_gguf() else {
         return;
     };
-    let client = LocalClient::open(std::path::Path::new(&path)).expect("the GGUF loads");
+    let client = LocalClient::open(&path).expect("the GGUF loads");
     assert_round_trips(client.model());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     // Strings only: the grammar does not bound a number's digits, and this model, given a

@@ -327,8 +327,20 @@ pub(crate) fn submit_schema(field: &FieldSpec) -> Value {
         "confidence": {"type": "string", "enum": ["high", "medium", "low"]}}})
 }
 
+/// The tool loop's system prompt: the rules, the entity, the field, the tools.
 pub(crate) fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::ToolSpec]) -> String {
-    let field = context.field;
+    let mut out = entity_prompt(context);
+    out.push_str(&field_brief(context));
+    if !specs.is_empty() {
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        let _ = write!(out, "\nTools: {}.", names.join(", "));
+    }
+    out
+}
+
+/// The rules and the entity: the part of a field's prompt every field of the entity shares, so
+/// a model that keeps the prompts it read (a local model's prefix cache) reads it once.
+pub(crate) fn entity_prompt(context: &FieldContext<'_>) -> String {
     let entity = context.entity;
     let entity_type = context.entity_type;
     let mut out = String::with_capacity(2048);
@@ -360,18 +372,43 @@ pub(crate) fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::Too
             Value::Object(entity.fields.clone())
         );
     }
+    if let Some(instructions) = context.run_instructions {
+        let _ = writeln!(out, "Additional instructions for this run: {instructions}");
+    }
+    if let Some(parent) = context.parent {
+        let _ = writeln!(
+            out,
+            "Parent entity: \"{}\" (id {}, type {}).",
+            parent.title, parent.id, parent.entity_type
+        );
+    }
+    let connected: Vec<&Entity> = context
+        .neighbours
+        .iter()
+        .filter(|e| context.parent.is_none_or(|p| p.id != e.id))
+        .collect();
+    if !connected.is_empty() {
+        out.push_str("Connected entities:\n");
+        for other in connected {
+            let _ = writeln!(
+                out,
+                "- \"{}\" (id {}, type {})",
+                other.title, other.id, other.entity_type
+            );
+        }
+    }
+    out
+}
+
+/// The field: what it is, how to find and check it, what reviewers said of it.
+pub(crate) fn field_brief(context: &FieldContext<'_>) -> String {
+    let field = context.field;
+    let mut out = String::with_capacity(1024);
     let dependencies: Map<String, Value> = field
         .depends_on
         .iter()
         .filter_map(|name| Some((name.clone(), context.known_values.get(name)?.clone())))
         .collect();
-    if !dependencies.is_empty() {
-        let _ = writeln!(
-            out,
-            "Values of the fields this one depends on: {}",
-            Value::Object(dependencies)
-        );
-    }
     let label = field.label.as_deref().unwrap_or(&field.name);
     let _ = write!(
         out,
@@ -387,11 +424,15 @@ pub(crate) fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::Too
             &field.instructions
         }
     );
+    if !dependencies.is_empty() {
+        let _ = writeln!(
+            out,
+            "Values of the fields this one depends on: {}",
+            Value::Object(dependencies)
+        );
+    }
     if let Some(validation) = &field.validation {
         let _ = writeln!(out, "Validation: {validation}");
-    }
-    if let Some(instructions) = context.run_instructions {
-        let _ = writeln!(out, "Additional instructions for this run: {instructions}");
     }
     if !context.corrections.is_empty() {
         out.push_str("Corrections from this project's reviewers (follow them):\n");
@@ -412,34 +453,8 @@ pub(crate) fn system_prompt(context: &FieldContext<'_>, specs: &[quarry_llm::Too
              confidence is at most medium."
         );
     }
-    if let Some(parent) = context.parent {
-        let _ = writeln!(
-            out,
-            "\nParent entity: \"{}\" (id {}, type {}).",
-            parent.title, parent.id, parent.entity_type
-        );
-    }
-    let connected: Vec<&Entity> = context
-        .neighbours
-        .iter()
-        .filter(|e| context.parent.is_none_or(|p| p.id != e.id))
-        .collect();
-    if !connected.is_empty() {
-        out.push_str("Connected entities:\n");
-        for other in connected {
-            let _ = writeln!(
-                out,
-                "- \"{}\" (id {}, type {})",
-                other.title, other.id, other.entity_type
-            );
-        }
-    }
     if let Some(summary) = context.feedback_summary {
         out.push_str(&feedback_block(summary));
-    }
-    if !specs.is_empty() {
-        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-        let _ = write!(out, "\nTools: {}.", names.join(", "));
     }
     out
 }

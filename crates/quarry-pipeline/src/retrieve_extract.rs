@@ -18,13 +18,19 @@ use serde_json::json;
 
 use crate::field_agent::{
     AgentSettings, FieldContext, FieldFailure, FieldValue, Verdict, check_submission,
-    compiled_submit_schema, context_text, field_tools, system_prompt,
+    compiled_submit_schema, context_text, entity_prompt, field_brief, field_tools,
 };
 use crate::tools::{SEARCH_DOCUMENTS, SEARCH_ENTITIES, ToolBox};
 use crate::web_source::UnreadPage;
 
 /// Passages asked for per search.
 const PASSAGES: usize = 5;
+
+/// The documents a search found are shown whole, in a fixed order, instead of the passages
+/// found in them, when together they are at most this long: every field of an entity then sees
+/// the same documents before its own question (a local model reads them once for all the
+/// fields), and the model sees each passage in its context.
+const WHOLE_DOCUMENTS_BYTES: usize = 12_000;
 
 pub(crate) async fn retrieve_then_extract(
     context: &FieldContext<'_>,
@@ -84,8 +90,10 @@ pub(crate) async fn retrieve_then_extract(
     // null by habit); a wrong one is caught by validation and grounding, then by review.
     let answer_schema = answer_schema(&submit_schema_json, &field.name);
 
+    // The entity's prompt and the passages come first, the field's question last: the fields
+    // of one entity share the start of their prompts, which a local model reads once.
     let mut messages = vec![
-        Message::system(system_prompt(context, &[])),
+        Message::system(entity_prompt(context)),
         Message::user(task_message(context, &passages)),
     ];
     let budget = output_budget(&answer_schema).min(settings.max_tokens);
@@ -199,25 +207,45 @@ fn as_submission(answer: &str, field: &str) -> String {
 fn passages(tools: &ToolBox<'_>) -> (String, String) {
     let mut listed = String::new();
     let mut texts = Vec::new();
-    for (number, source) in tools.captured.iter().enumerate() {
-        if let SourceRef::Document {
-            document_id,
-            snippet: Some(snippet),
-            ..
-        } = source
-        {
-            let title = tools
-                .retrieved
-                .iter()
-                .find(|document| &document.id == document_id)
-                .map_or("", |document| document.title.as_str());
+    let whole_bytes: usize = tools
+        .retrieved
+        .iter()
+        .map(|document| document.text.len())
+        .sum();
+    if whole_bytes <= WHOLE_DOCUMENTS_BYTES {
+        let mut documents: Vec<_> = tools.retrieved.iter().collect();
+        documents.sort_by(|a, b| a.id.cmp(&b.id));
+        for document in documents {
             let _ = writeln!(
                 listed,
-                "[{}] document {document_id} ({title}):\n{}\n",
-                number + 1,
-                snippet.trim()
+                "[document {}] ({}):\n{}\n",
+                document.id,
+                document.title,
+                document.text.trim()
             );
-            texts.push(snippet.trim().to_owned());
+            texts.push(document.text.trim().to_owned());
+        }
+    } else {
+        for (number, source) in tools.captured.iter().enumerate() {
+            if let SourceRef::Document {
+                document_id,
+                snippet: Some(snippet),
+                ..
+            } = source
+            {
+                let title = tools
+                    .retrieved
+                    .iter()
+                    .find(|document| &document.id == document_id)
+                    .map_or("", |document| document.title.as_str());
+                let _ = writeln!(
+                    listed,
+                    "[{}] document {document_id} ({title}):\n{}\n",
+                    number + 1,
+                    snippet.trim()
+                );
+                texts.push(snippet.trim().to_owned());
+            }
         }
     }
     for text in &tools.context_texts {
@@ -246,9 +274,10 @@ fn task_message(context: &FieldContext<'_>, passages: &str) -> String {
     } else {
         let _ = write!(out, "Passages from the sources:\n\n{passages}\n");
     }
+    out.push_str(&field_brief(context));
     let _ = write!(
         out,
-        "Extract the field '{name}' from these passages. Answer with one JSON object \
+        "\nExtract the field '{name}' from these passages. Answer with one JSON object \
          {{\"{name}\": ..., \"confidence\": \"high\"|\"medium\"|\"low\"}}, the value copied \
          exactly as the passage writes it; low confidence if no passage states it clearly.",
         name = context.field.name

@@ -49,7 +49,7 @@ pub use temp_db::TempDb;
 pub use web::{FakePage, FakeWeb, WebResult};
 
 use background::Background;
-pub use test_model::test_gguf;
+pub use test_model::{test_gemma_gguf, test_gguf};
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;

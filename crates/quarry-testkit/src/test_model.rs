@@ -18,3 +18,16 @@ pub fn test_gguf() -> Option<PathBuf> {
         }
     }
 }
+
+/// The second test model, Gemma 3 270M (Q4_K_M), or `None` (after a notice on stderr) when
+/// `QUARRY_TEST_GEMMA_GGUF` is unset: the test command sets it where it can install the model's
+/// PyPI chunk packages, and skips Gemma's tests where it cannot.
+pub fn test_gemma_gguf() -> Option<PathBuf> {
+    match std::env::var_os("QUARRY_TEST_GEMMA_GGUF") {
+        Some(path) => Some(PathBuf::from(path)),
+        None => {
+            eprintln!("NOTICE: Gemma 3 test SKIPPED: QUARRY_TEST_GEMMA_GGUF is unset");
+            None
+        }
+    }
+}

@@ -96,6 +96,28 @@ impl SequenceCache {
         }
     }
 
+    /// A copy of the first `len` positions: a sequence whose prompt starts as this one's does
+    /// starts from it instead of reading that start again.
+    pub fn prefix_copy(&self, len: usize) -> Result<SequenceCache> {
+        let len = len.min(self.len());
+        let mut copy = SequenceCache {
+            layers: Vec::with_capacity(self.layers.len()),
+            tokens: self.tokens[..len].to_vec(),
+        };
+        for (index, layer) in self.layers.iter().enumerate() {
+            let (Some(keys), Some(values)) = (&layer.keys, &layer.values) else {
+                continue;
+            };
+            let kept = len.min(layer.len);
+            copy.append(
+                index,
+                &keys.narrow(2, 0, kept)?,
+                &values.narrow(2, 0, kept)?,
+            )?;
+        }
+        Ok(copy)
+    }
+
     /// Records `tokens` as read (architectures whose key-value state candle keeps).
     pub fn extend_tokens(&mut self, tokens: &[u32]) {
         self.tokens.extend_from_slice(tokens);
@@ -175,6 +197,23 @@ impl PrefixCache {
         }
     }
 
+    /// How many of `prompt`'s tokens [`take`](Self::take) would start it after.
+    pub fn shared_with(&self, prompt: &[u32]) -> usize {
+        let usable = prompt.len().saturating_sub(1);
+        self.idle
+            .iter()
+            .map(|(cache, _)| {
+                let shared = common_prefix(cache.tokens(), prompt).min(usable);
+                match self.reuse {
+                    Reuse::Prefix => shared,
+                    Reuse::Continuation if shared == cache.len() => shared,
+                    Reuse::Continuation => 0,
+                }
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Keeps `cache` for later prompts, then drops the least recently used sequences until the
     /// kept ones and `active_bytes` (the caches of sequences still decoding) fit the budget.
     pub fn put_back(&mut self, cache: SequenceCache, active_bytes: usize) {
@@ -210,7 +249,7 @@ impl PrefixCache {
 }
 
 /// How many leading tokens `a` and `b` share.
-fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+pub fn common_prefix(a: &[u32], b: &[u32]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
@@ -242,6 +281,18 @@ mod tests {
         // Nothing shared: a fresh cache, the others kept.
         let (cache, shared) = pool.take(&[42]);
         assert_eq!((shared, cache.len(), pool.len()), (0, 0, 1));
+    }
+
+    #[test]
+    fn a_prefix_copy_holds_the_first_positions_only() {
+        let cache = cache_of(&[1, 2, 3, 4], 4);
+        let copy = cache.prefix_copy(2).unwrap();
+        assert_eq!(copy.tokens(), &[1, 2]);
+        assert_eq!(copy.layers[0].len, 2);
+        assert_eq!(
+            copy.layers[0].keys.as_ref().unwrap().dim(2).unwrap(),
+            CACHE_STEP
+        );
     }
 
     #[test]

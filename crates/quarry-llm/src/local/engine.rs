@@ -2,7 +2,9 @@
 //! reply asked of the model together (continuous batching).
 //!
 //! Between forward passes the engine admits waiting replies (up to `parallel` at once), each
-//! starting from the longest prefix of its prompt the [`PrefixCache`] holds. One pass then reads,
+//! starting from the longest prefix of its prompt the [`PrefixCache`] holds — or, when a reply
+//! being decoded shares a longer prefix with it (the same system prompt and schema, sent at
+//! once), from a copy of that reply's keys and values once it has read the shared part. One pass then reads,
 //! for every active reply, either its next chunk of prompt (at most [`EngineSettings::
 //! prompt_chunk`] prompt tokens per pass in all, so replies already running keep flowing) or the
 //! tokens it chose at the last step. Each reply masks, steers and samples its own logits with its
@@ -17,9 +19,9 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::Lexicon;
-use super::cache::{PrefixCache, Reuse, SequenceCache};
+use super::batch::SequenceStep;
+use super::cache::{PrefixCache, Reuse, SequenceCache, common_prefix};
 use super::generate::{DecodeStats, Decoding, Progress};
-use super::llama::SequenceStep;
 use super::model::Model;
 use crate::LlmError;
 use crate::types::ChatResponse;
@@ -123,10 +125,18 @@ impl Engine {
 
 /// A reply being decoded: its state, its key-value cache and its caller.
 struct Active {
+    id: u64,
     decoding: Decoding,
     cache: SequenceCache,
     events: UnboundedSender<Event>,
+    /// The reply whose keys and values this one will copy, and how many positions of them:
+    /// until that reply has read them, this one waits.
+    follows: Option<(u64, usize)>,
 }
+
+/// A reply copies another's prefix rather than the cache's when that saves at least this many
+/// positions.
+const FOLLOW_GAIN: usize = 16;
 
 /// The engine's loop: admit, read one batch, advance every reply, retire the finished ones.
 fn run(
@@ -144,16 +154,25 @@ fn run(
     };
     let mut cache = PrefixCache::new(settings.cache_bytes, reuse);
     let mut active: Vec<Active> = Vec::new();
+    let mut next_id = 0u64;
     loop {
         if active.is_empty() {
             match queue.recv() {
-                Ok(job) => active.push(admit(job, &mut cache)),
+                Ok(job) => {
+                    next_id += 1;
+                    let admitted = admit(job, next_id, &mut cache, &active);
+                    active.push(admitted);
+                }
                 Err(_) => return,
             }
         }
         while active.len() < parallel {
             match queue.try_recv() {
-                Ok(job) => active.push(admit(job, &mut cache)),
+                Ok(job) => {
+                    next_id += 1;
+                    let admitted = admit(job, next_id, &mut cache, &active);
+                    active.push(admitted);
+                }
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
             }
         }
@@ -169,6 +188,7 @@ fn run(
         if active.is_empty() {
             continue;
         }
+        start_followers(&mut active, &mut cache);
         active = step(
             &mut model,
             lexicon,
@@ -180,18 +200,65 @@ fn run(
     }
 }
 
-/// A queued reply made active, starting after the prefix of its prompt the cache holds.
-fn admit(job: Job, cache: &mut PrefixCache) -> Active {
+/// A queued reply made active: it starts after the prefix of its prompt the cache holds, or
+/// follows the active reply that shares a longer one.
+fn admit(job: Job, id: u64, cache: &mut PrefixCache, active: &[Active]) -> Active {
     let Job {
         mut decoding,
         events,
     } = job;
-    let (sequence, cached) = cache.take(decoding.prompt());
+    let prompt = decoding.prompt();
+    let usable = prompt.len().saturating_sub(1);
+    let leader = active
+        .iter()
+        .filter(|reply| reply.follows.is_none())
+        .map(|reply| {
+            let shared = common_prefix(reply.decoding.prompt(), prompt).min(usable);
+            (reply.id, shared)
+        })
+        .max_by_key(|&(_, shared)| shared)
+        .filter(|&(_, shared)| shared >= cache.shared_with(prompt) + FOLLOW_GAIN);
+    if leader.is_some() {
+        return Active {
+            id,
+            decoding,
+            cache: SequenceCache::default(),
+            events,
+            follows: leader,
+        };
+    }
+    let (sequence, cached) = cache.take(prompt);
     decoding.start_after(cached);
     Active {
+        id,
         decoding,
         cache: sequence,
         events,
+        follows: None,
+    }
+}
+
+/// Replies whose leader has read the shared prefix start from a copy of it; those whose leader
+/// is gone (its state now in the cache) start from the cache.
+fn start_followers(active: &mut [Active], cache: &mut PrefixCache) {
+    for index in 0..active.len() {
+        let Some((leader, shared)) = active[index].follows else {
+            continue;
+        };
+        let copied = match active.iter().find(|reply| reply.id == leader) {
+            Some(leader) if leader.cache.len() < shared => continue,
+            Some(leader) => leader
+                .cache
+                .prefix_copy(shared)
+                .ok()
+                .map(|copy| (copy, shared)),
+            None => None,
+        };
+        let follower = &mut active[index];
+        let (sequence, cached) = copied.unwrap_or_else(|| cache.take(follower.decoding.prompt()));
+        follower.cache = sequence;
+        follower.decoding.start_after(cached);
+        follower.follows = None;
     }
 }
 
@@ -215,6 +282,9 @@ fn step(
     let counts: Vec<usize> = active
         .iter()
         .map(|reply| {
+            if reply.follows.is_some() {
+                return 0;
+            }
             if !reply.decoding.reading_prompt() {
                 return reply.decoding.input(0).len();
             }

@@ -10,11 +10,13 @@ use std::sync::Arc;
 
 use candle_core::quantized::QMatMul;
 use candle_core::quantized::gguf_file::Content;
-use candle_core::{DType, Device, Module, Result, Tensor};
+use candle_core::{Device, Module, Result, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 use quarry_kernels::Mmap;
 use quarry_kernels::q4_1::load_tensor;
 
+use super::batch::{AttentionShape, Batch, SequenceStep, attend_steps, rotary_tables, split_heads};
+#[cfg(test)]
 use super::cache::SequenceCache;
 
 struct Layer {
@@ -41,18 +43,6 @@ pub struct Llama {
     head_dim: usize,
     cos: Tensor,
     sin: Tensor,
-    /// The sequence of [`forward`](Self::forward), which reads one sequence at a time.
-    solo: SequenceCache,
-}
-
-/// One sequence's part of a batched forward pass.
-pub struct SequenceStep<'a> {
-    /// Its key-value state; the new tokens are appended to it.
-    pub cache: &'a mut SequenceCache,
-    /// The tokens to read, placed after the cached ones.
-    pub tokens: &'a [u32],
-    /// Whether the logits after its last token are wanted (not for a prompt's earlier chunks).
-    pub logits: bool,
 }
 
 impl Llama {
@@ -107,7 +97,7 @@ impl Llama {
                 down: matmul(&name("ffn_down"))?,
             });
         }
-        let (cos, sin) = rotary_tables(rope_dim, rope_base, context_length, device)?;
+        let (cos, sin) = rotary_tables(rope_dim, rope_base, context_length)?;
         Ok(Llama {
             embeddings,
             layers,
@@ -118,61 +108,48 @@ impl Llama {
             head_dim: embedding_length / heads,
             cos,
             sin,
-            solo: SequenceCache::default(),
         })
     }
 
     /// The last position's logits after `tokens` (shape `(1, seq)`) placed at `position` of
-    /// the one sequence this method reads (its cache cut back to `position`).
-    pub fn forward(&mut self, tokens: &Tensor, position: usize) -> Result<Tensor> {
+    /// the one sequence `cache` holds (cut back to `position` first).
+    #[cfg(test)]
+    pub fn forward(
+        &self,
+        cache: &mut SequenceCache,
+        tokens: &Tensor,
+        position: usize,
+    ) -> Result<Tensor> {
         let tokens = tokens.flatten_all()?.to_vec1::<u32>()?;
-        let mut solo = std::mem::take(&mut self.solo);
-        solo.truncate(position);
+        cache.truncate(position);
         let logits = self.forward_batch(&mut [SequenceStep {
-            cache: &mut solo,
+            cache,
             tokens: &tokens,
             logits: true,
-        }]);
-        self.solo = solo;
-        let logits = logits?.pop().flatten().unwrap_or_default();
+        }])?;
+        let logits = logits.into_iter().next().flatten().unwrap_or_default();
         Tensor::new(logits, &Device::Cpu)?.unsqueeze(0)
     }
 
     /// Reads each step's tokens after its cached ones, all sequences in one pass: the answer
     /// has, per step, the logits after its last token when they were asked for.
     pub fn forward_batch(&self, steps: &mut [SequenceStep<'_>]) -> Result<Vec<Option<Vec<f32>>>> {
-        let device = Device::Cpu;
-        let mut all_tokens = Vec::new();
-        let mut positions = Vec::new();
-        for step in steps.iter() {
-            let start = step.cache.len();
-            all_tokens.extend_from_slice(step.tokens);
-            positions.extend((start..start + step.tokens.len()).map(|position| position as u32));
-        }
-        let total = all_tokens.len();
-        if total == 0 {
+        let Some(batch) = Batch::of(steps, self.cos.dim(0)?)? else {
             return Ok(steps.iter().map(|_| None).collect());
-        }
-        let window = self.cos.dim(0)?;
-        if positions
-            .iter()
-            .any(|&position| position as usize >= window)
-        {
-            candle_core::bail!("a sequence runs past the context window");
-        }
+        };
         let mut hidden = self
             .embeddings
-            .embedding(&Tensor::new(all_tokens.as_slice(), &device)?)?
-            .reshape((1, total, ()))?;
-        let positions = Tensor::new(positions.as_slice(), &device)?;
+            .embedding(&batch.tokens)?
+            .reshape((1, batch.total, ()))?;
         let rotation = (
-            self.cos.index_select(&positions, 0)?,
-            self.sin.index_select(&positions, 0)?,
+            self.cos.index_select(&batch.positions, 0)?,
+            self.sin.index_select(&batch.positions, 0)?,
         );
         let shape = AttentionShape {
             heads: self.heads,
             kv_heads: self.kv_heads,
             head_dim: self.head_dim,
+            window: None,
         };
         for (index, layer) in self.layers.iter().enumerate() {
             let attended = layer.attention(
@@ -187,41 +164,8 @@ impl Llama {
             let activated = (layer.gate.forward(&normed)?.silu()? * layer.up.forward(&normed)?)?;
             hidden = (layer.down.forward(&activated)? + hidden)?;
         }
-        // Only the rows whose logits are wanted go through the output matrix.
-        let mut wanted = Vec::new();
-        let mut end = 0;
-        for step in steps.iter_mut() {
-            end += step.tokens.len();
-            step.cache.extend_tokens(step.tokens);
-            if step.logits && !step.tokens.is_empty() {
-                wanted.push(end as u32 - 1);
-            }
-        }
-        let mut rows = match wanted.is_empty() {
-            true => Vec::new(),
-            false => {
-                let last = hidden.index_select(&Tensor::new(wanted.as_slice(), &device)?, 1)?;
-                self.output
-                    .forward(&self.norm.forward(&last)?)?
-                    .squeeze(0)?
-                    .to_vec2::<f32>()?
-            }
-        }
-        .into_iter();
-        Ok(steps
-            .iter()
-            .map(|step| match step.logits && !step.tokens.is_empty() {
-                true => rows.next(),
-                false => None,
-            })
-            .collect())
+        Batch::logits(steps, &hidden, &self.norm, &self.output)
     }
-}
-
-struct AttentionShape {
-    heads: usize,
-    kv_heads: usize,
-    head_dim: usize,
 }
 
 impl Layer {
@@ -235,110 +179,15 @@ impl Layer {
         (cos, sin): (&Tensor, &Tensor),
         steps: &mut [SequenceStep<'_>],
     ) -> Result<Tensor> {
-        let (batch, total, width) = x.dims3()?;
-        let split = |t: Tensor, heads: usize| {
-            t.reshape((batch, total, heads, shape.head_dim))?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        let query = split(self.query.forward(x)?, shape.heads)?;
-        let key = split(self.key.forward(x)?, shape.kv_heads)?;
-        let value = split(self.value.forward(x)?, shape.kv_heads)?;
+        let query = split_heads(self.query.forward(x)?, shape.heads, shape.head_dim)?;
+        let key = split_heads(self.key.forward(x)?, shape.kv_heads, shape.head_dim)?;
+        let value = split_heads(self.value.forward(x)?, shape.kv_heads, shape.head_dim)?;
         // GGUF llama weights are permuted for the interleaved rotation (pairs 2i, 2i + 1).
         let query = candle_nn::rotary_emb::rope_i(&query, cos, sin)?;
         let key = candle_nn::rotary_emb::rope_i(&key, cos, sin)?;
-        let mut outputs = Vec::with_capacity(steps.len());
-        let mut start = 0;
-        for step in steps.iter_mut() {
-            let seq_len = step.tokens.len();
-            if seq_len == 0 {
-                continue;
-            }
-            let part = |t: &Tensor| t.narrow(2, start, seq_len);
-            let position = step.cache.len();
-            let (keys, values) = step.cache.append(
-                index,
-                &part(&key)?.contiguous()?,
-                &part(&value)?.contiguous()?,
-            )?;
-            outputs.push(attend(&part(&query)?, &keys, &values, position, shape)?);
-            start += seq_len;
-        }
-        let attended = match outputs.len() {
-            1 => outputs.pop().expect("one output"),
-            _ => Tensor::cat(&outputs, 1)?,
-        };
-        self.attention_output
-            .forward(&attended.reshape((batch, total, width))?)
+        let attended = attend_steps(index, (&query, &key, &value), shape, steps)?;
+        self.attention_output.forward(&attended)
     }
-}
-
-/// One sequence's queries `(1, heads, seq_len, head_dim)`, placed at `position`, against its
-/// keys and values `(1, kv_heads, kv_len, head_dim)`: `(1, seq_len, heads * head_dim)`.
-fn attend(
-    query: &Tensor,
-    keys: &Tensor,
-    values: &Tensor,
-    position: usize,
-    shape: &AttentionShape,
-) -> Result<Tensor> {
-    let (batch, _, seq_len, _) = query.dims4()?;
-    let kv_len = keys.dim(2)?;
-    // The query heads that share a key-value head attend as one group of `group * seq_len`
-    // rows: (batch, kv_heads, group * seq_len, head_dim).
-    let group = shape.heads / shape.kv_heads;
-    let query =
-        query
-            .contiguous()?
-            .reshape((batch, shape.kv_heads, group * seq_len, shape.head_dim))?;
-    let scale = 1.0 / (shape.head_dim as f64).sqrt();
-    let scores = (query.matmul(&keys.t()?)? * scale)?;
-    let scores = match seq_len {
-        1 => scores,
-        _ => scores
-            .reshape((batch, shape.kv_heads, group, seq_len, kv_len))?
-            .broadcast_add(&causal_mask(seq_len, position, query.device())?)?
-            .reshape((batch, shape.kv_heads, group * seq_len, kv_len))?,
-    };
-    let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-    weights
-        .matmul(&values.contiguous()?)?
-        .reshape((batch, shape.heads, seq_len, shape.head_dim))?
-        .transpose(1, 2)?
-        .reshape((batch, seq_len, shape.heads * shape.head_dim))
-}
-
-/// `(seq_len, position + seq_len)`: 0 where a query may attend, -inf after it.
-fn causal_mask(seq_len: usize, position: usize, device: &Device) -> Result<Tensor> {
-    let kv_len = position + seq_len;
-    let values: Vec<f32> = (0..seq_len)
-        .flat_map(|i| {
-            (0..kv_len).map(move |j| match j > position + i {
-                true => f32::NEG_INFINITY,
-                false => 0.0,
-            })
-        })
-        .collect();
-    Tensor::from_vec(values, (seq_len, kv_len), device)
-}
-
-/// The rotation's cosines and sines for every position the context can hold.
-fn rotary_tables(
-    rope_dim: usize,
-    base: f32,
-    positions: usize,
-    device: &Device,
-) -> Result<(Tensor, Tensor)> {
-    let inverse: Vec<f32> = (0..rope_dim)
-        .step_by(2)
-        .map(|i| 1.0 / base.powf(i as f32 / rope_dim as f32))
-        .collect();
-    let inverse = Tensor::new(inverse.as_slice(), device)?;
-    let angles = Tensor::arange(0, positions as u32, device)?
-        .to_dtype(DType::F32)?
-        .reshape((positions, 1))?
-        .broadcast_mul(&inverse.reshape((1, ()))?)?;
-    Ok((angles.cos()?, angles.sin()?))
 }
 
 #[cfg(test)]
@@ -413,7 +262,8 @@ mod tests {
             return;
         };
         let (content, bytes) = requantized_model(&path, SCALAR_ONLY, GgmlDType::Q8_0);
-        let mut ours = Llama::load(&content, &bytes, 1024, &Device::Cpu).expect("ours loads");
+        let ours = Llama::load(&content, &bytes, 1024, &Device::Cpu).expect("ours loads");
+        let mut cache = SequenceCache::default();
         let mut theirs = quantized_llama::ModelWeights::from_gguf(
             content,
             &mut Cursor::new(&bytes[..]),
@@ -423,7 +273,7 @@ mod tests {
         side_by_side(
             &mut [
                 &mut |input, position| theirs.forward(input, position),
-                &mut |input, position| ours.forward(input, position),
+                &mut |input, position| ours.forward(&mut cache, input, position),
             ],
             &|logits, tokens| {
                 let gap = logits[0]
@@ -449,14 +299,16 @@ mod tests {
         let (exact, exact_bytes) =
             requantized_model(&path, &[GgmlDType::Q4_1, GgmlDType::Q8_0], GgmlDType::F32);
         let (widened, widened_bytes) = requantized_model(&path, SCALAR_ONLY, GgmlDType::Q8_0);
-        let mut exact = Llama::load(&exact, &exact_bytes, 1024, &device).unwrap();
-        let mut four_bit = Llama::load(&header(&file), &file, 1024, &device).unwrap();
-        let mut eight_bit = Llama::load(&widened, &widened_bytes, 1024, &device).unwrap();
+        let exact = Llama::load(&exact, &exact_bytes, 1024, &device).unwrap();
+        let four_bit = Llama::load(&header(&file), &file, 1024, &device).unwrap();
+        let eight_bit = Llama::load(&widened, &widened_bytes, 1024, &device).unwrap();
+        let mut caches: [SequenceCache; 3] = Default::default();
+        let [exact_cache, four_cache, eight_cache] = &mut caches;
         side_by_side(
             &mut [
-                &mut |input, position| exact.forward(input, position),
-                &mut |input, position| four_bit.forward(input, position),
-                &mut |input, position| eight_bit.forward(input, position),
+                &mut |input, position| exact.forward(exact_cache, input, position),
+                &mut |input, position| four_bit.forward(four_cache, input, position),
+                &mut |input, position| eight_bit.forward(eight_cache, input, position),
             ],
             &|logits, tokens| {
                 let (four, eight) = (

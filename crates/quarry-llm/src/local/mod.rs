@@ -9,8 +9,10 @@
 //! JSON Schema, or be a tool call, is decoded under a token mask ([`grammar`]), so it parses and
 //! conforms; with the source text given, plain strings can only be text the source contains.
 
+mod batch;
 mod cache;
 mod engine;
+mod gemma3;
 mod generate;
 mod grammar;
 mod llama;

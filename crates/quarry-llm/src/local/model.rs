@@ -9,11 +9,13 @@ use std::sync::Arc;
 use candle_core::quantized::gguf_file::{self, Content, Value};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{DType, Device, Tensor};
-use candle_transformers::models::{quantized_gemma3, quantized_qwen2, quantized_qwen3};
+use candle_transformers::models::{quantized_qwen2, quantized_qwen3};
 use quarry_kernels::Mmap;
 
+use super::batch::SequenceStep;
 use super::cache::Reuse;
-use super::llama::{Llama, SequenceStep};
+use super::gemma3::{Gate, Gemma3};
+use super::llama::Llama;
 use super::vocab::{metadata_str, metadata_u32};
 use crate::LlmError;
 
@@ -22,7 +24,7 @@ enum Weights {
     Llama(Llama),
     Qwen2(quantized_qwen2::ModelWeights),
     Qwen3(quantized_qwen3::ModelWeights),
-    Gemma3(quantized_gemma3::ModelWeights),
+    Gemma3(Gemma3),
 }
 
 /// A loaded model: the weights and how many tokens fit its context window.
@@ -41,9 +43,9 @@ impl Model {
             .unwrap_or(2048) as usize;
         let device = Device::Cpu;
         let file = quarry_kernels::map_file(path).map_err(|error| unreadable(path, &error))?;
-        // The llama implementation multiplies Q4_1 itself; the others widen it to Q8_0.
+        // Quarry's own llama and gemma3 multiply Q4_1 themselves; the others widen it to Q8_0.
         let widen: &[GgmlDType] = match architecture.as_str() {
-            "llama" => &SCALAR_ONLY[1..],
+            "llama" | "gemma3" => &SCALAR_ONLY[1..],
             _ => SCALAR_ONLY,
         };
         let (content, file) = requantized(content, Arc::new(file), widen, GgmlDType::Q8_0, &device)
@@ -63,7 +65,7 @@ impl Model {
                     .map_err(|error| unreadable(path, &error))?,
             ),
             "gemma3" => Weights::Gemma3(
-                quantized_gemma3::ModelWeights::from_gguf(content, &mut reader, &device)
+                Gemma3::load(&content, &file, context_length, Gate::Gelu, &device)
                     .map_err(|error| unreadable(path, &error))?,
             ),
             other => {
@@ -88,8 +90,8 @@ impl Model {
     /// How this architecture's key-value state can be reused across replies.
     pub fn reuse(&self) -> Reuse {
         match self.weights {
-            Weights::Llama(_) => Reuse::Prefix,
-            _ => Reuse::Continuation,
+            Weights::Llama(_) | Weights::Gemma3(_) => Reuse::Prefix,
+            Weights::Qwen2(_) | Weights::Qwen3(_) => Reuse::Continuation,
         }
     }
 
@@ -101,8 +103,10 @@ impl Model {
         &mut self,
         steps: &mut [SequenceStep<'_>],
     ) -> Result<Vec<Option<Vec<f32>>>, LlmError> {
-        if let Weights::Llama(weights) = &self.weights {
-            return weights.forward_batch(steps).map_err(inference);
+        match &self.weights {
+            Weights::Llama(weights) => return weights.forward_batch(steps).map_err(inference),
+            Weights::Gemma3(weights) => return weights.forward_batch(steps).map_err(inference),
+            Weights::Qwen2(_) | Weights::Qwen3(_) => {}
         }
         let mut answers = Vec::with_capacity(steps.len());
         for step in steps.iter_mut() {
@@ -126,31 +130,22 @@ impl Model {
         match &mut self.weights {
             Weights::Qwen2(weights) => weights.clear_kv_cache(),
             Weights::Qwen3(weights) => weights.clear_kv_cache(),
-            // Gemma 3 drops its cache when a sequence starts at position 0; llama's state is
-            // not in its weights.
+            // Quarry's own models keep no state in their weights.
             Weights::Gemma3(_) | Weights::Llama(_) => {}
         }
     }
 
     /// A candle model's logits after `tokens`, which sit at `position` in its one sequence.
     fn forward_candle(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LlmError> {
-        // candle's Gemma 3 cannot build the mask of several tokens after a cached prefix (it
-        // joins an f32 block to a u32 one): such tokens go one at a time.
-        if matches!(self.weights, Weights::Gemma3(_)) && position > 0 && tokens.len() > 1 {
-            let mut logits = Vec::new();
-            for (offset, token) in tokens.iter().enumerate() {
-                logits = self.forward_candle(std::slice::from_ref(token), position + offset)?;
-            }
-            return Ok(logits);
-        }
         let input = Tensor::new(tokens, &self.device)
             .and_then(|input| input.unsqueeze(0))
             .map_err(inference)?;
         let logits = match &mut self.weights {
-            Weights::Llama(weights) => weights.forward(&input, position),
             Weights::Qwen2(weights) => weights.forward(&input, position),
             Weights::Qwen3(weights) => weights.forward(&input, position),
-            Weights::Gemma3(weights) => weights.forward(&input, position),
+            Weights::Llama(_) | Weights::Gemma3(_) => Err(candle_core::Error::Msg(
+                "Quarry's own models are read through forward_batch".to_owned(),
+            )),
         }
         .map_err(inference)?;
         logits
