@@ -323,6 +323,40 @@ fn a_reply_under_any_schema_never_exceeds_its_output_budget() {
 /// command joins into the file named by `QUARRY_TEST_GEMMA_GGUF` where it can install them
 /// (skipped with a notice otherwise). Its tokens round-trip, and a grounded extraction of two
 /// strings conforms to its schema with each a substring of the text.
+/// Gemma 3's SentencePiece vocabulary tokenizes as llama.cpp does (its `/tokenize` answers for
+/// these texts, recorded): pieces merged by score, digits alone, spaces as `▁`, bytes as
+/// fallback.
+#[test]
+fn gemma3_prompts_tokenize_as_llama_cpp_tokenizes_them() {
+    let Some(path) = quarry_testkit::test_gemma_gguf() else {
+        return;
+    };
+    let model = quarry_llm::local::load(&path).expect("the GGUF loads");
+    let cases: [(&str, &[u32]); 2] = [
+        (
+            "Invoice 2024-117 from Acme Supplies Ltd to Globex Corporation. Total due: 1,200.00 \
+             USD by 15 March 2024.",
+            &[
+                69572, 236743, 236778, 236771, 236778, 236812, 236772, 236770, 236770, 236832, 699,
+                210871, 77245, 11220, 531, 57677, 716, 14508, 236761, 12613, 2779, 236787, 236743,
+                236770, 236764, 236778, 236771, 236771, 236761, 236771, 236771, 23058, 684, 236743,
+                236770, 236810, 5261, 236743, 236778, 236771, 236778, 236812, 236761,
+            ],
+        ),
+        (
+            "  naïve café — 東京, emoji 🙂 and tabs\tend",
+            &[
+                138, 1789, 238527, 560, 33443, 2192, 86459, 236764, 64334, 57235, 532, 42364,
+                255968, 643,
+            ],
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(model.tokenize(text).unwrap(), expected, "{text}");
+        assert_eq!(model.detokenize(expected), text);
+    }
+}
+
 #[test]
 fn gemma3_with_a_sentencepiece_vocabulary_round_trips_and_decodes_conforming_replies() {
     let Some(path) = quarry_testkit::test_gemma_gguf() else {

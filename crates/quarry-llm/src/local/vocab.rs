@@ -4,8 +4,10 @@
 //!
 //! Two vocabulary kinds are read: byte-level BPE (`tokenizer.ggml.model = gpt2`: SmolLM, Llama 3,
 //! Qwen), built by candle's `TokenizerFromGguf`, and SentencePiece (`llama`: Llama 2, Gemma),
-//! built here as a unigram model over the GGUF's scores with byte fallback, as Hugging Face's
-//! converted SentencePiece tokenizers are.
+//! built here as BPE over merges derived from the GGUF's scores, with byte fallback: the pieces
+//! of a word are merged pair by pair, the pair whose joined piece scores highest first, as
+//! SentencePiece's BPE models and llama.cpp's tokenizer do. (Read as a unigram model, the same
+//! scores split words into about twice as many tokens.)
 
 use std::sync::Arc;
 
@@ -230,26 +232,43 @@ fn sentencepiece_bytes(name: &str) -> Vec<u8> {
     name.replace('\u{2581}', " ").into_bytes()
 }
 
-/// A SentencePiece vocabulary as a Hugging Face tokenizer: unigram over the GGUF's scores with
-/// byte fallback, spaces written as `▁` (with one in front unless the GGUF says otherwise).
+/// A SentencePiece vocabulary as a Hugging Face tokenizer: BPE whose merges are the GGUF's
+/// pieces split in two ([`sentencepiece_merges`]), with byte fallback; spaces written as `▁`
+/// (with one in front unless the GGUF says otherwise).
 fn sentencepiece(content: &Content, names: &[String]) -> Result<Tokenizer, LlmError> {
     use tokenizers::decoders::DecoderWrapper;
     use tokenizers::decoders::byte_fallback::ByteFallback;
     use tokenizers::decoders::fuse::Fuse;
     use tokenizers::decoders::sequence::Sequence as DecoderSequence;
-    use tokenizers::models::unigram::Unigram;
+    use tokenizers::models::bpe::BPE;
     use tokenizers::normalizers::{NormalizerWrapper, Prepend, Replace, Sequence};
 
     let scores = match content.metadata.get("tokenizer.ggml.scores") {
         Some(Value::Array(values)) => values
             .iter()
-            .map(|value| value.to_f32().map(f64::from).map_err(invalid))
-            .collect::<Result<Vec<f64>, _>>()?,
+            .map(|value| value.to_f32().map_err(invalid))
+            .collect::<Result<Vec<f32>, _>>()?,
         _ => vec![0.0; names.len()],
     };
-    let vocab: Vec<(String, f64)> = names.iter().cloned().zip(scores).collect();
-    let unknown = metadata_u32(content, "tokenizer.ggml.unknown_token_id").map(|id| id as usize);
-    let model = Unigram::from(vocab, unknown, true).map_err(invalid)?;
+    let types = match content.metadata.get("tokenizer.ggml.token_type") {
+        Some(value) => number_array(value)?,
+        None => vec![NORMAL; names.len()],
+    };
+    let ids: tokenizers::models::bpe::Vocab = names
+        .iter()
+        .enumerate()
+        .map(|(id, name)| (name.clone(), id as u32))
+        .collect();
+    let merges = sentencepiece_merges(names, &types, &scores, &ids);
+    let mut builder = BPE::builder()
+        .vocab_and_merges(ids, merges)
+        .byte_fallback(true);
+    if let Some(unknown) = metadata_u32(content, "tokenizer.ggml.unknown_token_id")
+        .and_then(|id| names.get(id as usize))
+    {
+        builder = builder.unk_token(unknown.clone());
+    }
+    let model = builder.build().map_err(invalid)?;
     let mut tokenizer = Tokenizer::new(model);
     let add_space_prefix = match content.metadata.get("tokenizer.ggml.add_space_prefix") {
         Some(value) => value.to_bool().map_err(invalid)?,
@@ -275,7 +294,47 @@ fn sentencepiece(content: &Content, names: &[String]) -> Result<Tokenizer, LlmEr
         .map(|name| tokenizers::AddedToken::from(name.clone(), true))
         .collect();
     tokenizer.add_special_tokens(specials).map_err(invalid)?;
+    // User-defined pieces (Gemma's runs of spaces and tabs, its HTML tags) are matched in the raw
+    // text before anything else, longest first, as llama.cpp matches them.
+    let user_defined: Vec<tokenizers::AddedToken> = names
+        .iter()
+        .zip(&types)
+        .filter(|&(name, &kind)| kind == USER_DEFINED && !is_marked_special(name))
+        .map(|(name, _)| tokenizers::AddedToken::from(name.clone(), false).normalized(false))
+        .collect();
+    tokenizer.add_tokens(user_defined).map_err(invalid)?;
     Ok(tokenizer)
+}
+
+/// The merges of a SentencePiece BPE vocabulary: every normal piece that splits into two pieces
+/// of the vocabulary is the merge of those two, ranked by the joined piece's score (highest
+/// first; SentencePiece's BPE trainer scores pieces by when they were merged), then its id.
+fn sentencepiece_merges(
+    names: &[String],
+    types: &[u32],
+    scores: &[f32],
+    ids: &tokenizers::models::bpe::Vocab,
+) -> Vec<(String, String)> {
+    let normal = |id: usize| types.get(id).is_none_or(|&kind| kind == NORMAL);
+    let mut ranked: Vec<(f32, usize, String, String)> = Vec::new();
+    for (id, name) in names.iter().enumerate() {
+        if !normal(id) {
+            continue;
+        }
+        for (split, _) in name.char_indices().skip(1) {
+            let (left, right) = name.split_at(split);
+            let known = |piece: &str| ids.get(piece).is_some_and(|&piece| normal(piece as usize));
+            if known(left) && known(right) {
+                let score = scores.get(id).copied().unwrap_or(0.0);
+                ranked.push((score, id, left.to_owned(), right.to_owned()));
+            }
+        }
+    }
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    ranked
+        .into_iter()
+        .map(|(_, _, left, right)| (left, right))
+        .collect()
 }
 
 fn invalid(error: impl std::fmt::Display) -> LlmError {
