@@ -39,8 +39,9 @@ Where the pipeline records only `tokens_used` (prompt + completion per call, sum
 P is that sum minus an estimate of the completion tokens (each accepted answer's JSON,
 `{"FIELD": value, "confidence": "..."}`, at 3 characters a token, plus the end-of-turn token),
 marked "estimated", and C cannot be known: the script says so, prints where the usage is dropped,
-and, as a projection only, what evaluated would be if every field after the first took the whole
-document from the cache (P - (fields - 1) * D).
+and, as a projection only, what evaluated would be if every model call after the first took the
+whole document from the cache (P - (calls - 1) * D; calls: one per field that spent tokens, or
+the N of a failure "after N answer(s)").
 
 Usage (no build here: build first, `cargo build --release -p quarry-cli`):
     python3 scripts/pipeline_prompt_bench.py \\
@@ -57,6 +58,7 @@ changes the model's settings; QUARRY_MODEL, QUARRY_DB and QUARRY_PROJECT are uns
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -339,6 +341,18 @@ def task_rows(db, run_id):
         connection.close()
 
 
+def short_reason(reason):
+    """A failure's reason without the agent id and model path in front of it."""
+    if not reason:
+        return reason
+    for marker in (": model call failed: ", ": no accepted value", ": the agent found"):
+        at = reason.find(marker)
+        if at >= 0:
+            reason = reason[at + 2:]
+            break
+    return reason.replace(" sent a reply Quarry cannot read", "")
+
+
 def completion_estimate(field, value, confidence):
     answer = json.dumps({field: value, "confidence": confidence or "high"})
     return round(len(answer) / 3.0) + 1
@@ -401,7 +415,7 @@ def measure(args, tmp):
             "value": result.get("value", outcome.get("value")),
             "confidence": result.get("confidence"),
             "outcome": outcome.get("status"),
-            "reason": outcome.get("reason"),
+            "reason": short_reason(outcome.get("reason") or task.get("last_error")),
         })
 
     doc_tokens, doc_how = count_document_tokens(binary, gguf, text, tmp, env)
@@ -421,8 +435,14 @@ def measure(args, tmp):
                       f"{completion} completion tokens (accepted answers' JSON / 3 + 1 each)")
     cached_sum = sum(int(f["cached_tokens"]) for f in fields) if exact_cached else None
     evaluated = prompt_sum - cached_sum if cached_sum is not None else None
-    n = len(fields)
-    projection = prompt_sum - (n - 1) * doc_tokens if n else None
+    # Model calls, as far as the records tell: a failure after rejected answers names how many
+    # it made; any other field that spent tokens is taken to have made one call.
+    calls = 0
+    for f in fields:
+        if f["tokens_used"] > 0:
+            match = re.search(r"after (\d+) answer", f.get("reason") or "")
+            calls += int(match.group(1)) if match else 1
+    projection = prompt_sum - (calls - 1) * doc_tokens if calls else None
 
     return {
         "command": " ".join(run_cmd),
@@ -445,6 +465,7 @@ def measure(args, tmp):
         "prompt_over_document": round(prompt_sum / doc_tokens, 3),
         "goal_evaluated_over_document": GOAL,
         "goal_met": (evaluated / doc_tokens <= GOAL) if evaluated is not None else None,
+        "model_calls_assumed": calls,
         "projection_if_document_cached_for_later_fields": projection,
         "projection_over_document": round(projection / doc_tokens, 3)
         if projection is not None else None,
@@ -471,10 +492,18 @@ def print_figures(f):
     print(f"  {'field':<16} {'state':<14} {'tokens_used':>11} {'prompt':>7} {'cached':>7}  value")
     for row in f["fields"]:
         show = lambda v: "-" if v is None else str(v)  # noqa: E731
-        value = row["value"] if row["value"] is not None else row.get("reason")
+        value = row["value"] if row["value"] is not None else "(no value)"
         print(f"  {row['field']:<16} {show(row['state']):<14} {row['tokens_used']:>11} "
               f"{show(row['prompt_tokens']):>7} {show(row['cached_tokens']):>7}  "
               f"{json.dumps(value)[:70]}")
+    silent = [row["field"] for row in f["fields"] if row["tokens_used"] == 0]
+    if silent:
+        print(f"  note: {', '.join(silent)} spent no tokens (failed before any model call), so "
+              f"the sums cover {len(f['fields']) - len(silent)} of {len(f['fields'])} fields; "
+              "a field asked again after a rejected answer counts every answer's prompt")
+    for row in f["fields"]:
+        if row["value"] is None and row.get("reason"):
+            print(f"  {row['field']}: {row['reason'][:300]}")
     print()
     print(f"document: {f['document_chars']} characters, {f['document_tokens']} tokens "
           f"({f['document_tokens_how']})")
@@ -490,9 +519,11 @@ def print_figures(f):
         print("evaluated = prompt - cached:            unknown")
     print(f"prompt / document (no cache):           {f['prompt_over_document']}")
     if not f["cached_tokens_recorded"]:
-        print(f"projection only, if the {len(f['fields']) - 1} later fields took the whole "
-              f"document from the cache: evaluated ~ {f['projection_if_document_cached_for_later_fields']}"
-              f" = {f['projection_over_document']} x document")
+        print(f"projection only, if the {f['model_calls_assumed'] - 1} later of "
+              f"{f['model_calls_assumed']} model calls (assumed from the records) took the whole "
+              f"document from the cache: evaluated ~ "
+              f"{f['projection_if_document_cached_for_later_fields']} = "
+              f"{f['projection_over_document']} x document")
         print()
         print(DROPPED)
 

@@ -466,26 +466,13 @@ mod avx2 {
     const _: () = assert!(BLOCK == 32);
 }
 
-/// Loads `name` from the GGUF: Q4_1 tensors as [`Q4_1Weights`] over the mapped file, any other
-/// type through candle (read into memory).
-pub fn load_tensor(
-    content: &candle_core::quantized::gguf_file::Content,
-    file: &Arc<Mmap>,
-    name: &str,
-    device: &candle_core::Device,
-) -> Result<QTensor> {
-    let Some(info) = content.tensor_infos.get(name) else {
-        candle_core::bail!("the GGUF has no tensor {name}");
-    };
-    if info.ggml_dtype == GgmlDType::Q4_1 {
-        let start = content.tensor_data_offset as usize + info.offset as usize;
-        let elements = info.shape.elem_count();
-        let bytes = start..start + elements / BLOCK * Q4_1_BYTES;
-        let dims: Vec<usize> = info.shape.dims().iter().rev().copied().collect();
-        return Q4_1Weights::mapped(Arc::clone(file), bytes, &dims);
-    }
-    let mut reader = std::io::Cursor::new(&file[..]);
-    content.tensor(&mut reader, name, device)
+/// The Q4_1 tensor of `shape` (candle's order) whose blocks start at byte `at` of `file`.
+pub(crate) fn mapped_tensor(file: &Arc<Mmap>, at: usize, shape: &[usize]) -> Result<QTensor> {
+    let elements: usize = shape.iter().product();
+    let bytes = at..at + elements / BLOCK * Q4_1_BYTES;
+    // `mapped` takes GGUF's order, innermost first.
+    let dims: Vec<usize> = shape.iter().rev().copied().collect();
+    Q4_1Weights::mapped(Arc::clone(file), bytes, &dims)
 }
 
 #[cfg(test)]

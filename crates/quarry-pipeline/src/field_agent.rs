@@ -79,6 +79,9 @@ pub(crate) struct FieldValue {
     pub confidence: Confidence,
     pub agent_id: String,
     pub tokens_used: i64,
+    /// The model calls' tokens: prompt, completion, and prompt tokens the model did not read
+    /// again (kept in the result's metadata).
+    pub usage: Usage,
     pub duration_ms: i64,
     /// Web pages the agent asked for and could not read (kept in the result's metadata).
     pub unread_pages: Vec<UnreadPage>,
@@ -125,6 +128,7 @@ impl AgentSettings<'_> {
             confidence,
             agent_id: self.agent_id.to_owned(),
             tokens_used: usage.total() as i64,
+            usage,
             duration_ms: started.elapsed().as_millis() as i64,
             unread_pages: Vec::new(),
         }

@@ -187,7 +187,10 @@ impl Pipeline {
                 created_entity_ids: Vec::new(),
                 duration_ms: success.duration_ms,
                 tokens_used: success.tokens_used,
-                metadata: with_unread_pages(&metadata, &success.unread_pages),
+                metadata: with_usage(
+                    with_unread_pages(&metadata, &success.unread_pages),
+                    success.usage,
+                ),
                 workflow_node_run_id: Some(task.id.clone()),
             })
             .collect();
@@ -334,6 +337,20 @@ fn with_unread_pages(metadata: &Map<String, Value>, unread: &[UnreadPage]) -> Ma
     if !unread.is_empty() {
         metadata.insert("pages_not_read".to_owned(), UnreadPage::metadata(unread));
     }
+    metadata
+}
+
+/// `metadata` with the model calls' tokens under `usage` (`prompt_tokens`, `completion_tokens`,
+/// `cached_tokens`: prompt tokens a model with a prefix cache did not read again).
+fn with_usage(mut metadata: Map<String, Value>, usage: quarry_llm::Usage) -> Map<String, Value> {
+    metadata.insert(
+        "usage".to_owned(),
+        json!({
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "cached_tokens": usage.cached_tokens(),
+        }),
+    );
     metadata
 }
 

@@ -13,7 +13,7 @@ use candle_core::quantized::gguf_file::Content;
 use candle_core::{Device, Module, Result, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 use quarry_kernels::Mmap;
-use quarry_kernels::q4_1::load_tensor;
+use quarry_kernels::load_tensor;
 
 use super::batch::{AttentionShape, Batch, SequenceStep, attend_steps, rotary_tables, split_heads};
 #[cfg(test)]

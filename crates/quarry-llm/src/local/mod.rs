@@ -54,6 +54,10 @@ fn engine_settings(settings: &LocalSettings) -> EngineSettings {
     }
 }
 
+/// llguidance's fuel for precomputing a reply's lexemes (its default is 1M, which a grounded
+/// string over a 7.5 KB document with a label excluded exceeds).
+const INITIAL_LEXER_FUEL: u64 = 50_000_000;
+
 /// Prompt tokens read in one forward pass, over all replies.
 const PROMPT_CHUNK: usize = 512;
 
@@ -121,6 +125,9 @@ impl LocalModel {
                 reason: format!("the token masks cannot be prepared: {error}"),
             })?;
         factory.quiet();
+        // A grounded string over a document of several KB is a large substring lexeme: its
+        // precomputation over the vocabulary needs more than llguidance's default fuel (1M).
+        factory.limits_mut().initial_lexer_fuel = INITIAL_LEXER_FUEL;
         let name = path.file_stem().map_or_else(
             || path.display().to_string(),
             |stem| stem.to_string_lossy().into_owned(),

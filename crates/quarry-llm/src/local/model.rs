@@ -43,13 +43,15 @@ impl Model {
             .unwrap_or(2048) as usize;
         let device = Device::Cpu;
         let file = quarry_kernels::map_file(path).map_err(|error| unreadable(path, &error))?;
-        // Quarry's own llama and gemma3 multiply Q4_1 themselves; the others widen it to Q8_0.
-        let widen: &[GgmlDType] = match architecture.as_str() {
-            "llama" | "gemma3" => &SCALAR_ONLY[1..],
-            _ => SCALAR_ONLY,
+        // Quarry's own llama and gemma3 read every tensor where it lies (widening what candle
+        // multiplies slowly as they load: `quarry_kernels::load_tensor`); candle's models get
+        // a rewritten GGUF with those tensors widened to Q8_0.
+        let file = Arc::new(file);
+        let (content, file) = match architecture.as_str() {
+            "llama" | "gemma3" => (content, file),
+            _ => requantized(content, file, SCALAR_ONLY, GgmlDType::Q8_0, &device)
+                .map_err(|error| unreadable(path, &error))?,
         };
-        let (content, file) = requantized(content, Arc::new(file), widen, GgmlDType::Q8_0, &device)
-            .map_err(|error| unreadable(path, &error))?;
         let mut reader = Cursor::new(&file[..]);
         let weights = match architecture.as_str() {
             "llama" => Weights::Llama(
