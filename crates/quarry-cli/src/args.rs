@@ -91,7 +91,7 @@ pub struct CompletionsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ModelCommand {
-    /// The installed models: name, size and path.
+    /// The installed models: name, architecture, quantization, size and path.
     List {
         #[command(flatten)]
         output: OutputArgs,
