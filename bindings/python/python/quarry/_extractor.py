@@ -122,7 +122,7 @@ class Extractor:
             complete=complete,
             question=outcome.get("question"),
             unresolved=outcome.get("unresolved", []),
-            usage=TokenUsage(**report["usage"]),
+            usage=TokenUsage.from_report(report["usage"]),
             model_calls=report["model_calls"],
             chunks=report["chunks"],
             validation_error=validation_error,

@@ -64,6 +64,18 @@ class Parsed:
 class TokenUsage:
     prompt_tokens: int
     completion_tokens: int
+    #: Prompt tokens the model did not read again (a local model's prefix cache, or a server
+    #: that reports OpenAI's ``prompt_tokens_details.cached_tokens``).
+    cached_tokens: int = 0
+
+    @classmethod
+    def from_report(cls, usage: dict) -> "TokenUsage":
+        details = usage.get("prompt_tokens_details") or {}
+        return cls(
+            prompt_tokens=usage["prompt_tokens"],
+            completion_tokens=usage["completion_tokens"],
+            cached_tokens=details.get("cached_tokens", 0),
+        )
 
     @property
     def total_tokens(self) -> int:
