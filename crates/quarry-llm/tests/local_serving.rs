@@ -253,3 +253,24 @@ fn the_prefix_cache_stays_within_its_budget_under_fifty_prompts() {
     }
     assert!(kept_any, "a 32 MiB budget keeps some prompts");
 }
+
+#[test]
+fn a_shorter_context_setting_is_the_window_a_prompt_must_fit() {
+    let Some(model) = model(LocalSettings {
+        context: Some(64),
+        ..LocalSettings::default()
+    }) else {
+        return;
+    };
+    assert_eq!(model.context_length(), 64);
+    let client = LocalClient::new(model);
+    let long = free_text(&TEXTS.join(" "), 8);
+    let error = runtime().block_on(client.chat(&long)).unwrap_err();
+    assert!(
+        matches!(error, quarry_llm::LlmError::ContextOverflow { .. }),
+        "{error}"
+    );
+    let short = free_text("Hi.", 4);
+    let reply = runtime().block_on(client.chat(&short)).unwrap();
+    assert_eq!(reply.usage.completion_tokens, 4);
+}

@@ -132,10 +132,9 @@ impl LocalModel {
             || path.display().to_string(),
             |stem| stem.to_string_lossy().into_owned(),
         );
-        let model = model::Model::load(path, content)?;
-        let context_length = settings.context.map_or(model.context_length, |context| {
-            context.clamp(1, model.context_length)
-        });
+        // The rotation tables and the window follow `--context` when it is shorter.
+        let model = model::Model::load(path, content, settings.context)?;
+        let context_length = model.context_length;
         let architecture = model.architecture.clone();
         let trie = vocab.env().tok_trie();
         let first_bytes = (0..trie.vocab_size() as u32)

@@ -36,11 +36,13 @@ pub struct Model {
 }
 
 impl Model {
-    /// Reads the weights of the GGUF at `path`, whose header `content` was read already.
-    pub fn load(path: &Path, content: Content) -> Result<Model, LlmError> {
+    /// Reads the weights of the GGUF at `path`, whose header `content` was read already, for a
+    /// context window of the model's own length or `context`, whichever is shorter.
+    pub fn load(path: &Path, content: Content, context: Option<usize>) -> Result<Model, LlmError> {
         let architecture = metadata_str(&content, "general.architecture")?;
-        let context_length = metadata_u32(&content, &format!("{architecture}.context_length"))
+        let own_length = metadata_u32(&content, &format!("{architecture}.context_length"))
             .unwrap_or(2048) as usize;
+        let context_length = context.map_or(own_length, |context| context.clamp(1, own_length));
         let device = Device::Cpu;
         let file = quarry_kernels::map_file(path).map_err(|error| unreadable(path, &error))?;
         // Quarry's own llama and gemma3 read every tensor where it lies (widening what candle
