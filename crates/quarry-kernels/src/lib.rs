@@ -3,6 +3,7 @@
 //! candle's other block types kept in the map too ([`mapped`]), and [`load_tensor`], which picks
 //! among them. The rest of the workspace forbids unsafe code; this crate holds all of it.
 
+mod blocks;
 pub mod mapped;
 pub mod q4_1;
 

@@ -12,16 +12,7 @@ use candle_core::{CpuStorage, Result};
 use half::f16;
 
 use crate::Mmap;
-
-/// Where a tensor's blocks are: a range of the mapped GGUF, or owned (rewritten by
-/// [`QuantizedType::from_float`]).
-enum Blocks<T> {
-    Mapped {
-        file: Arc<Mmap>,
-        bytes: Range<usize>,
-    },
-    Owned(Vec<T>),
-}
+use crate::blocks::Blocks;
 
 /// A tensor of `T` blocks over the mapped file.
 pub struct MappedBlocks<T> {
@@ -32,49 +23,14 @@ impl<T: GgmlType + Send + Sync + 'static> MappedBlocks<T> {
     /// The tensor of `shape` (candle's order, outermost first) whose blocks are `bytes` of
     /// `file`.
     pub fn tensor(file: Arc<Mmap>, bytes: Range<usize>, shape: &[usize]) -> Result<QTensor> {
-        let elements: usize = shape.iter().product();
-        let block_bytes = std::mem::size_of::<T>();
-        let expected = elements / T::BLCK_SIZE * block_bytes;
-        if !elements.is_multiple_of(T::BLCK_SIZE)
-            || bytes.len() != expected
-            || bytes.end > file.len()
-        {
-            candle_core::bail!(
-                "{:?} tensor of shape {shape:?} needs {expected} bytes, the file has {} at {}",
-                T::DTYPE,
-                bytes.len(),
-                bytes.start
-            );
-        }
-        if !(file.as_ptr() as usize + bytes.start).is_multiple_of(std::mem::align_of::<T>()) {
-            candle_core::bail!(
-                "{:?} tensor data at {} is not aligned",
-                T::DTYPE,
-                bytes.start
-            );
-        }
         let weights = MappedBlocks::<T> {
-            blocks: Blocks::Mapped { file, bytes },
+            blocks: Blocks::mapped(file, bytes, shape, T::BLCK_SIZE, &T::DTYPE)?,
         };
         QTensor::new(QStorage::Cpu(Box::new(weights)), shape)
     }
 
     fn blocks(&self) -> &[T] {
-        match &self.blocks {
-            Blocks::Mapped { file, bytes } => {
-                let bytes = &file[bytes.clone()];
-                // SAFETY: `tensor` checked that the range is a whole number of blocks inside the
-                // map and aligned for `T`; candle's block types are plain integers and f16s, for
-                // which every bit pattern is valid.
-                unsafe {
-                    std::slice::from_raw_parts(
-                        bytes.as_ptr().cast::<T>(),
-                        bytes.len() / std::mem::size_of::<T>(),
-                    )
-                }
-            }
-            Blocks::Owned(blocks) => blocks,
-        }
+        self.blocks.get()
     }
 }
 

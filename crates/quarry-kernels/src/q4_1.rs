@@ -12,6 +12,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::Mmap;
+use crate::blocks::Blocks;
 use candle_core::quantized::{GgmlDType, QStorage, QTensor, QuantizedType};
 use candle_core::{CpuStorage, Result};
 use half::f16;
@@ -40,41 +41,18 @@ struct BlockQ8_1 {
     qs: [i8; BLOCK],
 }
 
-/// Where a tensor's blocks are: a range of the memory-mapped GGUF, or owned (rewritten by
-/// [`QuantizedType::from_float`]).
-enum Blocks {
-    Mapped {
-        file: Arc<Mmap>,
-        bytes: Range<usize>,
-    },
-    Owned(Vec<BlockQ4_1>),
-}
-
 /// A Q4_1 weight matrix (rows of `k` weights, `k` a multiple of 32) that candle's `QMatMul`
 /// multiplies through [`QuantizedType::matmul_t`].
 pub struct Q4_1Weights {
-    blocks: Blocks,
+    blocks: Blocks<BlockQ4_1>,
 }
 
 impl Q4_1Weights {
     /// The Q4_1 tensor of `shape` whose blocks are `bytes` of the mapped `file` (GGUF aligns
     /// tensor data to at least 8 bytes, so the range is aligned for the blocks' u16 fields).
     pub fn mapped(file: Arc<Mmap>, bytes: Range<usize>, shape: &[usize]) -> Result<QTensor> {
-        let elements: usize = shape.iter().product();
-        let expected = elements / BLOCK * Q4_1_BYTES;
-        if !elements.is_multiple_of(BLOCK) || bytes.len() != expected || bytes.end > file.len() {
-            candle_core::bail!(
-                "Q4_1 tensor of shape {shape:?} needs {expected} bytes, the file has {} at {}",
-                bytes.len(),
-                bytes.start
-            );
-        }
-        if !(file.as_ptr() as usize + bytes.start).is_multiple_of(std::mem::align_of::<BlockQ4_1>())
-        {
-            candle_core::bail!("Q4_1 tensor data at {} is not aligned", bytes.start);
-        }
         let weights = Q4_1Weights {
-            blocks: Blocks::Mapped { file, bytes },
+            blocks: Blocks::mapped(file, bytes, shape, BLOCK, &GgmlDType::Q4_1)?,
         };
         // GGUF lists dimensions innermost first; candle's shape is outermost first.
         let dims: Vec<usize> = shape.iter().rev().copied().collect();
@@ -82,20 +60,7 @@ impl Q4_1Weights {
     }
 
     fn blocks(&self) -> &[BlockQ4_1] {
-        match &self.blocks {
-            Blocks::Mapped { file, bytes } => {
-                let bytes = &file[bytes.clone()];
-                // SAFETY: `mapped` checked the length (a whole number of blocks) and the
-                // alignment; every bit pattern is a valid block.
-                unsafe {
-                    std::slice::from_raw_parts(
-                        bytes.as_ptr().cast::<BlockQ4_1>(),
-                        bytes.len() / Q4_1_BYTES,
-                    )
-                }
-            }
-            Blocks::Owned(blocks) => blocks,
-        }
+        self.blocks.get()
     }
 }
 

@@ -32,6 +32,15 @@ fn cold_model() -> Option<Arc<LocalModel>> {
     })
 }
 
+/// A model decoding up to four replies together and keeping no prefix between replies.
+fn batched_model() -> Option<Arc<LocalModel>> {
+    model(LocalSettings {
+        parallel: Some(4),
+        cache_mib: Some(0),
+        context: None,
+    })
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -112,14 +121,7 @@ fn together(model: &Arc<LocalModel>, requests: &[ChatRequest]) -> Vec<ChatRespon
 
 #[test]
 fn replies_decoded_in_a_batch_of_four_equal_replies_decoded_alone() {
-    let (Some(cold), Some(batched)) = (
-        cold_model(),
-        model(LocalSettings {
-            parallel: Some(4),
-            cache_mib: Some(0),
-            context: None,
-        }),
-    ) else {
+    let (Some(cold), Some(batched)) = (cold_model(), batched_model()) else {
         return;
     };
     let requests: Vec<ChatRequest> = TEXTS.iter().map(|text| extraction(text)).collect();
@@ -178,14 +180,7 @@ fn a_reply_from_a_cached_prefix_equals_a_cold_start() {
 
 #[test]
 fn cancelling_one_of_four_replies_leaves_the_other_three_complete() {
-    let (Some(cold), Some(batched)) = (
-        cold_model(),
-        model(LocalSettings {
-            parallel: Some(4),
-            cache_mib: Some(0),
-            context: None,
-        }),
-    ) else {
+    let (Some(cold), Some(batched)) = (cold_model(), batched_model()) else {
         return;
     };
     let requests: Vec<ChatRequest> = TEXTS.iter().map(|text| free_text(text, 24)).collect();

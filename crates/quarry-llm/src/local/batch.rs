@@ -92,6 +92,27 @@ impl Batch {
     }
 }
 
+/// One sequence read on its own through `forward_batch`: the last position's logits after
+/// `tokens` (shape `(1, seq)`) placed at `position` of `cache` (cut back to `position` first),
+/// as candle's models answer them (the tests compare with those).
+#[cfg(test)]
+pub fn read_one(
+    forward_batch: impl FnOnce(&mut [SequenceStep<'_>]) -> Result<Vec<Option<Vec<f32>>>>,
+    cache: &mut SequenceCache,
+    tokens: &Tensor,
+    position: usize,
+) -> Result<Tensor> {
+    let tokens = tokens.flatten_all()?.to_vec1::<u32>()?;
+    cache.truncate(position);
+    let logits = forward_batch(&mut [SequenceStep {
+        cache,
+        tokens: &tokens,
+        logits: true,
+    }])?;
+    let logits = logits.into_iter().next().flatten().unwrap_or_default();
+    Tensor::new(logits, &Device::Cpu)?.unsqueeze(0)
+}
+
 /// The heads of an attention layer.
 pub struct AttentionShape {
     pub heads: usize,

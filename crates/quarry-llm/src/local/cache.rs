@@ -167,21 +167,29 @@ impl PrefixCache {
         }
     }
 
-    /// The cache a sequence with `prompt` starts from, and how many of the prompt's tokens it
-    /// holds already (never all of them: the last one is read again for its logits).
-    pub fn take(&mut self, prompt: &[u32]) -> (SequenceCache, usize) {
+    /// The kept sequence `prompt` would start from, and how many of its tokens that one holds
+    /// (at least one; never the whole prompt: its last token is read again for its logits).
+    fn best_for(&self, prompt: &[u32]) -> Option<(usize, usize)> {
         let usable = prompt.len().saturating_sub(1);
-        let best = self
-            .idle
+        self.idle
             .iter()
             .enumerate()
-            .map(|(index, (cache, _))| (index, common_prefix(cache.tokens(), prompt).min(usable)))
-            .filter(|&(index, shared)| match self.reuse {
-                Reuse::Prefix => shared > 0,
-                Reuse::Continuation => shared > 0 && shared == self.idle[index].0.len(),
+            .map(|(index, (cache, _))| {
+                let shared = common_prefix(cache.tokens(), prompt).min(usable);
+                let reusable = match self.reuse {
+                    Reuse::Prefix => true,
+                    Reuse::Continuation => shared == cache.len(),
+                };
+                (index, if reusable { shared } else { 0 })
             })
-            .max_by_key(|&(_, shared)| shared);
-        match best {
+            .filter(|&(_, shared)| shared > 0)
+            .max_by_key(|&(_, shared)| shared)
+    }
+
+    /// The cache a sequence with `prompt` starts from, and how many of the prompt's tokens it
+    /// holds already.
+    pub fn take(&mut self, prompt: &[u32]) -> (SequenceCache, usize) {
+        match self.best_for(prompt) {
             Some((index, shared)) => {
                 let (mut cache, _) = self.idle.swap_remove(index);
                 cache.truncate(shared);
@@ -199,19 +207,7 @@ impl PrefixCache {
 
     /// How many of `prompt`'s tokens [`take`](Self::take) would start it after.
     pub fn shared_with(&self, prompt: &[u32]) -> usize {
-        let usable = prompt.len().saturating_sub(1);
-        self.idle
-            .iter()
-            .map(|(cache, _)| {
-                let shared = common_prefix(cache.tokens(), prompt).min(usable);
-                match self.reuse {
-                    Reuse::Prefix => shared,
-                    Reuse::Continuation if shared == cache.len() => shared,
-                    Reuse::Continuation => 0,
-                }
-            })
-            .max()
-            .unwrap_or(0)
+        self.best_for(prompt).map_or(0, |(_, shared)| shared)
     }
 
     /// Keeps `cache` for later prompts, then drops the least recently used sequences until the

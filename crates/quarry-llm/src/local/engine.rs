@@ -156,25 +156,21 @@ fn run(
     let mut active: Vec<Active> = Vec::new();
     let mut next_id = 0u64;
     loop {
-        if active.is_empty() {
-            match queue.recv() {
-                Ok(job) => {
-                    next_id += 1;
-                    let admitted = admit(job, next_id, &mut cache, &active);
-                    active.push(admitted);
-                }
-                Err(_) => return,
-            }
-        }
+        // Idle, the engine waits for a reply; busy, it takes those already queued.
         while active.len() < parallel {
-            match queue.try_recv() {
-                Ok(job) => {
-                    next_id += 1;
-                    let admitted = admit(job, next_id, &mut cache, &active);
-                    active.push(admitted);
-                }
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
-            }
+            let job = match active.is_empty() {
+                true => match queue.recv() {
+                    Ok(job) => job,
+                    Err(_) => return,
+                },
+                false => match queue.try_recv() {
+                    Ok(job) => job,
+                    Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+                },
+            };
+            next_id += 1;
+            let admitted = admit(job, next_id, &mut cache, &active);
+            active.push(admitted);
         }
         // Replies whose callers went away stop here.
         let (cancelled, running): (Vec<Active>, Vec<Active>) = active

@@ -155,15 +155,7 @@ impl Gemma3 {
         tokens: &Tensor,
         position: usize,
     ) -> Result<Tensor> {
-        let tokens = tokens.flatten_all()?.to_vec1::<u32>()?;
-        cache.truncate(position);
-        let logits = self.forward_batch(&mut [SequenceStep {
-            cache,
-            tokens: &tokens,
-            logits: true,
-        }])?;
-        let logits = logits.into_iter().next().flatten().unwrap_or_default();
-        Tensor::new(logits, &Device::Cpu)?.unsqueeze(0)
+        super::batch::read_one(|steps| self.forward_batch(steps), cache, tokens, position)
     }
 
     /// Reads each step's tokens after its cached ones, all sequences in one pass: the answer
