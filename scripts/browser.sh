@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the browser tests (crates/quarry-cli/tests/browser.rs) need, when missing:
+# Installs what the browser tests (crates/quarry-cli/tests/it/browser.rs) need, when missing:
 # Debian's Chromium (/usr/bin/chromium) and CJK/emoji fonts (apt-get as root or passwordless sudo), and
 # playwright-core from npm into tests/browser/node_modules (pinned by its package-lock.json).
 # The full `playwright` package and `npx playwright install` are not used: they download a

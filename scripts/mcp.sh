@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the MCP client the MCP server tests (crates/quarry-cli/tests/mcp.rs) drive Quarry
+# Installs the MCP client the MCP server tests (crates/quarry-cli/tests/it/mcp.rs) drive Quarry
 # with: the official Python SDK, PyPI package `mcp` (pinned below), into target/python-mcp, and
 # prints the directory to put on PYTHONPATH, e.g.
 #   export QUARRY_MCP_PYTHONPATH=$(scripts/mcp.sh)

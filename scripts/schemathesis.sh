@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs schemathesis (PyPI, pinned below), the schema-driven fuzzer the OpenAPI conformance
-# test (crates/quarry-cli/tests/schemathesis.rs) runs against `quarry serve`, into
+# test (crates/quarry-cli/tests/it/schemathesis.rs) runs against `quarry serve`, into
 # target/python-schemathesis, and prints the directory to put on PYTHONPATH, e.g.
 #   export QUARRY_SCHEMATHESIS_PYTHONPATH=$(scripts/schemathesis.sh)
 # Idempotent; pip's time limit is $QUARRY_SCHEMATHESIS_PIP_TIMEOUT seconds (default 300).

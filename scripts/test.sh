@@ -182,13 +182,13 @@ scripts/wasm.sh
 node --test packages/quarry/test/*.test.mjs
 
 step "the Python MCP client (PyPI mcp) for the MCP server tests"
-# Required: crates/quarry-cli/tests/mcp.rs fails in CI without it and skips elsewhere.
+# Required: crates/quarry-cli/tests/it/mcp.rs fails in CI without it and skips elsewhere.
 QUARRY_MCP_PYTHONPATH=$(scripts/mcp.sh)
 export QUARRY_MCP_PYTHONPATH
 echo "$QUARRY_MCP_PYTHONPATH"
 
 step "schemathesis (PyPI) for the OpenAPI conformance test"
-# Required: crates/quarry-cli/tests/schemathesis.rs fails in CI without it and skips elsewhere.
+# Required: crates/quarry-cli/tests/it/schemathesis.rs fails in CI without it and skips elsewhere.
 QUARRY_SCHEMATHESIS_PYTHONPATH=$(scripts/schemathesis.sh)
 export QUARRY_SCHEMATHESIS_PYTHONPATH
 echo "$QUARRY_SCHEMATHESIS_PYTHONPATH"
@@ -204,8 +204,8 @@ fi
 
 step "linear time at full size: each detector's hostile inputs at 1 MiB and 8 MiB (release build)"
 # The debug run above uses 8 KiB and 64 KiB; this one measures the sizes issue 14 names.
-if ! cargo test --release --locked -p quarry-detect --test linear_time; then
-    failed+=("--release -p quarry-detect --test linear_time")
+if ! cargo test --release --locked -p quarry-detect --test it linear_time; then
+    failed+=("--release -p quarry-detect --test it linear_time")
 fi
 
 step "the Python package: pip install ./bindings/python, then pytest"

@@ -12,7 +12,7 @@
 // WAIT_MS passes, and then fails naming the last value it saw. playwright-core has no `expect`
 // (that is @playwright/test, which these tests do not use).
 //
-// The tests run under crates/quarry-cli/tests/browser.rs, which starts a scripted model server
+// The tests run under crates/quarry-cli/tests/it/browser.rs, which starts a scripted model server
 // and `quarry serve --db …`, seeds the database, writes the fixture file and runs
 // `node --test --test-concurrency=1 tests/browser/*.test.mjs` with:
 //   QUARRY_FIXTURE    path of the fixture JSON (see `env` below)
@@ -297,7 +297,7 @@ function requiredEnv(name) {
   const value = process.env[name];
   if (!value) {
     throw new Error(
-      `${name} is not set: run the browser tests through cargo test -p quarry-cli --test browser`,
+      `${name} is not set: run the browser tests through cargo test -p quarry-cli --test it browser`,
     );
   }
   return value;

@@ -1,6 +1,6 @@
 """Quarry's MCP server driven by the official Python SDK (PyPI `mcp`).
 
-Run by crates/quarry-cli/tests/mcp.rs, which seeds a database, starts `quarry serve` and a
+Run by crates/quarry-cli/tests/it/mcp.rs, which seeds a database, starts `quarry serve` and a
 scripted model, and passes what it made in the JSON file named by $QUARRY_MCP_FIXTURE. Every tool
 is called over stdio (`quarry mcp`, the local user) and over streamable HTTP (`/mcp`, an API key
 with every scope) and its result checked; each has an error case (a tool error with the API's
