@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use quarry_core::ErrorCode;
 use quarry_llm::outbound::HostPolicy;
-use quarry_server::webhooks::WebhookConfig;
+use quarry_webhooks::WebhookConfig;
 
 use crate::failure::Failure;
 use crate::model::env;

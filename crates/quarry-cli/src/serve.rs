@@ -61,10 +61,10 @@ pub fn start_webhook_worker(
     runtime: &tokio::runtime::Runtime,
     store: Arc<dyn quarry_core::store::Store>,
     lease: Duration,
-) -> Result<quarry_server::webhooks::WebhookWorker, Failure> {
+) -> Result<quarry_webhooks::WebhookWorker, Failure> {
     let config = crate::outbound::webhook_config(worker_owner(), lease)?;
     let _entered = runtime.enter();
-    Ok(quarry_server::webhooks::WebhookWorker::start(store, config))
+    Ok(quarry_webhooks::WebhookWorker::start(store, config))
 }
 
 /// The episode queue's background worker, running `extractor` on `runtime`.
@@ -164,7 +164,7 @@ pub struct Host {
     /// The in-process task worker and its stop signal, unless `--no-worker` or no database.
     pub task_worker: Option<(tokio::task::JoinHandle<WorkerOutcome>, Arc<QueueControl>)>,
     /// The webhook delivery worker, beside the task worker.
-    pub webhook_worker: Option<quarry_server::webhooks::WebhookWorker>,
+    pub webhook_worker: Option<quarry_webhooks::WebhookWorker>,
 }
 
 impl Host {

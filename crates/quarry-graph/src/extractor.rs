@@ -5,13 +5,17 @@
 //! attempt may succeed ([`FailureKind`]): a claimed episode whose attempt failed transiently goes
 //! back to the queue with a backoff, up to `max_attempts`.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use quarry_core::model::{Entity, Episode, EpisodeOutcome, GraphExtraction, Lease, Release};
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use quarry_core::model::{Entity, Episode, EpisodeOutcome, GraphExtraction, Lease};
 use quarry_core::retrieval::Retriever;
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{QueueStore, Store, StoreError};
 use quarry_llm::LlmClient;
+use quarry_queue::{Attempts, Failure, Outcome, RetryPolicy, Retryable, Settled};
 
 use crate::GraphConfig;
 use crate::parse::{ParsedReply, parse_reply};
@@ -148,13 +152,12 @@ impl GraphExtractor {
 
     /// One attempt at a claimed episode (one returned by
     /// [`Store::claim_episodes`](quarry_core::store::Store::claim_episodes), carrying its
-    /// lease), with the outcome recorded under that lease: a successful extraction's graph and
-    /// the episode's end (`done`) are one transaction; after a transient failure on an attempt
-    /// before `max_attempts` the episode goes back to the queue with a backoff
-    /// ([`retry_backoff`]); after any other failure (nothing written) it is ended `failed`, the
-    /// reason naming the attempts. A claim past `max_attempts` (a worker died on the last one)
-    /// ends it `failed` without trying. A lease taken over meanwhile is
-    /// [`AttemptEnd::LeaseLost`]: nothing is written.
+    /// lease), settled by the queue's one retry policy ([`quarry_queue::settle`]): a successful
+    /// extraction's graph and the episode's end (`done`) are one transaction; after a transient
+    /// failure with attempts left the episode goes back to the queue with a backoff; after any
+    /// other failure (nothing written) it is ended `failed`, the reason naming the attempts. A
+    /// claim past `max_attempts` (a worker died on the last one) ends it `failed` without trying.
+    /// A lease taken over meanwhile is [`AttemptEnd::LeaseLost`]: nothing is written.
     pub async fn process_and_finish(&self, episode: &Episode) -> AttemptEnd {
         let Some(held) = episode.lease() else {
             return AttemptEnd::NotRecorded {
@@ -166,86 +169,54 @@ impl GraphExtractor {
                 )),
             };
         };
-        let max_attempts = i64::from(self.config.max_attempts.max(1));
-        if episode.attempts > max_attempts {
-            let reason = match &episode.error {
-                Some(last) => format!("gave up after {max_attempts} attempts; the last: {last}"),
-                None => format!(
-                    "gave up after {max_attempts} attempts (the workers holding it stopped \
-                     before finishing)"
-                ),
-            };
-            return self.end_failed(episode, &held, reason).await;
-        }
-        let failed = match self.run(episode, EpisodeWrite::Complete(&held)).await {
-            Ok(outcome) => return AttemptEnd::Done(outcome),
-            Err(failed) => failed,
-        };
-        match failed.kind {
-            FailureKind::LeaseLost => AttemptEnd::LeaseLost(failed.reason),
-            FailureKind::Transient if episode.attempts < max_attempts => {
-                let retry_after = retry_backoff(self.config.retry_base, episode.attempts);
-                let released = self
-                    .store
-                    .release_job(
-                        &episode.project_id,
-                        &held,
-                        &Release {
-                            error: failed.reason.clone(),
-                            retry_after,
-                            tokens_used: 0,
-                            duration_ms: 0,
-                        },
-                    )
-                    .await;
-                match released {
-                    Ok(_) => AttemptEnd::Released {
-                        error: failed.reason,
-                        retry_after,
-                    },
-                    Err(StoreError::LeaseLost(lost)) => AttemptEnd::LeaseLost(lost),
-                    Err(cause) => AttemptEnd::NotRecorded {
-                        error: failed.reason,
-                        cause,
-                    },
-                }
-            }
-            FailureKind::Transient => {
-                let reason = format!(
-                    "{} (gave up after {} attempts)",
-                    failed.reason, episode.attempts
-                );
-                self.end_failed(episode, &held, reason).await
-            }
-            FailureKind::Permanent => {
-                let reason = format!(
-                    "{} (attempt {}; not retried: the failure is permanent)",
-                    failed.reason, episode.attempts
-                );
-                self.end_failed(episode, &held, reason).await
-            }
+        match quarry_queue::settle(self, episode, &held).await {
+            Settled::Ended { value, .. } => AttemptEnd::Done(value),
+            Settled::Failed { reason } => AttemptEnd::Failed(failure(reason)),
+            Settled::Released {
+                reason,
+                retry_after,
+            } => AttemptEnd::Released {
+                error: reason,
+                retry_after,
+            },
+            Settled::LeaseLost(lost) => AttemptEnd::LeaseLost(lost),
+            Settled::NotRecorded { reason, cause } => AttemptEnd::NotRecorded {
+                error: reason,
+                cause,
+            },
         }
     }
 
-    /// Ends the claimed `episode` `failed` with `reason`, under its lease.
-    pub(crate) async fn end_failed(
-        &self,
-        episode: &Episode,
-        held: &Lease,
-        reason: String,
-    ) -> AttemptEnd {
-        let outcome = failure(reason);
-        let ended = self
-            .store
-            .finish_episode(&episode.project_id, &episode.id, Some(held), &outcome)
-            .await;
-        match ended {
-            Ok(_) => AttemptEnd::Failed(outcome),
-            Err(StoreError::LeaseLost(lost)) => AttemptEnd::LeaseLost(lost),
-            Err(cause) => AttemptEnd::NotRecorded {
-                error: outcome.error.unwrap_or_default(),
-                cause,
+    /// One attempt's extraction, its graph and the episode's end written under `held`; a
+    /// failure is reported for the retry policy. A panic is a permanent failure (panics come
+    /// from parsing and resolving, before the transaction).
+    pub(crate) async fn attempt(&self, episode: &Episode, held: &Lease) -> Outcome<EpisodeOutcome> {
+        let run = AssertUnwindSafe(self.run(episode, EpisodeWrite::Complete(held)));
+        let failed = match run.catch_unwind().await {
+            Ok(Ok(outcome)) => {
+                return Outcome::Ended {
+                    written: Ok(outcome),
+                    failed: false,
+                };
+            }
+            Ok(Err(failed)) => failed,
+            Err(_) => {
+                return Outcome::Failed(Failure::new(format!(
+                    "graph extraction panicked (attempt {}; not retried)",
+                    episode.attempts
+                )));
+            }
+        };
+        match failed.kind {
+            FailureKind::LeaseLost => Outcome::Ended {
+                written: Err(StoreError::LeaseLost(failed.reason)),
+                failed: true,
             },
+            FailureKind::Transient => Outcome::Transient(Failure::new(failed.reason)),
+            FailureKind::Permanent => Outcome::Failed(Failure::new(format!(
+                "{} (attempt {}; not retried: the failure is permanent)",
+                failed.reason, episode.attempts
+            ))),
         }
     }
 
@@ -418,5 +389,59 @@ fn failure(error: String) -> EpisodeOutcome {
     EpisodeOutcome {
         error: Some(error),
         ..EpisodeOutcome::default()
+    }
+}
+
+/// Episodes under the queue's one retry policy (see [`GraphExtractor::process_and_finish`]).
+impl Retryable for GraphExtractor {
+    type Job = Episode;
+    type Done = EpisodeOutcome;
+
+    fn store(&self) -> &dyn QueueStore {
+        self.store.as_ref()
+    }
+
+    fn attempts<'a>(&self, episode: &'a Episode) -> Attempts<'a> {
+        Attempts {
+            made: episode.attempts,
+            max: i64::from(self.config.max_attempts),
+            last_error: episode.error.as_deref(),
+        }
+    }
+
+    fn project<'a>(&self, episode: &'a Episode) -> &'a str {
+        &episode.project_id
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy::from_base(self.config.retry_base)
+    }
+
+    fn attempt<'a>(
+        &'a self,
+        episode: &'a Episode,
+        held: &'a Lease,
+    ) -> BoxFuture<'a, Outcome<EpisodeOutcome>> {
+        Box::pin(GraphExtractor::attempt(self, episode, held))
+    }
+
+    /// Ends the claimed episode `failed` with the failure's reason, under its lease.
+    fn record_failure<'a>(
+        &'a self,
+        episode: &'a Episode,
+        held: &'a Lease,
+        failure: &'a Failure,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.store
+                .finish_episode(
+                    &episode.project_id,
+                    &episode.id,
+                    Some(held),
+                    &self::failure(failure.reason.clone()),
+                )
+                .await
+                .map(drop)
+        })
     }
 }

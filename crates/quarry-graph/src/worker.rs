@@ -3,22 +3,24 @@
 //! renewing every held lease each `lease / 3`, wake-ups from this process and — PostgreSQL —
 //! others, the retry backoffs); this file says how an episode is claimed (a worker without a
 //! model takes only pre-structured ones) and processed: each on its own tokio task, so
-//! extractions of several episodes use several cores, its end recorded under its lease
-//! ([`GraphExtractor::process_and_finish`]: done, failed, or released for a retry); a lease lost
-//! meanwhile is logged and counted, never retried.
+//! extractions of several episodes use several cores, its end settled by the queue's one retry
+//! policy (done, failed, or released for a retry; see [`GraphExtractor::process_and_finish`]); a
+//! lease lost meanwhile is logged and counted, never retried.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use quarry_core::model::EpisodeOutcome;
 use quarry_core::model::{Episode, JobKind, Lease};
 use quarry_core::store::{QueueStore, StoreError};
-use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, QueueStats};
+use quarry_queue::{
+    Attempts, Failure, JobRunner, Outcome, QueueConfig, QueueControl, QueueStats, RetryPolicy,
+    Retryable,
+};
 use tokio::task::JoinHandle;
 
-use crate::{AttemptEnd, GraphExtractor};
+use crate::GraphExtractor;
 
 /// Counts since the worker started.
 pub type WorkerStats = QueueStats;
@@ -42,13 +44,14 @@ struct Episodes {
 
 impl JobRunner for Episodes {
     type Job = Episode;
+    type Retry = Self;
 
     fn kind(&self) -> JobKind {
         JobKind::Episode
     }
 
-    fn store(&self) -> &dyn QueueStore {
-        self.extractor.store().as_ref()
+    fn retryable(&self) -> &Self {
+        self
     }
 
     fn lease_of(&self, episode: &Episode) -> Option<Lease> {
@@ -65,18 +68,52 @@ impl JobRunner for Episodes {
             .store()
             .claim_episodes(owner, lease, limit, self.ingest_only)
     }
+}
 
-    fn run(&self, episode: Episode) -> BoxFuture<'_, JobEnd> {
-        let extractor = self.extractor.clone();
+/// The extractor's attempts, each extraction on its own tokio task.
+impl Retryable for Episodes {
+    type Job = Episode;
+    type Done = EpisodeOutcome;
+
+    fn store(&self) -> &dyn QueueStore {
+        self.extractor.store().as_ref()
+    }
+
+    fn attempts<'a>(&self, episode: &'a Episode) -> Attempts<'a> {
+        self.extractor.attempts(episode)
+    }
+
+    fn project<'a>(&self, episode: &'a Episode) -> &'a str {
+        &episode.project_id
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        self.extractor.retry_policy()
+    }
+
+    fn attempt<'a>(
+        &'a self,
+        episode: &'a Episode,
+        held: &'a Lease,
+    ) -> BoxFuture<'a, Outcome<EpisodeOutcome>> {
+        let (extractor, episode, held) = (self.extractor.clone(), episode.clone(), held.clone());
         Box::pin(async move {
-            match tokio::spawn(process_one(extractor, episode)).await {
-                Ok(end) => end,
-                Err(error) => {
-                    tracing::warn!(%error, "a graph extraction task ended abnormally");
-                    JobEnd::NotRecorded
-                }
-            }
+            let attempt = tokio::spawn(async move { extractor.attempt(&episode, &held).await });
+            attempt.await.unwrap_or_else(|error| {
+                Outcome::Failed(Failure::new(format!(
+                    "the graph extraction task ended abnormally: {error}"
+                )))
+            })
         })
+    }
+
+    fn record_failure<'a>(
+        &'a self,
+        episode: &'a Episode,
+        held: &'a Lease,
+        failure: &'a Failure,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.extractor.record_failure(episode, held, failure)
     }
 }
 
@@ -150,70 +187,5 @@ struct Stopped(Arc<QueueControl>);
 impl Drop for Stopped {
     fn drop(&mut self) {
         self.0.mark_stopped();
-    }
-}
-
-/// One attempt at a claimed episode, its end recorded under its lease. A panic is recorded as a
-/// permanent failure (panics come from parsing and resolving, before the transaction).
-async fn process_one(extractor: Arc<GraphExtractor>, episode: Episode) -> JobEnd {
-    let ended = match AssertUnwindSafe(extractor.process_and_finish(&episode))
-        .catch_unwind()
-        .await
-    {
-        Ok(ended) => ended,
-        Err(_) => match episode.lease() {
-            Some(held) => {
-                let reason = format!(
-                    "graph extraction panicked (attempt {}; not retried)",
-                    episode.attempts
-                );
-                extractor.end_failed(&episode, &held, reason).await
-            }
-            None => AttemptEnd::LeaseLost("the episode was not claimed".to_owned()),
-        },
-    };
-    let (episode_id, project) = (&episode.id, &episode.project_id);
-    match ended {
-        AttemptEnd::Done(_) => JobEnd::Completed,
-        AttemptEnd::Failed(outcome) => {
-            tracing::warn!(
-                episode = %episode_id,
-                %project,
-                error = outcome.error.as_deref().unwrap_or_default(),
-                "graph extraction failed"
-            );
-            JobEnd::Failed
-        }
-        AttemptEnd::Released { error, retry_after } => {
-            tracing::info!(
-                episode = %episode_id,
-                %project,
-                attempt = episode.attempts,
-                %error,
-                retry_in_ms = u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX),
-                "graph extraction failed transiently; it will be retried"
-            );
-            JobEnd::Released { retry_after }
-        }
-        AttemptEnd::LeaseLost(reason) => {
-            tracing::warn!(
-                episode = %episode_id,
-                %project,
-                %reason,
-                "the episode's lease was taken over before its end was written; nothing written"
-            );
-            JobEnd::LeaseLost
-        }
-        AttemptEnd::NotRecorded { error, cause } => {
-            tracing::warn!(
-                episode = %episode_id,
-                %project,
-                %error,
-                %cause,
-                "recording a graph extraction outcome failed; the episode is taken over once \
-                 its lease expires"
-            );
-            JobEnd::NotRecorded
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! Field tasks on the leased queue: the loop is `quarry_queue::work` (claims in batches, one
-//! heartbeat for every held lease, wake-ups, retries with backoff); this file says how a field
-//! task is claimed and attempted, and how its attempt ends under its lease.
+//! heartbeat for every held lease, wake-ups, and the one retry policy: attempts, backoff, the
+//! failure record); this file says how a field task is claimed and attempted, and how its
+//! completion or failure is written under its lease.
 //!
 //! The same loop serves a background worker (`quarry worker`, the server's in-process worker)
 //! and a command that waits for its own run (`quarry run`): the latter only claims tasks under
@@ -9,9 +10,12 @@
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use quarry_core::model::{FieldTask, JobKind, Lease, Release, RunStatus, TaskCompletion, TaskEnd};
+use quarry_core::model::{FieldTask, JobKind, Lease, RunStatus, TaskCompletion, TaskEnd};
 use quarry_core::store::{QueueStore, StoreError};
-use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, QueueStats, backoff, recorded};
+use quarry_queue::{
+    Attempts, Failure, JobRunner, Outcome, QueueConfig, QueueControl, QueueStats, RetryPolicy,
+    Retryable,
+};
 
 use crate::run::{Pipeline, PipelineError};
 use crate::task::Attempt;
@@ -68,13 +72,14 @@ struct FieldTasks<'p> {
 
 impl JobRunner for FieldTasks<'_> {
     type Job = FieldTask;
+    type Retry = Self;
 
     fn kind(&self) -> JobKind {
         JobKind::FieldTask
     }
 
-    fn store(&self) -> &dyn QueueStore {
-        self.pipeline.store().as_ref()
+    fn retryable(&self) -> &Self {
+        self
     }
 
     fn lease_of(&self, task: &FieldTask) -> Option<Lease> {
@@ -92,16 +97,61 @@ impl JobRunner for FieldTasks<'_> {
             .claim_tasks(owner, lease, limit, self.root.map(|(_, root)| root))
     }
 
-    fn run(&self, task: FieldTask) -> BoxFuture<'_, JobEnd> {
-        Box::pin(self.pipeline.run_claimed(self.config, task))
-    }
-
     fn finished(&self) -> Option<BoxFuture<'_, Result<bool, StoreError>>> {
         let (project, root) = self.root?;
         Some(Box::pin(async move {
             let runs = self.pipeline.store().runs_under_root(project, root).await?;
             Ok(runs.iter().all(|run| run.status != RunStatus::Running))
         }))
+    }
+}
+
+impl Retryable for FieldTasks<'_> {
+    type Job = FieldTask;
+    type Done = ();
+
+    fn store(&self) -> &dyn QueueStore {
+        self.pipeline.store().as_ref()
+    }
+
+    fn attempts<'a>(&self, task: &'a FieldTask) -> Attempts<'a> {
+        Attempts {
+            made: task.attempts,
+            max: task.max_attempts,
+            last_error: task.last_error.as_deref(),
+        }
+    }
+
+    fn project<'a>(&self, task: &'a FieldTask) -> &'a str {
+        &task.project_id
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy::from_base(self.config.retry_base)
+    }
+
+    fn attempt<'a>(&'a self, task: &'a FieldTask, lease: &'a Lease) -> BoxFuture<'a, Outcome<()>> {
+        Box::pin(self.pipeline.attempt_claimed(task, lease))
+    }
+
+    fn record_failure<'a>(
+        &'a self,
+        task: &'a FieldTask,
+        lease: &'a Lease,
+        failure: &'a Failure,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let completion = TaskCompletion::failed(
+                failure.reason.clone(),
+                failure.tokens_used,
+                failure.duration_ms,
+            );
+            self.pipeline
+                .store()
+                .complete_task(&task.project_id, lease, &completion)
+                .await
+                .map(drop)
+        })
     }
 }
 
@@ -136,79 +186,37 @@ impl Pipeline {
         Ok(quarry_queue::work(&tasks, &config.queue(), &QueueControl::default()).await?)
     }
 
-    /// One claimed task: attempt it, then write the end under its lease.
-    async fn run_claimed(&self, config: &WorkerConfig, task: FieldTask) -> JobEnd {
-        let store = self.store().as_ref();
-        let Some(lease) = task.lease() else {
-            return JobEnd::NotRecorded;
-        };
-        let project = task.project_id.clone();
-        if task.attempts > task.max_attempts {
-            let completion = TaskCompletion::failed(
-                format!(
-                    "gave up after {} attempts (the last: {})",
-                    task.max_attempts,
-                    task.last_error.as_deref().unwrap_or("its worker stopped")
-                ),
-                0,
-                0,
-            );
-            return ended(
-                store.complete_task(&project, &lease, &completion).await,
-                true,
-            );
-        }
-        match self.attempt_task(&task).await {
+    /// One attempt at a claimed task: a completion is written under its lease; a failure is
+    /// reported for the queue's retry policy.
+    async fn attempt_claimed(&self, task: &FieldTask, lease: &Lease) -> Outcome<()> {
+        match self.attempt_task(task).await {
             Ok(Attempt::Complete(completion)) => {
                 let failed = matches!(completion.end, TaskEnd::Failed { .. });
-                let written = store.complete_task(&project, &lease, &completion).await;
+                let written = self
+                    .store()
+                    .complete_task(&task.project_id, lease, &completion)
+                    .await;
                 if let Ok(task) = &written {
                     self.index_cascaded(task).await;
                 }
-                ended(written, failed)
-            }
-            Ok(Attempt::Transient {
-                error,
-                tokens_used,
-                duration_ms,
-            }) if task.attempts < task.max_attempts => {
-                let release = Release {
-                    error,
-                    retry_after: backoff(config.retry_base, task.attempts),
-                    tokens_used,
-                    duration_ms,
-                };
-                match store.release_job(&project, &lease, &release).await {
-                    Ok(()) => JobEnd::Released {
-                        retry_after: release.retry_after,
-                    },
-                    Err(error) => ended(Err(error), false),
+                Outcome::Ended {
+                    written: written.map(drop),
+                    failed,
                 }
             }
             Ok(Attempt::Transient {
                 error,
                 tokens_used,
                 duration_ms,
-            }) => {
-                let completion = TaskCompletion::failed(
-                    format!("{error} (gave up after {} attempts)", task.attempts),
-                    tokens_used,
-                    duration_ms,
-                );
-                ended(
-                    store.complete_task(&project, &lease, &completion).await,
-                    true,
-                )
-            }
-            Err(error) => {
-                // The store or the entity type failed under us (not the model): fail the task
-                // with the reason; a person can retry it.
-                let completion = TaskCompletion::failed(error.to_string(), 0, 0);
-                ended(
-                    store.complete_task(&project, &lease, &completion).await,
-                    true,
-                )
-            }
+            }) => Outcome::Transient(Failure {
+                reason: error,
+                tokens_used,
+                duration_ms,
+                status: None,
+            }),
+            // The store or the entity type failed under us (not the model): fail the task with
+            // the reason; a person can retry it.
+            Err(error) => Outcome::Failed(Failure::new(error.to_string())),
         }
     }
 }
@@ -231,14 +239,4 @@ impl Pipeline {
             }
         }
     }
-}
-
-/// How a written end counts: failed or completed as `failed` says, when the write landed.
-fn ended(written: Result<FieldTask, StoreError>, failed: bool) -> JobEnd {
-    let end = if failed {
-        JobEnd::Failed
-    } else {
-        JobEnd::Completed
-    };
-    recorded(JobKind::FieldTask, written, end)
 }

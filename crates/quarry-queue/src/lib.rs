@@ -11,12 +11,15 @@
 //! - an idle worker sleeps until this process queues work ([`QueueControl::wake`]), another
 //!   process does (the store's `work_queued`: `LISTEN/NOTIFY` on PostgreSQL), a job it released
 //!   for a retry becomes due, or `poll` passes (what no notification announces: expired leases,
-//!   backoffs ended in other processes).
+//!   backoffs ended in other processes);
+//! - each attempt is settled by the one retry policy (`retry.rs`): the runner reports done,
+//!   transient or failed, and the loop applies the attempt limit, the backoff and the failure
+//!   record.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
@@ -26,14 +29,24 @@ use quarry_core::store::{QueueStore, StoreError};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-/// One job kind, as the loop sees it.
+mod retry;
+
+pub use retry::{
+    Attempts, Failure, JobEnd, Outcome, RetryPolicy, Retryable, Settled, backoff, backoff_up_to,
+    settle,
+};
+
+/// One job kind, as the loop sees it: how its jobs are claimed; how one is attempted and its
+/// end written is its [`Retryable`] part.
 pub trait JobRunner: Send + Sync {
     type Job: Send;
 
+    /// How an attempt at one of these jobs runs and ends.
+    type Retry: Retryable<Job = Self::Job> + ?Sized;
+
     fn kind(&self) -> JobKind;
 
-    /// The queue's store: renewals and wake-ups (a [`QueueStore`] is all the loop needs).
-    fn store(&self) -> &dyn QueueStore;
+    fn retryable(&self) -> &Self::Retry;
 
     /// The lease a claimed job carries.
     fn lease_of(&self, job: &Self::Job) -> Option<Lease>;
@@ -46,31 +59,12 @@ pub trait JobRunner: Send + Sync {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<Self::Job>, StoreError>>;
 
-    /// One attempt at a claimed job, its end written under its lease.
-    fn run(&self, job: Self::Job) -> BoxFuture<'_, JobEnd>;
-
     /// For a worker bound to some work (the runs of one `quarry run`): whether that work is
     /// finished, asked whenever the worker holds nothing. `None` (the default): a background
     /// worker, which runs until stopped and outlives a failed claim.
     fn finished(&self) -> Option<BoxFuture<'_, Result<bool, StoreError>>> {
         None
     }
-}
-
-/// How an attempt ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobEnd {
-    /// Done and recorded.
-    Completed,
-    /// Failed for good and recorded.
-    Failed,
-    /// Failed transiently: back in the queue, claimable after `retry_after`.
-    Released { retry_after: Duration },
-    /// The lease was taken over before the end was written: nothing written.
-    LeaseLost,
-    /// Writing the end failed: the job stays held until its lease expires and a claim takes
-    /// it over.
-    NotRecorded,
 }
 
 /// How a worker claims.
@@ -243,7 +237,7 @@ pub async fn work<R: JobRunner>(
     let held = Held::default();
     let lease = config.lease.max(Duration::from_millis(30));
     let worked = work_held(runner, config, control, &held);
-    let beat = heartbeat(runner.store(), runner.kind(), &held, lease);
+    let beat = heartbeat(runner.retryable().store(), runner.kind(), &held, lease);
     tokio::select! {
         worked = worked => worked,
         () = beat => unreachable!("the heartbeat never ends"),
@@ -286,7 +280,7 @@ async fn work_held<R: JobRunner>(
     held: &Held,
 ) -> Result<QueueStats, StoreError> {
     let kind = runner.kind();
-    let store = runner.store();
+    let store = runner.retryable().store();
     let concurrency = config.concurrency.max(1);
     let capacity = concurrency + config.prefetch;
     let bounded = runner.finished().is_some();
@@ -408,79 +402,45 @@ async fn work_held<R: JobRunner>(
     }
 }
 
-/// How an attempt whose end was written counts: `end` once the write landed; `LeaseLost` when
-/// the lease had been taken over (nothing was written); `NotRecorded` when the write failed (the
-/// lease stays until it expires, and another worker then redoes the job). Logs the last two.
-pub fn recorded<T>(kind: JobKind, written: Result<T, StoreError>, end: JobEnd) -> JobEnd {
-    match written {
-        Ok(_) => end,
-        Err(StoreError::LeaseLost(message)) => {
-            tracing::warn!(kind = kind.as_str(), %message, "completion refused: the lease was taken over");
-            JobEnd::LeaseLost
-        }
-        Err(error) => {
-            tracing::warn!(kind = kind.as_str(), %error, "could not record a job's end");
-            JobEnd::NotRecorded
-        }
-    }
-}
-
-/// One job: run, then let go of its lease.
+/// One job: settle an attempt under its lease (the retry policy), then let go of the lease.
 async fn run_one<R: JobRunner>(runner: &R, held: &Held, job: R::Job) -> JobEnd {
-    let lease = runner.lease_of(&job);
-    let end = runner.run(job).await;
-    if let Some(lease) = &lease {
-        held.let_go(lease);
-    }
-    end
-}
-
-/// `base · 2^(attempt-1)`, at most a minute, ±20 % jitter so retries of many jobs spread out.
-pub fn backoff(base: Duration, attempt: i64) -> Duration {
-    backoff_up_to(base, attempt, Duration::from_secs(60))
-}
-
-/// [`backoff`] at most `cap` (before the jitter): for jobs whose retries may span hours, such as
-/// webhook deliveries to a receiver that is down.
-pub fn backoff_up_to(base: Duration, attempt: i64, cap: Duration) -> Duration {
-    let exponent = u32::try_from(attempt.saturating_sub(1).clamp(0, 24)).unwrap_or(24);
-    let delay = base.saturating_mul(2_u32.saturating_pow(exponent)).min(cap);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    // A factor in [0.8, 1.2) from the clock's low bits: enough to spread, no generator needed.
-    let factor = 0.8 + f64::from(nanos % 1000) / 2500.0;
-    delay.mul_f64(factor)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_is_capped_and_jittered() {
-        let base = Duration::from_secs(1);
-        for attempt in 1..=10_i64 {
-            let nominal = Duration::from_secs(1 << (attempt - 1)).min(Duration::from_secs(60));
-            let delay = backoff(base, attempt);
-            assert!(delay >= nominal.mul_f64(0.8), "{attempt}: {delay:?}");
-            assert!(delay < nominal.mul_f64(1.2), "{attempt}: {delay:?}");
+    let kind = runner.kind().as_str();
+    let Some(lease) = runner.lease_of(&job) else {
+        tracing::warn!(kind, "a job without a lease was not run");
+        return JobEnd::NotRecorded;
+    };
+    let settled = settle(runner.retryable(), &job, &lease).await;
+    held.let_go(&lease);
+    let (job, attempt) = (&lease.job_id, lease.attempt);
+    match &settled {
+        Settled::Ended { .. } => {}
+        Settled::Failed { reason } => {
+            tracing::warn!(kind, %job, attempt, %reason, "a job failed");
         }
-        assert_eq!(backoff(Duration::ZERO, 3), Duration::ZERO);
+        Settled::Released {
+            reason,
+            retry_after,
+        } => tracing::info!(
+            kind,
+            %job,
+            attempt,
+            %reason,
+            retry_in_ms = u64::try_from(retry_after.as_millis()).unwrap_or(u64::MAX),
+            "a job failed transiently; it will be retried"
+        ),
+        Settled::LeaseLost(message) => tracing::warn!(
+            kind,
+            %job,
+            %message,
+            "completion refused: the lease was taken over; nothing written"
+        ),
+        Settled::NotRecorded { reason, cause } => tracing::warn!(
+            kind,
+            %job,
+            %reason,
+            %cause,
+            "could not record a job's end; it is taken over once its lease expires"
+        ),
     }
-
-    #[test]
-    fn backoff_up_to_an_hour_spans_hours() {
-        let (base, hour) = (Duration::from_secs(30), Duration::from_secs(3600));
-        let nominal = |attempt: i64| Duration::from_secs(30 << (attempt - 1)).min(hour);
-        let total: Duration = (1..=14).map(nominal).sum();
-        assert!(total > Duration::from_secs(8 * 3600), "{total:?}");
-        for attempt in [1, 7, 8, 20, 40] {
-            let delay = backoff_up_to(base, attempt, hour);
-            let nominal = nominal(attempt.min(20));
-            assert!(delay >= nominal.mul_f64(0.8), "{attempt}: {delay:?}");
-            assert!(delay < nominal.mul_f64(1.2), "{attempt}: {delay:?}");
-        }
-    }
+    settled.end()
 }

@@ -2,7 +2,9 @@
 //! uses) and a runner over a list of jobs. What every job kind relies on: every job runs once,
 //! claims come in batches no larger than the room a worker has, a released job comes back after
 //! its backoff (and `wait_idle` waits for it), a running job's lease is renewed, and work queued
-//! elsewhere wakes an idle worker without waiting for its poll.
+//! elsewhere wakes an idle worker without waiting for its poll; and the one retry policy:
+//! transient failures are retried with backoff until the attempts run out, then recorded as the
+//! job's failure, as a permanent failure is at once and a claim past the limit is untried.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,15 +14,21 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use quarry_core::model::{JobKind, Lease, Release};
 use quarry_core::store::{QueueStore, StoreError, StoreFuture};
-use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, work};
+use quarry_queue::{
+    Attempts, Failure, JobRunner, Outcome, QueueConfig, QueueControl, RetryPolicy, Retryable, work,
+};
 use tokio::sync::Notify;
 
 /// How a fake job behaves when run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Script {
     Complete,
-    /// Released once with this backoff, then completes.
-    ReleaseOnceFor(Duration),
+    /// Fails transiently once, then completes.
+    TransientOnce,
+    /// Fails transiently on every attempt.
+    TransientAlways,
+    /// Fails for good.
+    Permanent,
     /// Runs until the test lets it go.
     Hold,
 }
@@ -33,6 +41,8 @@ struct FakeQueue {
     scripts: Mutex<HashMap<String, Script>>,
     ran: Mutex<Vec<String>>,
     claims: Mutex<Vec<(usize, usize)>>,
+    /// The failures recorded (job, reason).
+    failures: Mutex<Vec<(String, String)>>,
     renewals: AtomicU64,
     signal: AtomicU64,
     queued: Notify,
@@ -56,6 +66,10 @@ impl FakeQueue {
 
     fn ran(&self) -> Vec<String> {
         self.ran.lock().unwrap().clone()
+    }
+
+    fn failures(&self) -> Vec<(String, String)> {
+        self.failures.lock().unwrap().clone()
     }
 }
 
@@ -102,13 +116,14 @@ struct Jobs(Arc<FakeQueue>);
 
 impl JobRunner for Jobs {
     type Job = Lease;
+    type Retry = Self;
 
     fn kind(&self) -> JobKind {
         JobKind::Episode
     }
 
-    fn store(&self) -> &dyn QueueStore {
-        self.0.as_ref()
+    fn retryable(&self) -> &Self {
+        self
     }
 
     fn lease_of(&self, job: &Lease) -> Option<Lease> {
@@ -147,31 +162,76 @@ impl JobRunner for Jobs {
         self.0.claims.lock().unwrap().push((limit, claimed.len()));
         Box::pin(async move { Ok(claimed) })
     }
+}
 
-    fn run(&self, job: Lease) -> BoxFuture<'_, JobEnd> {
+impl Retryable for Jobs {
+    type Job = Lease;
+    type Done = ();
+
+    fn store(&self) -> &dyn QueueStore {
+        self.0.as_ref()
+    }
+
+    fn attempts<'a>(&self, job: &'a Lease) -> Attempts<'a> {
+        Attempts {
+            made: job.attempt,
+            max: MAX_ATTEMPTS,
+            last_error: Some("HTTP 503"),
+        }
+    }
+
+    fn project<'a>(&self, _job: &'a Lease) -> &'a str {
+        "p"
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            base: RETRY_AFTER,
+            cap: RETRY_AFTER,
+        }
+    }
+
+    fn attempt<'a>(&'a self, job: &'a Lease, _lease: &'a Lease) -> BoxFuture<'a, Outcome<()>> {
         Box::pin(async move {
             let script = self.0.scripts.lock().unwrap()[&job.job_id];
             self.0.ran.lock().unwrap().push(job.job_id.clone());
+            let done = Outcome::Ended {
+                written: Ok(()),
+                failed: false,
+            };
             match script {
-                Script::ReleaseOnceFor(retry_after) if job.attempt == 1 => {
-                    let release = Release {
-                        error: "HTTP 503".to_owned(),
-                        retry_after,
-                        tokens_used: 0,
-                        duration_ms: 0,
-                    };
-                    self.0.release_job("p", &job, &release).await.unwrap();
-                    JobEnd::Released { retry_after }
+                Script::TransientOnce if job.attempt == 1 => {
+                    Outcome::Transient(Failure::new("HTTP 503"))
                 }
+                Script::TransientAlways => Outcome::Transient(Failure::new("HTTP 503")),
+                Script::Permanent => Outcome::Failed(Failure::new("HTTP 400")),
                 Script::Hold => {
                     self.0.release_held.notified().await;
-                    JobEnd::Completed
+                    done
                 }
-                _ => JobEnd::Completed,
+                _ => done,
             }
         })
     }
+
+    fn record_failure<'a>(
+        &'a self,
+        job: &'a Lease,
+        _lease: &'a Lease,
+        failure: &'a Failure,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.0
+            .failures
+            .lock()
+            .unwrap()
+            .push((job.job_id.clone(), failure.reason.clone()));
+        Box::pin(async { Ok(()) })
+    }
 }
+
+/// The fake runner's attempt limit and backoff.
+const MAX_ATTEMPTS: i64 = 3;
+const RETRY_AFTER: Duration = Duration::from_millis(200);
 
 fn config(concurrency: usize, prefetch: usize, poll: Duration) -> QueueConfig {
     QueueConfig {
@@ -239,7 +299,7 @@ async fn every_job_runs_once_in_batches_no_larger_than_the_room() {
 #[tokio::test]
 async fn a_released_job_comes_back_after_its_backoff_and_idle_waits_for_it() {
     let queue = Arc::new(FakeQueue::default());
-    queue.add("flaky", Script::ReleaseOnceFor(Duration::from_millis(200)));
+    queue.add("flaky", Script::TransientOnce);
     queue.add("steady", Script::Complete);
     let (control, task) = start(&queue, config(2, 0, Duration::from_secs(3600)));
     within("the retry ran and the queue drained", control.wait_idle()).await;
@@ -287,4 +347,56 @@ async fn work_queued_elsewhere_wakes_an_idle_worker_before_its_poll() {
     control.stop();
     let stats = within("the worker stopped", task).await.unwrap();
     assert_eq!(stats.completed, 1);
+}
+
+#[tokio::test]
+async fn transient_failures_are_retried_until_the_attempts_run_out_then_recorded_as_the_failure() {
+    let queue = Arc::new(FakeQueue::default());
+    queue.add("doomed", Script::TransientAlways);
+    queue.add("refused", Script::Permanent);
+    let (control, task) = start(&queue, config(2, 0, Duration::from_secs(3600)));
+    within("the retries ran and the queue drained", control.wait_idle()).await;
+    control.stop();
+    let stats = within("the worker stopped", task).await.unwrap();
+    let mut ran = queue.ran();
+    ran.sort();
+    assert_eq!(ran, ["doomed", "doomed", "doomed", "refused"]);
+    assert_eq!((stats.retried, stats.failed, stats.completed), (2, 2, 0));
+    let mut failures = queue.failures();
+    failures.sort();
+    assert_eq!(
+        failures,
+        [
+            (
+                "doomed".to_owned(),
+                "HTTP 503 (gave up after 3 attempts)".to_owned()
+            ),
+            ("refused".to_owned(), "HTTP 400".to_owned()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_claim_past_the_attempt_limit_fails_the_job_without_running_it() {
+    let queue = Arc::new(FakeQueue::default());
+    queue.add("orphan", Script::Complete);
+    // Its workers died on all three attempts: this claim is the fourth.
+    queue
+        .attempts
+        .lock()
+        .unwrap()
+        .insert("orphan".to_owned(), MAX_ATTEMPTS);
+    let (control, task) = start(&queue, config(1, 0, Duration::from_secs(3600)));
+    within("the queue drained", control.wait_idle()).await;
+    control.stop();
+    let stats = within("the worker stopped", task).await.unwrap();
+    assert!(queue.ran().is_empty(), "not run: {:?}", queue.ran());
+    assert_eq!(stats.failed, 1);
+    assert_eq!(
+        queue.failures(),
+        [(
+            "orphan".to_owned(),
+            "gave up after 3 attempts (the last: HTTP 503)".to_owned()
+        )]
+    );
 }

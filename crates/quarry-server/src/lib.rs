@@ -24,7 +24,6 @@ mod session;
 mod skill;
 mod turn_events;
 mod web;
-pub mod webhooks;
 mod work;
 
 use std::future::Future;

@@ -1217,7 +1217,7 @@ fn field_actions_post_signed_webhooks_retried_and_logged() {
     for (head, body) in &seen {
         assert!(head.starts_with("POST /hooks/quarry "), "{head}");
         assert_eq!(header(head, "x-quarry-event"), Some("extracted"), "{head}");
-        let expected = quarry_server::webhooks::signature(b"s3cret", body);
+        let expected = quarry_webhooks::signature(b"s3cret", body);
         assert_eq!(
             header(head, "x-quarry-signature"),
             Some(expected.as_str()),

@@ -9,10 +9,11 @@
 //! - the target obeys the one outbound policy (`quarry_llm::outbound`): a private or local
 //!   address is refused unless its host is allowed by name, checked before the request and again
 //!   when the name is resolved; redirects are not followed (a 3xx is an answer like a 500);
-//! - a 2xx answer ends it `done`; any other answer, or none within the timeout, releases it for
-//!   a retry after an exponential backoff (30 s doubled up to an hour by default: hours of
-//!   tries), until its attempts run out: then it is `dead` (dead-lettered), as is a delivery
-//!   whose target is refused. `POST /v1/deliveries/{id}/redeliver` queues it again;
+//! - a 2xx answer ends it `done`; any other answer, or none within the timeout, is a transient
+//!   failure: the queue's one retry policy (`quarry_queue::settle`) releases it for a retry
+//!   after an exponential backoff (30 s doubled up to an hour by default: hours of tries), until
+//!   its attempts run out: then it is `dead` (dead-lettered), as is at once a delivery whose
+//!   target is refused. `POST /v1/deliveries/{id}/redeliver` queues it again;
 //! - one project holds at most its share of the worker's slots, so hanging receivers of one
 //!   project cannot hold up another's deliveries;
 //! - every outcome is kept (`GET /v1/deliveries`).
@@ -23,10 +24,12 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use hmac::{KeyInit, Mac};
-use quarry_core::model::{Delivery, JobKind, Lease, Release};
-use quarry_core::store::{QueueStore, Store, StoreError};
+use quarry_core::model::{Delivery, JobKind, Lease};
+use quarry_core::store::{DeliveryStore, QueueStore, Store, StoreError};
 use quarry_llm::outbound::{AddressError, HostPolicy, outbound_client, refusal};
-use quarry_queue::{JobEnd, JobRunner, QueueConfig, QueueControl, backoff_up_to, recorded};
+use quarry_queue::{
+    Attempts, Failure, JobRunner, Outcome, QueueConfig, QueueControl, RetryPolicy, Retryable,
+};
 use tokio::task::JoinHandle;
 
 /// The signature of `body` under `secret`: `sha256=` and the HMAC-SHA256 in lower-case hex.
@@ -75,8 +78,27 @@ impl Default for WebhookConfig {
     }
 }
 
-struct Deliveries {
-    store: Arc<dyn Store>,
+/// The store roles the delivery worker uses: the queue and the deliveries.
+pub trait DeliveryQueue: QueueStore + DeliveryStore {
+    /// This store as the queue's role.
+    fn queue(&self) -> &dyn QueueStore;
+}
+
+impl<S: QueueStore + DeliveryStore> DeliveryQueue for S {
+    fn queue(&self) -> &dyn QueueStore {
+        self
+    }
+}
+
+/// The whole store, as the processes open it.
+impl DeliveryQueue for dyn Store {
+    fn queue(&self) -> &dyn QueueStore {
+        self
+    }
+}
+
+struct Deliveries<S: ?Sized> {
+    store: Arc<S>,
     /// The outbound client, or why it could not be built (each attempt then says so).
     client: Result<reqwest::Client, String>,
     config: WebhookConfig,
@@ -105,19 +127,26 @@ impl Drop for Slot {
     }
 }
 
-impl JobRunner for Deliveries {
-    type Job = Delivery;
+/// A claimed delivery, holding its project's slot until it is dropped.
+struct Claimed {
+    delivery: Delivery,
+    _slot: Slot,
+}
+
+impl<S: DeliveryQueue + ?Sized> JobRunner for Deliveries<S> {
+    type Job = Claimed;
+    type Retry = Self;
 
     fn kind(&self) -> JobKind {
         JobKind::Delivery
     }
 
-    fn store(&self) -> &dyn QueueStore {
-        self.store.as_ref()
+    fn retryable(&self) -> &Self {
+        self
     }
 
-    fn lease_of(&self, delivery: &Delivery) -> Option<Lease> {
-        delivery.lease()
+    fn lease_of(&self, claimed: &Claimed) -> Option<Lease> {
+        claimed.delivery.lease()
     }
 
     /// One at a time, passing over the projects that hold their share of the slots.
@@ -126,7 +155,7 @@ impl JobRunner for Deliveries {
         owner: &'a str,
         lease: Duration,
         limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<Delivery>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Vec<Claimed>, StoreError>> {
         Box::pin(async move {
             let mut claimed = Vec::new();
             while claimed.len() < limit {
@@ -139,21 +168,70 @@ impl JobRunner for Deliveries {
                     .unwrap_or_else(PoisonError::into_inner)
                     .entry(delivery.project_id.clone())
                     .or_default() += 1;
-                claimed.push(delivery);
+                let slot = Slot {
+                    in_flight: self.in_flight.clone(),
+                    project: delivery.project_id.clone(),
+                };
+                claimed.push(Claimed {
+                    delivery,
+                    _slot: slot,
+                });
             }
             Ok(claimed)
         })
     }
+}
 
-    fn run(&self, delivery: Delivery) -> BoxFuture<'_, JobEnd> {
-        let slot = Slot {
-            in_flight: self.in_flight.clone(),
-            project: delivery.project_id.clone(),
-        };
+impl<S: DeliveryQueue + ?Sized> Retryable for Deliveries<S> {
+    type Job = Claimed;
+    type Done = ();
+
+    fn store(&self) -> &dyn QueueStore {
+        self.store.queue()
+    }
+
+    fn attempts<'a>(&self, claimed: &'a Claimed) -> Attempts<'a> {
+        Attempts {
+            made: claimed.delivery.attempts,
+            max: claimed.delivery.max_attempts,
+            last_error: claimed.delivery.last_error.as_deref(),
+        }
+    }
+
+    fn project<'a>(&self, claimed: &'a Claimed) -> &'a str {
+        &claimed.delivery.project_id
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            base: self.config.retry_base,
+            cap: self.config.retry_max,
+        }
+    }
+
+    fn attempt<'a>(&'a self, claimed: &'a Claimed, lease: &'a Lease) -> BoxFuture<'a, Outcome<()>> {
+        Box::pin(self.deliver(&claimed.delivery, lease))
+    }
+
+    /// Dead-letters the delivery with the failure's reason (and the status it got, if any).
+    fn record_failure<'a>(
+        &'a self,
+        claimed: &'a Claimed,
+        lease: &'a Lease,
+        failure: &'a Failure,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let delivery = &claimed.delivery;
         Box::pin(async move {
-            let end = self.deliver(delivery).await;
-            drop(slot);
-            end
+            self.store
+                .finish_delivery(
+                    &delivery.project_id,
+                    lease,
+                    false,
+                    failure.status,
+                    Some(&failure.reason),
+                )
+                .await
+                .map(drop)
         })
     }
 }
@@ -164,7 +242,7 @@ enum Undelivered {
     Refused(String),
 }
 
-impl Deliveries {
+impl<S: DeliveryQueue + ?Sized> Deliveries<S> {
     fn busy_projects(&self) -> Vec<String> {
         let share = self
             .config
@@ -179,77 +257,36 @@ impl Deliveries {
             .collect()
     }
 
-    async fn deliver(&self, delivery: Delivery) -> JobEnd {
-        let Some(lease) = delivery.lease() else {
-            return JobEnd::NotRecorded;
-        };
-        let undelivered = match self.post(&delivery).await {
-            Ok(status) => {
-                return recorded(
-                    JobKind::Delivery,
-                    self.store
-                        .finish_delivery(&delivery.project_id, &lease, true, Some(status), None)
-                        .await,
-                    JobEnd::Completed,
-                );
-            }
-            Err(undelivered) => undelivered,
-        };
-        let (status, reason) = match undelivered {
-            Undelivered::Refused(reason) => {
-                tracing::warn!(delivery = %delivery.id, url = %delivery.url, %reason, "webhook target refused");
-                return self.dead(&delivery, &lease, None, &reason).await;
-            }
-            Undelivered::Retry { status, reason } => (status, reason),
-        };
-        tracing::warn!(
-            delivery = %delivery.id,
-            url = %delivery.url,
-            attempt = delivery.attempts,
-            %reason,
-            "webhook not delivered"
-        );
-        if delivery.attempts >= delivery.max_attempts {
-            let reason = format!("{reason} (gave up after {} attempts)", delivery.attempts);
-            return self.dead(&delivery, &lease, status, &reason).await;
-        }
-        let release = Release {
-            error: reason,
-            retry_after: backoff_up_to(
-                self.config.retry_base,
-                delivery.attempts,
-                self.config.retry_max,
-            ),
-            tokens_used: 0,
-            duration_ms: 0,
-        };
-        match self
-            .store
-            .release_job(&delivery.project_id, &lease, &release)
-            .await
-        {
-            Ok(()) => JobEnd::Released {
-                retry_after: release.retry_after,
+    /// One attempt: POST it; a 2xx answer ends it `done` under the lease, anything else is a
+    /// failure for the retry policy (a refused target is not retried).
+    async fn deliver(&self, delivery: &Delivery, lease: &Lease) -> Outcome<()> {
+        match self.post(delivery).await {
+            Ok(status) => Outcome::Ended {
+                written: self
+                    .store
+                    .finish_delivery(&delivery.project_id, lease, true, Some(status), None)
+                    .await
+                    .map(drop),
+                failed: false,
             },
-            Err(error) => recorded::<()>(JobKind::Delivery, Err(error), JobEnd::NotRecorded),
+            Err(Undelivered::Refused(reason)) => {
+                tracing::warn!(delivery = %delivery.id, url = %delivery.url, %reason, "webhook target refused");
+                Outcome::Failed(Failure::new(reason))
+            }
+            Err(Undelivered::Retry { status, reason }) => {
+                tracing::warn!(
+                    delivery = %delivery.id,
+                    url = %delivery.url,
+                    attempt = delivery.attempts,
+                    %reason,
+                    "webhook not delivered"
+                );
+                Outcome::Transient(Failure {
+                    status,
+                    ..Failure::new(reason)
+                })
+            }
         }
-    }
-
-    /// Dead-letters `delivery` with `reason`.
-    async fn dead(
-        &self,
-        delivery: &Delivery,
-        lease: &Lease,
-        status: Option<i64>,
-        reason: &str,
-    ) -> JobEnd {
-        recorded(
-            JobKind::Delivery,
-            self.store
-                .finish_delivery(&delivery.project_id, lease, false, status, Some(reason))
-                .await,
-            JobEnd::Failed,
-        )
     }
 
     /// POSTs the delivery; its 2xx status, or why not.
@@ -346,7 +383,10 @@ pub struct WebhookWorker {
 
 impl WebhookWorker {
     /// Spawns the worker on the current tokio runtime.
-    pub fn start(store: Arc<dyn Store>, config: WebhookConfig) -> WebhookWorker {
+    pub fn start<S: DeliveryQueue + ?Sized + 'static>(
+        store: Arc<S>,
+        config: WebhookConfig,
+    ) -> WebhookWorker {
         quarry_llm::install_crypto_provider();
         let control = QueueControl::new();
         let queue = QueueConfig {
