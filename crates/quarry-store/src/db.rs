@@ -4,11 +4,12 @@
 //! sqlx types its pools, transactions, connections, arguments and rows per database. Here a
 //! [`Pool`] and a [`Tx`] are one of SQLite's or PostgreSQL's, a statement's arguments are owned
 //! [`Arg`]s, and [`query`], [`query_as`] and [`query_scalar`] build a statement the way sqlx
-//! does (`query_as::<EntityRow>(sql::ENTITY_BY_ID).bind(project).bind(id)`); running it on an
-//! [`Exec`] (`&Pool` or `&mut Tx`) matches on the backend, binds each argument as the sqlx type
-//! it came from (text, BIGINT, boolean, bytes, `Json`: jsonb on PostgreSQL, text on SQLite) and
-//! maps a failure with [`crate::error::backend`]. A row type is any [`Record`] (`FromRow` for
-//! both databases), a scalar any [`Scalar`].
+//! does (`query_as::<EntityRow>(sql::ENTITY_BY_ID).bind(project).bind(id)`). Running it on an
+//! [`Exec`] (`&Pool`: on a connection taken for it, as sqlx does; or `&mut Tx`) matches on the
+//! backend once, binds each argument as the sqlx type it came from (text, BIGINT, boolean, bytes,
+//! `Json`: jsonb on PostgreSQL, text on SQLite), runs sqlx's own `execute` / `fetch_*`, and maps
+//! a failure with [`crate::error::backend`]. A row type is any [`Record`] (`FromRow` for both
+//! databases), a scalar any [`Scalar`]; neither needs a `where` clause at the call site.
 
 use std::marker::PhantomData;
 
@@ -16,6 +17,7 @@ use quarry_core::store::StoreError;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use sqlx::error::BoxDynError;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnection, PgPool, PgRow};
 use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
 use sqlx::types::Json;
@@ -97,28 +99,74 @@ impl Tx {
     }
 }
 
-/// Where a statement runs: a pool (any of its connections) or a transaction's connection.
+/// Where a statement runs: on a connection of a pool, or on a transaction's.
 pub(crate) enum Exec<'c> {
-    SqlitePool(&'c SqlitePool),
-    Sqlite(&'c mut SqliteConnection),
-    PostgresPool(&'c PgPool),
-    Postgres(&'c mut PgConnection),
+    Pool(&'c Pool),
+    Tx(&'c mut Tx),
 }
 
 impl<'c> From<&'c Pool> for Exec<'c> {
     fn from(pool: &'c Pool) -> Self {
-        match pool {
-            Pool::Sqlite(pool) => Exec::SqlitePool(pool),
-            Pool::Postgres(pool) => Exec::PostgresPool(pool),
-        }
+        Exec::Pool(pool)
     }
 }
 
 impl<'c> From<&'c mut Tx> for Exec<'c> {
     fn from(tx: &'c mut Tx) -> Self {
-        match tx {
-            Tx::Sqlite(tx) => Exec::Sqlite(tx),
-            Tx::Postgres(tx) => Exec::Postgres(tx),
+        Exec::Tx(tx)
+    }
+}
+
+/// A connection taken from a [`Pool`] for one statement (back to the pool when dropped), as
+/// sqlx does when a statement runs on a pool.
+enum Pooled {
+    Sqlite(PoolConnection<Sqlite>),
+    Postgres(PoolConnection<Postgres>),
+}
+
+/// The connection a statement runs on.
+enum Conn<'c> {
+    Sqlite(&'c mut SqliteConnection),
+    Postgres(&'c mut PgConnection),
+}
+
+impl Pool {
+    async fn acquire(&self) -> Result<Pooled, StoreError> {
+        match self {
+            Pool::Sqlite(pool) => pool.acquire().await.map(Pooled::Sqlite),
+            Pool::Postgres(pool) => pool.acquire().await.map(Pooled::Postgres),
+        }
+        .map_err(backend)
+    }
+}
+
+impl Exec<'_> {
+    /// The transaction's connection, or one taken from the pool into `pooled`.
+    async fn conn<'a>(
+        &'a mut self,
+        pooled: &'a mut Option<Pooled>,
+    ) -> Result<Conn<'a>, StoreError> {
+        match self {
+            Exec::Pool(pool) => Ok(pooled.insert(pool.acquire().await?).conn()),
+            Exec::Tx(tx) => Ok(tx.conn()),
+        }
+    }
+}
+
+impl Pooled {
+    fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Pooled::Sqlite(conn) => Conn::Sqlite(conn),
+            Pooled::Postgres(conn) => Conn::Postgres(conn),
+        }
+    }
+}
+
+impl Tx {
+    fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Tx::Sqlite(tx) => Conn::Sqlite(tx),
+            Tx::Postgres(tx) => Conn::Postgres(tx),
         }
     }
 }
@@ -346,25 +394,19 @@ impl Query {
     /// Runs the statement; returns the number of rows it affected.
     pub(crate) async fn execute<'c>(self, exec: impl Into<Exec<'c>>) -> Result<u64, StoreError> {
         let Query { sql, args } = self;
-        match exec.into() {
-            Exec::SqlitePool(pool) => sqlx::query_with(sql, arguments::<Sqlite>(args)?)
-                .execute(pool)
-                .await
-                .map(|done| done.rows_affected()),
-            Exec::Sqlite(conn) => sqlx::query_with(sql, arguments::<Sqlite>(args)?)
+        let (mut exec, mut pooled) = (exec.into(), None);
+        let conn = exec.conn(&mut pooled).await?;
+        let done = match conn {
+            Conn::Sqlite(conn) => sqlx::query_with(sql, arguments::<Sqlite>(args)?)
                 .execute(conn)
                 .await
                 .map(|done| done.rows_affected()),
-            Exec::PostgresPool(pool) => sqlx::query_with(sql, arguments::<Postgres>(args)?)
-                .execute(pool)
-                .await
-                .map(|done| done.rows_affected()),
-            Exec::Postgres(conn) => sqlx::query_with(sql, arguments::<Postgres>(args)?)
+            Conn::Postgres(conn) => sqlx::query_with(sql, arguments::<Postgres>(args)?)
                 .execute(conn)
                 .await
                 .map(|done| done.rows_affected()),
-        }
-        .map_err(backend)
+        };
+        done.map_err(backend)
     }
 
     /// Every row, as `R`.
@@ -373,29 +415,19 @@ impl Query {
         exec: impl Into<Exec<'c>>,
     ) -> Result<Vec<R>, StoreError> {
         let Query { sql, args } = self;
-        match exec.into() {
-            Exec::SqlitePool(pool) => {
-                sqlx::query_as_with(sql, arguments::<Sqlite>(args)?)
-                    .fetch_all(pool)
-                    .await
+        let (mut exec, mut pooled) = (exec.into(), None);
+        let conn = exec.conn(&mut pooled).await?;
+        let rows = match conn {
+            Conn::Sqlite(conn) => {
+                let query = sqlx::query_as_with(sql, arguments::<Sqlite>(args)?);
+                query.fetch_all(conn).await
             }
-            Exec::Sqlite(conn) => {
-                sqlx::query_as_with(sql, arguments::<Sqlite>(args)?)
-                    .fetch_all(conn)
-                    .await
+            Conn::Postgres(conn) => {
+                let query = sqlx::query_as_with(sql, arguments::<Postgres>(args)?);
+                query.fetch_all(conn).await
             }
-            Exec::PostgresPool(pool) => {
-                sqlx::query_as_with(sql, arguments::<Postgres>(args)?)
-                    .fetch_all(pool)
-                    .await
-            }
-            Exec::Postgres(conn) => {
-                sqlx::query_as_with(sql, arguments::<Postgres>(args)?)
-                    .fetch_all(conn)
-                    .await
-            }
-        }
-        .map_err(backend)
+        };
+        rows.map_err(backend)
     }
 
     /// The first row, if any, as `R`.
@@ -404,29 +436,19 @@ impl Query {
         exec: impl Into<Exec<'c>>,
     ) -> Result<Option<R>, StoreError> {
         let Query { sql, args } = self;
-        match exec.into() {
-            Exec::SqlitePool(pool) => {
-                sqlx::query_as_with(sql, arguments::<Sqlite>(args)?)
-                    .fetch_optional(pool)
-                    .await
+        let (mut exec, mut pooled) = (exec.into(), None);
+        let conn = exec.conn(&mut pooled).await?;
+        let row = match conn {
+            Conn::Sqlite(conn) => {
+                let query = sqlx::query_as_with(sql, arguments::<Sqlite>(args)?);
+                query.fetch_optional(conn).await
             }
-            Exec::Sqlite(conn) => {
-                sqlx::query_as_with(sql, arguments::<Sqlite>(args)?)
-                    .fetch_optional(conn)
-                    .await
+            Conn::Postgres(conn) => {
+                let query = sqlx::query_as_with(sql, arguments::<Postgres>(args)?);
+                query.fetch_optional(conn).await
             }
-            Exec::PostgresPool(pool) => {
-                sqlx::query_as_with(sql, arguments::<Postgres>(args)?)
-                    .fetch_optional(pool)
-                    .await
-            }
-            Exec::Postgres(conn) => {
-                sqlx::query_as_with(sql, arguments::<Postgres>(args)?)
-                    .fetch_optional(conn)
-                    .await
-            }
-        }
-        .map_err(backend)
+        };
+        row.map_err(backend)
     }
 
     /// The first row, as `R`; no row is sqlx's `RowNotFound`.
@@ -435,29 +457,19 @@ impl Query {
         exec: impl Into<Exec<'c>>,
     ) -> Result<R, StoreError> {
         let Query { sql, args } = self;
-        match exec.into() {
-            Exec::SqlitePool(pool) => {
-                sqlx::query_as_with(sql, arguments::<Sqlite>(args)?)
-                    .fetch_one(pool)
-                    .await
+        let (mut exec, mut pooled) = (exec.into(), None);
+        let conn = exec.conn(&mut pooled).await?;
+        let row = match conn {
+            Conn::Sqlite(conn) => {
+                let query = sqlx::query_as_with(sql, arguments::<Sqlite>(args)?);
+                query.fetch_one(conn).await
             }
-            Exec::Sqlite(conn) => {
-                sqlx::query_as_with(sql, arguments::<Sqlite>(args)?)
-                    .fetch_one(conn)
-                    .await
+            Conn::Postgres(conn) => {
+                let query = sqlx::query_as_with(sql, arguments::<Postgres>(args)?);
+                query.fetch_one(conn).await
             }
-            Exec::PostgresPool(pool) => {
-                sqlx::query_as_with(sql, arguments::<Postgres>(args)?)
-                    .fetch_one(pool)
-                    .await
-            }
-            Exec::Postgres(conn) => {
-                sqlx::query_as_with(sql, arguments::<Postgres>(args)?)
-                    .fetch_one(conn)
-                    .await
-            }
-        }
-        .map_err(backend)
+        };
+        row.map_err(backend)
     }
 }
 
