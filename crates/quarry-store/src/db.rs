@@ -451,25 +451,14 @@ impl Query {
         row.map_err(backend)
     }
 
-    /// The first row, as `R`; no row is sqlx's `RowNotFound`.
+    /// The first row, as `R`; no row is sqlx's `RowNotFound` (as sqlx's own `fetch_one` does).
     pub(crate) async fn fetch_one<'c, R: Record>(
         self,
         exec: impl Into<Exec<'c>>,
     ) -> Result<R, StoreError> {
-        let Query { sql, args } = self;
-        let (mut exec, mut pooled) = (exec.into(), None);
-        let conn = exec.conn(&mut pooled).await?;
-        let row = match conn {
-            Conn::Sqlite(conn) => {
-                let query = sqlx::query_as_with(sql, arguments::<Sqlite>(args)?);
-                query.fetch_one(conn).await
-            }
-            Conn::Postgres(conn) => {
-                let query = sqlx::query_as_with(sql, arguments::<Postgres>(args)?);
-                query.fetch_one(conn).await
-            }
-        };
-        row.map_err(backend)
+        self.fetch_optional(exec)
+            .await?
+            .ok_or_else(|| backend(sqlx::Error::RowNotFound))
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use sqlx::AssertSqlSafe;
 use sqlx::types::Json;
 
-use super::{SqlStore, contains_pattern, insert_document, insert_entity, padded_lists, sql_limit};
+use super::{SqlStore, contains_pattern, insert_document, insert_entity, sql_limit};
 use crate::clock::{new_id, now};
 use crate::db::{Tx, query, query_as, query_scalar};
 use crate::error::not_found;
@@ -680,17 +680,8 @@ impl GraphStore for SqlStore {
         ids: &'a [String],
     ) -> StoreFuture<'a, Vec<Entity>> {
         Box::pin(async move {
-            let mut found = Vec::new();
-            for list in padded_lists(ids) {
-                let text = sql::with_list(sql::ENTITIES_AMONG, 2, list.len());
-                let mut query = query_as::<EntityRow>(AssertSqlSafe(text)).bind(project);
-                for id in list {
-                    query = query.bind(id);
-                }
-                let rows = query.fetch_all(&self.pool).await?;
-                found.extend(rows.into_iter().map(Entity::from));
-            }
-            Ok(found)
+            let rows: Vec<EntityRow> = self.rows_among(sql::ENTITIES_AMONG, project, ids).await?;
+            Ok(rows.into_iter().map(Entity::from).collect())
         })
     }
 
@@ -700,16 +691,10 @@ impl GraphStore for SqlStore {
         ids: &'a [String],
     ) -> StoreFuture<'a, Vec<Relation>> {
         Box::pin(async move {
-            let mut found: Vec<Relation> = Vec::new();
-            for list in padded_lists(ids) {
-                let text = sql::with_list(sql::RELATIONS_TOUCHING, 2, list.len());
-                let mut query = query_as::<RelationRow>(AssertSqlSafe(text)).bind(project);
-                for id in list {
-                    query = query.bind(id);
-                }
-                let rows = query.fetch_all(&self.pool).await?;
-                found.extend(rows.into_iter().map(Relation::from));
-            }
+            let rows: Vec<RelationRow> = self
+                .rows_among(sql::RELATIONS_TOUCHING, project, ids)
+                .await?;
+            let mut found: Vec<Relation> = rows.into_iter().map(Relation::from).collect();
             // A relation between ids of two lists came back twice.
             found.sort_by(|a, b| (&a.first_seen_at, &a.id).cmp(&(&b.first_seen_at, &b.id)));
             found.dedup_by(|a, b| a.id == b.id);

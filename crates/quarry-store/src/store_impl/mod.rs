@@ -32,8 +32,9 @@ use std::collections::BTreeSet;
 
 use quarry_core::model::{Document, Entity};
 use quarry_core::store::StoreError;
+use sqlx::AssertSqlSafe;
 
-use crate::db::{Dialect, Pool, Query, query};
+use crate::db::{Dialect, Pool, Query, Record, query, query_as};
 use crate::postgres::PostgresExtras;
 use crate::sql;
 
@@ -105,6 +106,27 @@ impl SqlStore {
     fn migrator(&self) -> &'static sqlx::migrate::Migrator {
         self.dialect()
             .pick(crate::sqlite::migrator(), crate::postgres::migrator())
+    }
+
+    /// The rows of `template` (a statement on `$1` the project and an `IN` list from `$2`,
+    /// see `sql::with_list`) for the distinct `ids`, one statement per padded list
+    /// ([`padded_lists`]), in list order.
+    async fn rows_among<R: Record>(
+        &self,
+        template: &str,
+        project: &str,
+        ids: &[String],
+    ) -> Result<Vec<R>, StoreError> {
+        let mut found = Vec::new();
+        for list in padded_lists(ids) {
+            let text = sql::with_list(template, 2, list.len());
+            let mut query = query_as::<R>(AssertSqlSafe(text)).bind(project);
+            for id in list {
+                query = query.bind(id);
+            }
+            found.extend(query.fetch_all(&self.pool).await?);
+        }
+        Ok(found)
     }
 
     /// Waits for this process's turn to write (see `writes`); `None` on PostgreSQL.

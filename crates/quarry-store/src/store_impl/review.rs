@@ -9,10 +9,9 @@ use quarry_core::model::{
 use quarry_core::store::prelude::*;
 use quarry_core::store::{Page, QueuedResult, StoreFuture};
 use serde_json::Value;
-use sqlx::AssertSqlSafe;
 use sqlx::types::Json;
 
-use super::{SqlStore, contains_pattern, padded_lists, sql_limit, sql_offset};
+use super::{SqlStore, contains_pattern, sql_limit, sql_offset};
 use crate::clock::now;
 use crate::db::{query, query_as, query_scalar};
 use crate::error::not_found;
@@ -67,18 +66,10 @@ impl ReviewViewStore for SqlStore {
         entity_ids: &'a [String],
     ) -> StoreFuture<'a, Vec<ExtractionResult>> {
         Box::pin(async move {
-            let mut found = Vec::new();
-            for list in padded_lists(entity_ids) {
-                let text = sql::with_list(sql::LATEST_RESULTS_OF, 2, list.len());
-                let mut query = query_as::<ResultRow>(AssertSqlSafe(text)).bind(project);
-                for id in list {
-                    query = query.bind(id);
-                }
-                for row in query.fetch_all(&self.pool).await? {
-                    found.push(ExtractionResult::try_from(row)?);
-                }
-            }
-            Ok(found)
+            let rows: Vec<ResultRow> = self
+                .rows_among(sql::LATEST_RESULTS_OF, project, entity_ids)
+                .await?;
+            rows.into_iter().map(ExtractionResult::try_from).collect()
         })
     }
 
@@ -88,18 +79,10 @@ impl ReviewViewStore for SqlStore {
         entity_ids: &'a [String],
     ) -> StoreFuture<'a, Vec<FieldTask>> {
         Box::pin(async move {
-            let mut found = Vec::new();
-            for list in padded_lists(entity_ids) {
-                let text = sql::with_list(sql::LATEST_TASKS_OF, 2, list.len());
-                let mut query = query_as::<TaskRow>(AssertSqlSafe(text)).bind(project);
-                for id in list {
-                    query = query.bind(id);
-                }
-                for row in query.fetch_all(&self.pool).await? {
-                    found.push(FieldTask::try_from(row)?);
-                }
-            }
-            Ok(found)
+            let rows: Vec<TaskRow> = self
+                .rows_among(sql::LATEST_TASKS_OF, project, entity_ids)
+                .await?;
+            rows.into_iter().map(FieldTask::try_from).collect()
         })
     }
 
