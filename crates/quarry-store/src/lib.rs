@@ -1,16 +1,20 @@
 //! Quarry's persistence: `quarry_core::store::Store` on SQLite (embedded default) and PostgreSQL,
 //! through sqlx with runtime queries and versioned migrations applied on open.
 //!
-//! Code map: `sql.rs` holds every statement (one text serves both dialects), `rows.rs` maps rows
-//! to records, `store_impl/` is the single `Store` implementation expanded per backend (`mod.rs`
-//! puts together one file per area: keys, entities, documents, runs, results, graph), and
-//! `sqlite.rs` / `postgres.rs` only open connections and migrate.
+//! Code map: `db.rs` is the database layer (a pool, transaction and statement builder over
+//! either backend, so the store's code is written once), `sql.rs` holds every statement (one
+//! text serves both dialects; the few that differ stand beside their twin), `rows.rs` maps rows
+//! to records, `store_impl/` is the one store, [`SqlStore`], implementing every store trait once
+//! (`mod.rs` holds the store and its shared helpers, one file per area the rest), and
+//! `sqlite.rs` / `postgres.rs` open connections and migrate; `postgres.rs` also holds what only
+//! PostgreSQL has, with `pgvector.rs`, `name_search.rs`, `text_search.rs` and `work_feed.rs`.
 
 use std::sync::Arc;
 
 use quarry_core::store::{Store, StoreError};
 
 mod clock;
+mod db;
 mod error;
 mod name_search;
 mod pgvector;
@@ -24,6 +28,7 @@ mod work_feed;
 
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
+pub use store_impl::SqlStore;
 
 /// Opens the store at `url` and applies pending migrations: `postgres://…` (or `postgresql://…`)
 /// is PostgreSQL; `sqlite://path`, a plain file path or `:memory:` is SQLite.

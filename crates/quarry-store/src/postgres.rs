@@ -1,74 +1,80 @@
-//! The PostgreSQL backend (`postgres://...`), for deployments that outgrow one file.
+//! The PostgreSQL backend (`postgres://...`), for deployments that outgrow one file. This file
+//! opens the pool, migrates, and holds what only PostgreSQL has ([`PostgresExtras`]): the
+//! extensions found at open (pgvector: `pgvector.rs`; pg_trgm: `name_search.rs`), full-text
+//! search (`text_search.rs`) and the work feed (`LISTEN`: `work_feed.rs`). The store is
+//! [`SqlStore`] (`store_impl/`), which calls these where SQLite has nothing of its own.
 
-use quarry_core::store::StoreError;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
+use quarry_core::model::{Entity, JobKind, StoredChunk};
+use quarry_core::store::{ChunkMatch, EntityMatch, StoreError};
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
+
+use crate::db::Pool;
 use crate::error::{backend, migration};
-use crate::store_impl::impl_store;
+use crate::store_impl::SqlStore;
+use crate::work_feed::WorkFeed;
 
 const MAX_CONNECTIONS: u32 = 16;
 
-pub struct PostgresStore {
-    pool: PgPool,
-    /// The server has pgvector: chunk vectors are kept and searched in the database
-    /// (`pgvector.rs`).
-    pgvector: bool,
-    /// Vector widths whose HNSW indexes this process has made sure of.
-    vector_indexes: std::sync::Mutex<std::collections::HashSet<usize>>,
-    /// The server has pg_trgm: resolution candidates include near titles (`name_search.rs`).
-    trigram: bool,
-    /// Other processes' wake-ups (`LISTEN`; started by the first `work_signal`).
-    work: std::sync::Arc<crate::work_feed::WorkFeed>,
+/// This backend's migrations, embedded in the binary.
+pub(crate) fn migrator() -> &'static sqlx::migrate::Migrator {
+    static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+    &MIGRATOR
 }
 
-impl PostgresStore {
-    /// This backend's migrations, embedded in the binary (`schema_version` compares against
-    /// the newest).
-    fn migrator() -> &'static sqlx::migrate::Migrator {
-        static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
-        &MIGRATOR
-    }
+/// Opens a [`SqlStore`] on PostgreSQL (the name is the crate's API of old: there is no value of
+/// this type).
+pub enum PostgresStore {}
 
+impl PostgresStore {
     /// Connects and applies the migrations (sqlx holds an advisory lock while it migrates, so
     /// several processes may start at once).
-    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+    pub async fn connect(url: &str) -> Result<SqlStore, StoreError> {
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .connect(url)
             .await
             .map_err(backend)?;
-        Self::migrator().run(&pool).await.map_err(migration)?;
+        migrator().run(&pool).await.map_err(migration)?;
         let pgvector = crate::pgvector::setup(&pool).await?;
         let trigram = crate::name_search::setup(&pool).await?;
-        let store = PostgresStore {
-            pool,
+        let extras = PostgresExtras {
+            pool: pool.clone(),
             pgvector,
             trigram,
-            vector_indexes: std::sync::Mutex::default(),
-            work: std::sync::Arc::default(),
+            vector_indexes: Mutex::default(),
+            work: Arc::default(),
         };
-        store.backfill_name_keys().await?;
-        Ok(store)
+        SqlStore::open(Pool::Postgres(pool), None, Some(extras)).await
     }
+}
 
-    /// Whether entity resolution finds near-duplicate titles in the database (`pg_trgm`).
-    pub fn has_trigram(&self) -> bool {
-        self.trigram
-    }
+/// What only the PostgreSQL store has.
+pub(crate) struct PostgresExtras {
+    /// The store's pool (the same one).
+    pool: PgPool,
+    /// The server has pgvector: chunk and entity vectors are kept and searched in the database
+    /// (`pgvector.rs`).
+    pub(crate) pgvector: bool,
+    /// Vector widths whose HNSW indexes this process has made sure of.
+    vector_indexes: Mutex<HashSet<usize>>,
+    /// The server has pg_trgm: resolution candidates include near titles (`name_search.rs`).
+    pub(crate) trigram: bool,
+    /// Other processes' wake-ups (`LISTEN`; started by the first `work_signal`).
+    work: Arc<WorkFeed>,
+}
 
-    /// Whether vector search runs in the database (the `vector` extension is there).
-    pub fn has_pgvector(&self) -> bool {
-        self.pgvector
-    }
-
+impl PostgresExtras {
     /// `put_chunks`'s hook, in its transaction: the chunks' words for full-text search, and
     /// their vectors when pgvector is on.
-    async fn index_written_chunks(
+    pub(crate) async fn index_written_chunks(
         &self,
-        tx: &mut sqlx::PgConnection,
+        tx: &mut PgConnection,
         project: &str,
         document_id: &str,
-        chunks: &[quarry_core::model::StoredChunk],
+        chunks: &[StoredChunk],
     ) -> Result<(), StoreError> {
         crate::text_search::index_chunk_text(tx, project, document_id).await?;
         if !self.pgvector {
@@ -77,21 +83,21 @@ impl PostgresStore {
         crate::pgvector::write_chunk_vectors(tx, project, chunks).await
     }
 
-    async fn native_text_search(
+    pub(crate) async fn text_search(
         &self,
         project: &str,
         query: &str,
         k: usize,
         document_ids: Option<&[String]>,
-    ) -> Result<Option<Vec<quarry_core::store::ChunkMatch>>, StoreError> {
+    ) -> Result<Option<Vec<ChunkMatch>>, StoreError> {
         crate::text_search::text_search(&self.pool, project, query, k, document_ids)
             .await
             .map(Some)
     }
 
-    async fn native_put_entity_vector(
+    pub(crate) async fn put_entity_vector(
         &self,
-        entity: &quarry_core::model::Entity,
+        entity: &Entity,
         embedder: &str,
         text: &str,
         vector: &[f32],
@@ -103,14 +109,14 @@ impl PostgresStore {
         Ok(true)
     }
 
-    async fn native_entity_vector_search(
+    pub(crate) async fn entity_vector_search(
         &self,
         project: &str,
         embedder: &str,
         query: &[f32],
         entity_type: Option<&str>,
         k: usize,
-    ) -> Result<Option<Vec<quarry_core::store::EntityMatch>>, StoreError> {
+    ) -> Result<Option<Vec<EntityMatch>>, StoreError> {
         if !self.pgvector {
             return Ok(None);
         }
@@ -119,25 +125,25 @@ impl PostgresStore {
             .map(Some)
     }
 
-    async fn native_entities_without_vectors(
+    pub(crate) async fn entities_without_vectors(
         &self,
         embedder: &str,
         limit: usize,
-    ) -> Result<Vec<quarry_core::model::Entity>, StoreError> {
+    ) -> Result<Vec<Entity>, StoreError> {
         if !self.pgvector {
             return Ok(Vec::new());
         }
         crate::pgvector::entities_without_vectors(&self.pool, embedder, limit).await
     }
 
-    async fn native_vector_search(
+    pub(crate) async fn vector_search(
         &self,
         project: &str,
         embedder: &str,
         query: &[f32],
         k: usize,
         document_ids: Option<&[String]>,
-    ) -> Result<Option<Vec<quarry_core::store::ChunkMatch>>, StoreError> {
+    ) -> Result<Option<Vec<ChunkMatch>>, StoreError> {
         if !self.pgvector {
             return Ok(None);
         }
@@ -147,50 +153,29 @@ impl PostgresStore {
     }
 
     /// The HNSW indexes for vectors of width `dims` (see `pgvector::ensure_vector_index`).
-    async fn native_prepare_vector_search(&self, dims: usize) -> Result<(), StoreError> {
+    pub(crate) async fn prepare_vector_search(&self, dims: usize) -> Result<(), StoreError> {
         if !self.pgvector {
             return Ok(());
         }
         crate::pgvector::ensure_vector_index(&self.pool, &self.vector_indexes, dims).await
     }
 
-    async fn native_resolution_candidates(
+    pub(crate) async fn resolution_candidates(
         &self,
         project: &str,
         entity_type: &str,
         names: &[String],
-    ) -> Result<Option<Vec<quarry_core::model::Entity>>, StoreError> {
+    ) -> Result<Option<Vec<Entity>>, StoreError> {
         crate::name_search::candidates(&self.pool, self.trigram, project, entity_type, names)
             .await
             .map(Some)
     }
 
-    async fn native_work_signal(
-        &self,
-        kind: quarry_core::model::JobKind,
-    ) -> Result<u64, StoreError> {
+    pub(crate) async fn work_signal(&self, kind: JobKind) -> Result<u64, StoreError> {
         self.work.signal(&self.pool, kind).await
     }
 
-    async fn native_work_queued(
-        &self,
-        kind: quarry_core::model::JobKind,
-        seen: u64,
-    ) -> Result<(), StoreError> {
+    pub(crate) async fn work_queued(&self, kind: JobKind, seen: u64) {
         self.work.queued(kind, seen).await;
-        Ok(())
-    }
-
-    /// PostgreSQL takes concurrent writers itself (row locks): no in-process queue.
-    async fn write_gate(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        None
     }
 }
-
-impl_store!(
-    PostgresStore,
-    sqlx::Postgres,
-    crate::sql::FIELD_TASK_QUEUE_POSTGRES,
-    crate::sql::EPISODE_QUEUE_POSTGRES,
-    crate::sql::DELIVERY_QUEUE_POSTGRES
-);

@@ -4,6 +4,10 @@
 //! episode queue take and lease renewal, the index rebuild reads and the follower reads ("changed since"),
 //! which serve every project).
 
+use quarry_core::model::JobKind;
+
+use crate::db::Dialect;
+
 macro_rules! entity_columns {
     () => {
         "id, project_id, entity_type, title, parent_id, fields, metadata, created_at, updated_at, \
@@ -741,6 +745,15 @@ pub(crate) const FIELD_TASK_QUEUE_POSTGRES: QueueSql =
 pub(crate) const EPISODE_QUEUE_SQLITE: QueueSql = episode_queue!("+status", "");
 pub(crate) const EPISODE_QUEUE_POSTGRES: QueueSql =
     episode_queue!("status", " FOR UPDATE SKIP LOCKED");
+
+/// The queue statements of job `kind` in `dialect` (the take differs: see `claim_jobs!`).
+pub(crate) fn queue_sql(kind: JobKind, dialect: Dialect) -> &'static QueueSql {
+    match kind {
+        JobKind::FieldTask => dialect.pick(&FIELD_TASK_QUEUE_SQLITE, &FIELD_TASK_QUEUE_POSTGRES),
+        JobKind::Episode => dialect.pick(&EPISODE_QUEUE_SQLITE, &EPISODE_QUEUE_POSTGRES),
+        JobKind::Delivery => dialect.pick(&DELIVERY_QUEUE_SQLITE, &DELIVERY_QUEUE_POSTGRES),
+    }
+}
 /// What a released field task adds to its totals and log: `$1` id, `$2` tokens, `$3`
 /// milliseconds, `$4` the attempt log.
 pub(crate) const ADD_TASK_ATTEMPT_COST: &str = "UPDATE field_tasks SET \

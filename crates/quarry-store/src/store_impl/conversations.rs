@@ -1,38 +1,33 @@
 //! Extraction-chat conversations (`chat_conversations`), written with an optimistic version
 //! check: an update names the version it read and changes nothing when another write came first.
 
-use quarry_core::store::{ChatConversation, ChatConversationSummary, ChatMessage, StoreError};
+use quarry_core::store::{
+    ChatConversation, ChatConversationSummary, ChatMessage, NewConversation, StoreError,
+};
 use serde_json::Value;
 use sqlx::FromRow;
 use sqlx::types::Json;
 
-macro_rules! conversation_columns {
-    () => {
-        "id, project_id, title, schema, document, clarifications, messages, last_result, status, \
-         version, created_at, updated_at"
-    };
-}
+use super::{SqlStore, sql_limit};
+use crate::clock::new_id;
+use crate::clock::now;
+use crate::db::{query, query_as, query_scalar};
+use crate::error::not_found;
 
-pub(crate) const INSERT: &str = concat!(
-    "INSERT INTO chat_conversations (",
-    conversation_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10, $10)"
-);
-pub(crate) const BY_ID: &str = concat!(
-    "SELECT ",
-    conversation_columns!(),
-    " FROM chat_conversations WHERE project_id = $1 AND id = $2"
-);
+pub(crate) const INSERT: &str = "INSERT INTO chat_conversations (id, project_id, title, schema, \
+     document, clarifications, messages, last_result, status, version, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10, $10)";
+pub(crate) const BY_ID: &str = "SELECT id, project_id, title, schema, document, clarifications, \
+     messages, last_result, status, version, created_at, updated_at \
+     FROM chat_conversations WHERE project_id = $1 AND id = $2";
 pub(crate) const LIST: &str = "SELECT id, title, status, updated_at FROM chat_conversations \
      WHERE project_id = $1 ORDER BY updated_at DESC, id DESC LIMIT $2";
 /// The version check is the `WHERE`: zero rows changed means another write came first (or the
 /// conversation does not exist).
-pub(crate) const UPDATE: &str = concat!(
-    "UPDATE chat_conversations SET title = $3, clarifications = $4, messages = $5, \
-     last_result = $6, status = $7, version = version + 1, updated_at = $8 \
-     WHERE project_id = $1 AND id = $2 AND version = $9 RETURNING ",
-    conversation_columns!()
-);
+pub(crate) const UPDATE: &str = "UPDATE chat_conversations SET title = $3, clarifications = $4, \
+     messages = $5, last_result = $6, status = $7, version = version + 1, updated_at = $8 \
+     WHERE project_id = $1 AND id = $2 AND version = $9 RETURNING id, project_id, title, schema, \
+     document, clarifications, messages, last_result, status, version, created_at, updated_at";
 pub(crate) const EXISTS: &str =
     "SELECT COUNT(*) FROM chat_conversations WHERE project_id = $1 AND id = $2";
 
@@ -101,118 +96,97 @@ impl From<SummaryRow> for ChatConversationSummary {
     }
 }
 
-/// The `Store` methods of chat conversations.
-macro_rules! conversations_methods {
-    () => {
-        fn create_conversation<'a>(
-            &'a self,
-            project: &'a str,
-            conversation: &'a quarry_core::store::NewConversation,
-        ) -> StoreFuture<'a, quarry_core::store::ChatConversation> {
-            Box::pin(async move {
-                use $crate::store_impl::conversations as chat_sql;
-                let _writer = self.write_gate().await;
-                let id = new_id();
-                let row = sqlx::query(chat_sql::INSERT)
-                    .bind(&id)
-                    .bind(project)
-                    .bind(&conversation.title)
-                    .bind(conversation.schema.to_string())
-                    .bind(&conversation.document)
-                    .bind(Json(Vec::<String>::new()))
-                    .bind(Json(&conversation.messages))
-                    .bind(None::<String>)
-                    .bind(&conversation.status)
-                    .bind(now())
-                    .execute(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                debug_assert_eq!(row.rows_affected(), 1);
-                sqlx::query_as::<_, chat_sql::ConversationRow>(chat_sql::BY_ID)
-                    .bind(project)
-                    .bind(&id)
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(backend)?
-                    .try_into()
-            })
-        }
+/// The conversation steps of the `SessionStore` (`sessions.rs`).
+impl SqlStore {
+    pub(super) async fn insert_conversation(
+        &self,
+        project: &str,
+        conversation: &NewConversation,
+    ) -> Result<ChatConversation, StoreError> {
+        let _writer = self.write_gate().await;
+        let id = new_id();
+        let row = query(INSERT)
+            .bind(&id)
+            .bind(project)
+            .bind(&conversation.title)
+            .bind(conversation.schema.to_string())
+            .bind(&conversation.document)
+            .bind(Json(Vec::<String>::new()))
+            .bind(Json(&conversation.messages))
+            .bind(None::<String>)
+            .bind(&conversation.status)
+            .bind(now())
+            .execute(&self.pool)
+            .await?;
+        debug_assert_eq!(row, 1);
+        query_as::<ConversationRow>(BY_ID)
+            .bind(project)
+            .bind(&id)
+            .fetch_one(&self.pool)
+            .await?
+            .try_into()
+    }
 
-        fn get_conversation<'a>(
-            &'a self,
-            project: &'a str,
-            id: &'a str,
-        ) -> StoreFuture<'a, Option<quarry_core::store::ChatConversation>> {
-            Box::pin(async move {
-                use $crate::store_impl::conversations as chat_sql;
-                sqlx::query_as::<_, chat_sql::ConversationRow>(chat_sql::BY_ID)
-                    .bind(project)
-                    .bind(id)
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(backend)?
-                    .map(TryInto::try_into)
-                    .transpose()
-            })
-        }
+    pub(super) async fn conversation(
+        &self,
+        project: &str,
+        id: &str,
+    ) -> Result<Option<ChatConversation>, StoreError> {
+        query_as::<ConversationRow>(BY_ID)
+            .bind(project)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?
+            .map(TryInto::try_into)
+            .transpose()
+    }
 
-        fn list_conversations<'a>(
-            &'a self,
-            project: &'a str,
-            limit: usize,
-        ) -> StoreFuture<'a, Vec<quarry_core::store::ChatConversationSummary>> {
-            Box::pin(async move {
-                use $crate::store_impl::conversations as chat_sql;
-                let rows = sqlx::query_as::<_, chat_sql::SummaryRow>(chat_sql::LIST)
-                    .bind(project)
-                    .bind(sql_limit(limit))
-                    .fetch_all(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(rows.into_iter().map(Into::into).collect())
-            })
-        }
+    pub(super) async fn conversation_summaries(
+        &self,
+        project: &str,
+        limit: usize,
+    ) -> Result<Vec<ChatConversationSummary>, StoreError> {
+        let rows = query_as::<SummaryRow>(LIST)
+            .bind(project)
+            .bind(sql_limit(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.into_iter().map(Into::into).collect())
+    }
 
-        fn update_conversation<'a>(
-            &'a self,
-            project: &'a str,
-            conversation: &'a quarry_core::store::ChatConversation,
-        ) -> StoreFuture<'a, quarry_core::store::ChatConversation> {
-            Box::pin(async move {
-                use $crate::store_impl::conversations as chat_sql;
-                let _writer = self.write_gate().await;
-                let updated = sqlx::query_as::<_, chat_sql::ConversationRow>(chat_sql::UPDATE)
-                    .bind(project)
-                    .bind(&conversation.id)
-                    .bind(&conversation.title)
-                    .bind(Json(&conversation.clarifications))
-                    .bind(Json(&conversation.messages))
-                    .bind(conversation.result.as_ref().map(Value::to_string))
-                    .bind(&conversation.status)
-                    .bind(now())
-                    .bind(conversation.version)
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                if let Some(row) = updated {
-                    return row.try_into();
-                }
-                let exists: i64 = sqlx::query_scalar(chat_sql::EXISTS)
-                    .bind(project)
-                    .bind(&conversation.id)
-                    .fetch_one(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                if exists == 0 {
-                    Err(not_found("conversation", &conversation.id))
-                } else {
-                    Err(StoreError::Conflict(format!(
-                        "conversation '{}' changed meanwhile (another answer was written first)",
-                        conversation.id
-                    )))
-                }
-            })
+    pub(super) async fn write_conversation(
+        &self,
+        project: &str,
+        conversation: &ChatConversation,
+    ) -> Result<ChatConversation, StoreError> {
+        let _writer = self.write_gate().await;
+        let updated = query_as::<ConversationRow>(UPDATE)
+            .bind(project)
+            .bind(&conversation.id)
+            .bind(&conversation.title)
+            .bind(Json(&conversation.clarifications))
+            .bind(Json(&conversation.messages))
+            .bind(conversation.result.as_ref().map(Value::to_string))
+            .bind(&conversation.status)
+            .bind(now())
+            .bind(conversation.version)
+            .fetch_optional(&self.pool)
+            .await?;
+        if let Some(row) = updated {
+            return row.try_into();
         }
-    };
+        let exists: i64 = query_scalar(EXISTS)
+            .bind(project)
+            .bind(&conversation.id)
+            .fetch_one(&self.pool)
+            .await?;
+        if exists == 0 {
+            Err(not_found("conversation", &conversation.id))
+        } else {
+            Err(StoreError::Conflict(format!(
+                "conversation '{}' changed meanwhile (another answer was written first)",
+                conversation.id
+            )))
+        }
+    }
 }
-pub(crate) use conversations_methods;

@@ -1,7 +1,14 @@
 //! Web app sessions (`web_sessions`): only the hash of a cookie's token is stored.
 
-use quarry_core::store::WebSession;
+use quarry_core::store::{
+    ChatConversation, ChatConversationSummary, NewConversation, SessionStore, StoreFuture,
+    WebSession,
+};
 use sqlx::FromRow;
+
+use super::SqlStore;
+use crate::clock::now;
+use crate::db::{query, query_as};
 
 pub(crate) const INSERT: &str = "INSERT INTO web_sessions \
      (token_hash, project_id, key_prefix, csrf_token, created_at, expires_at) \
@@ -34,76 +41,92 @@ impl From<SessionRow> for WebSession {
     }
 }
 
-/// The `Store` methods of web sessions.
-macro_rules! sessions_methods {
-    () => {
-        fn create_web_session<'a>(
-            &'a self,
-            project: &'a str,
-            token_hash: &'a str,
-            key_prefix: &'a str,
-            csrf_token: &'a str,
-            lifetime: std::time::Duration,
-        ) -> StoreFuture<'a, quarry_core::store::WebSession> {
-            Box::pin(async move {
-                use $crate::store_impl::sessions as session_sql;
-                let _writer = self.write_gate().await;
-                let created_at = now();
-                let expires_at = $crate::clock::after(lifetime);
-                sqlx::query(session_sql::DELETE_EXPIRED)
-                    .bind(&created_at)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                sqlx::query(session_sql::INSERT)
-                    .bind(token_hash)
-                    .bind(project)
-                    .bind(key_prefix)
-                    .bind(csrf_token)
-                    .bind(&created_at)
-                    .bind(&expires_at)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(quarry_core::store::WebSession {
-                    token_hash: token_hash.to_owned(),
-                    project_id: project.to_owned(),
-                    key_prefix: key_prefix.to_owned(),
-                    csrf_token: csrf_token.to_owned(),
-                    created_at,
-                    expires_at,
-                })
+/// The `SessionStore`: web sessions here, conversations in `conversations.rs`.
+impl SessionStore for SqlStore {
+    fn create_web_session<'a>(
+        &'a self,
+        project: &'a str,
+        token_hash: &'a str,
+        key_prefix: &'a str,
+        csrf_token: &'a str,
+        lifetime: std::time::Duration,
+    ) -> StoreFuture<'a, WebSession> {
+        Box::pin(async move {
+            let _writer = self.write_gate().await;
+            let created_at = now();
+            let expires_at = crate::clock::after(lifetime);
+            query(DELETE_EXPIRED)
+                .bind(&created_at)
+                .execute(&self.pool)
+                .await?;
+            query(INSERT)
+                .bind(token_hash)
+                .bind(project)
+                .bind(key_prefix)
+                .bind(csrf_token)
+                .bind(&created_at)
+                .bind(&expires_at)
+                .execute(&self.pool)
+                .await?;
+            Ok(WebSession {
+                token_hash: token_hash.to_owned(),
+                project_id: project.to_owned(),
+                key_prefix: key_prefix.to_owned(),
+                csrf_token: csrf_token.to_owned(),
+                created_at,
+                expires_at,
             })
-        }
+        })
+    }
 
-        fn web_session<'a>(
-            &'a self,
-            token_hash: &'a str,
-        ) -> StoreFuture<'a, Option<quarry_core::store::WebSession>> {
-            Box::pin(async move {
-                use $crate::store_impl::sessions::{self as session_sql, SessionRow};
-                let row = sqlx::query_as::<_, SessionRow>(session_sql::BY_HASH)
-                    .bind(token_hash)
-                    .bind(now())
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(row.map(quarry_core::store::WebSession::from))
-            })
-        }
+    fn web_session<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, Option<WebSession>> {
+        Box::pin(async move {
+            let row = query_as::<SessionRow>(BY_HASH)
+                .bind(token_hash)
+                .bind(now())
+                .fetch_optional(&self.pool)
+                .await?;
+            Ok(row.map(WebSession::from))
+        })
+    }
 
-        fn delete_web_session<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, bool> {
-            Box::pin(async move {
-                use $crate::store_impl::sessions as session_sql;
-                let _writer = self.write_gate().await;
-                let deleted = sqlx::query(session_sql::DELETE)
-                    .bind(token_hash)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(backend)?;
-                Ok(deleted.rows_affected() > 0)
-            })
-        }
-    };
+    fn delete_web_session<'a>(&'a self, token_hash: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let _writer = self.write_gate().await;
+            let deleted = query(DELETE).bind(token_hash).execute(&self.pool).await?;
+            Ok(deleted > 0)
+        })
+    }
+
+    fn create_conversation<'a>(
+        &'a self,
+        project: &'a str,
+        conversation: &'a NewConversation,
+    ) -> StoreFuture<'a, ChatConversation> {
+        Box::pin(self.insert_conversation(project, conversation))
+    }
+
+    fn get_conversation<'a>(
+        &'a self,
+        project: &'a str,
+        id: &'a str,
+    ) -> StoreFuture<'a, Option<ChatConversation>> {
+        Box::pin(self.conversation(project, id))
+    }
+
+    fn list_conversations<'a>(
+        &'a self,
+        project: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<ChatConversationSummary>> {
+        Box::pin(self.conversation_summaries(project, limit))
+    }
+
+    fn update_conversation<'a>(
+        &'a self,
+        project: &'a str,
+        conversation: &'a ChatConversation,
+    ) -> StoreFuture<'a, ChatConversation> {
+        Box::pin(self.write_conversation(project, conversation))
+    }
 }
-pub(crate) use sessions_methods;
