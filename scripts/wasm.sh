@@ -3,8 +3,10 @@
 #   quarry_wasm.js, quarry_wasm_bg.wasm  the module without entity data, and wasm-bindgen's glue
 #   entity_data.bin                      the entity data (gazetteer table), loaded separately
 # Needs the wasm32-unknown-unknown target (added with rustup when missing) and the wasm-bindgen CLI
-# at the exact version of the wasm-bindgen crate in Cargo.lock, installed once under
-# target/tools/wasm-bindgen-<version>/ (about 7 minutes of CPU the first time).
+# at the exact version of the wasm-bindgen crate in Cargo.lock, installed once (a debug build:
+# about 2 minutes of CPU, where a release build takes 7, and it converts the module in seconds)
+# under $QUARRY_TOOLS_DIR (default ~/.cache/quarry-tools, outside the clone so that a new clone
+# on the same machine reuses it). `scripts/wasm.sh --tools` only installs the target and the CLI.
 # No wasm-opt: `wasm-opt -Oz` (npm binaryen 132) made the module 7 % smaller raw but not smaller
 # gzipped (0.905 MB against 0.903 MB), for 45 s of CPU. Idempotent; progress goes to stderr.
 set -euo pipefail
@@ -24,11 +26,14 @@ if [ -z "$version" ]; then
     echo "wasm.sh: no wasm-bindgen in Cargo.lock" >&2
     exit 1
 fi
-tools="$(pwd)/target/tools/wasm-bindgen-$version"
+tools="${QUARRY_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/quarry-tools}/wasm-bindgen-$version"
 bindgen="$tools/bin/wasm-bindgen"
 if [ ! -x "$bindgen" ]; then
-    echo "wasm.sh: installing wasm-bindgen-cli $version into $tools (about 7 minutes)" >&2
-    cargo install wasm-bindgen-cli --version "$version" --root "$tools" >&2
+    echo "wasm.sh: installing wasm-bindgen-cli $version into $tools (about 2 minutes)" >&2
+    cargo install --debug wasm-bindgen-cli --version "$version" --root "$tools" >&2
+fi
+if [ "${1:-}" = --tools ]; then
+    exit 0
 fi
 
 echo "wasm.sh: building quarry-wasm for wasm32-unknown-unknown" >&2

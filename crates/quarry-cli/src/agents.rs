@@ -1,91 +1,20 @@
 //! Agent names in entity types are model strings (`openai:gpt-4o-mini`, `ollama:qwen2.5:3b`,
-//! `openai-compatible:my-model` with `--base-url`); this registry builds one client per name on
-//! first use, with keys and hosts from the environment like `--model` does.
+//! `openai-compatible:my-model` with `--base-url`): the process's one `ModelRegistry`
+//! (quarry-llm; `AgentRegistry` for the pipeline) builds one client per name on first use. This
+//! file sets up the pipeline over it and checks a run's agents before work is queued.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use quarry_core::ErrorCode;
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
-use quarry_llm::build_client;
-use quarry_pipeline::{AgentRegistry, Pipeline, PipelineConfig, ResolvedAgent};
+use quarry_llm::ModelRegistry;
+use quarry_pipeline::{Pipeline, PipelineConfig};
 
 use crate::args::{ModelArgs, QueueArgs};
+use crate::config::Config;
 use crate::failure::Failure;
-use crate::model::{
-    chosen_base_url, chosen_model, model_failure, model_headers, parse_model, provider_settings,
-};
-
-pub struct ModelRegistry {
-    base_url: Option<String>,
-    headers: Vec<(String, String)>,
-    retries: u32,
-    concurrency: usize,
-    local: quarry_llm::LocalSettings,
-    /// Each agent name's client, or why it cannot be built (kept, so it is said once).
-    built: Mutex<HashMap<String, Result<ResolvedAgent, String>>>,
-}
-
-impl ModelRegistry {
-    pub fn new(args: &ModelArgs) -> Self {
-        ModelRegistry {
-            base_url: chosen_base_url(args),
-            headers: model_headers(&args.headers),
-            retries: args.retries,
-            concurrency: args.concurrency,
-            local: args.local_flags(),
-            built: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn build(&self, agent: &str) -> Result<ResolvedAgent, Failure> {
-        let spec = parse_model(agent).map_err(model_failure)?;
-        let settings = quarry_llm::ProviderSettings {
-            headers: self.headers.clone(),
-            local: crate::model::local_settings(&spec, self.local),
-            ..provider_settings(&spec, self.base_url.clone(), self.retries, self.concurrency)
-        };
-        let client = build_client(&spec, settings).map_err(model_failure)?;
-        Ok(ResolvedAgent {
-            client,
-            model: spec.model,
-        })
-    }
-
-    /// The agent's client, built on first use; the failure says why it cannot be (a missing key
-    /// names its variable).
-    pub fn check(&self, agent: &str) -> Result<ResolvedAgent, Failure> {
-        let mut built = self
-            .built
-            .lock()
-            .expect("the registry lock is never poisoned");
-        if let Some(Ok(resolved)) = built.get(agent) {
-            return Ok(resolved.clone());
-        }
-        let outcome = self.build(agent);
-        built.insert(
-            agent.to_owned(),
-            outcome
-                .as_ref()
-                .map(Clone::clone)
-                .map_err(|failure| failure.to_string()),
-        );
-        outcome
-    }
-}
-
-impl AgentRegistry for ModelRegistry {
-    fn resolve(&self, agent: &str) -> Option<ResolvedAgent> {
-        match self.check(agent) {
-            Ok(resolved) => Some(resolved),
-            Err(failure) => {
-                tracing::warn!(agent, "cannot use agent: {failure}");
-                None
-            }
-        }
-    }
-}
+use crate::model::{model_failure, registry};
 
 /// The entity pipeline over `store`, with agents built from model strings and the chosen model
 /// (`--model` / `QUARRY_MODEL`) as the default agent.
@@ -97,12 +26,11 @@ pub fn pipeline(
     store: Arc<dyn Store>,
     retriever: Arc<dyn Retriever>,
     models: Arc<ModelRegistry>,
-    args: &ModelArgs,
     queue: &QueueArgs,
 ) -> Result<Pipeline, Failure> {
     let config = PipelineConfig {
-        default_agent: chosen_model(args),
-        max_concurrency: args.concurrency.max(1),
+        default_agent: models.default_model().map(str::to_owned),
+        max_concurrency: models.settings().concurrency.max(1),
         max_attempts: i64::from(queue.task_attempts.max(1)),
         ..PipelineConfig::default()
     };
@@ -129,10 +57,11 @@ pub fn checked_pipeline(
     store: Arc<dyn Store>,
     retriever: Arc<dyn Retriever>,
     args: &ModelArgs,
+    file: &Config,
     queue: &QueueArgs,
 ) -> Result<(Pipeline, Arc<ModelRegistry>), Failure> {
-    let registry = Arc::new(ModelRegistry::new(args));
-    let pipeline = pipeline(store, retriever, registry.clone(), args, queue)?;
+    let registry = registry(args, file);
+    let pipeline = pipeline(store, retriever, registry.clone(), queue)?;
     Ok((pipeline, registry))
 }
 
@@ -167,7 +96,7 @@ pub async fn check_agents(
     });
     for field in chosen {
         for agent in pipeline.agents_of(&entity_type, field) {
-            registry.check(&agent)?;
+            registry.client(&agent).map_err(model_failure)?;
         }
     }
     Ok(())

@@ -5,11 +5,14 @@
 //! The file is `quarry.toml` in the working directory, else `$XDG_CONFIG_HOME/quarry/quarry.toml`
 //! (`~/.config/quarry/quarry.toml` when `XDG_CONFIG_HOME` is unset); the first found is the only
 //! one read. A key the file does not know is an error naming the key and the file, never ignored.
-//! `main` loads it once, before any command runs; see `examples/quarry.toml`.
+//! `main` loads it once, before parsing the command line: the file's keys that are flags become
+//! those flags' defaults ([`Config::command`]), so clap resolves flag > environment > file >
+//! built-in default in one place; the tables that are not flags (`[headers]`, `[local]`) reach
+//! the model settings through the value `main` passes down (`model::model_settings`). See
+//! `examples/quarry.toml`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use quarry_core::ErrorCode;
 use serde::Deserialize;
@@ -84,31 +87,59 @@ impl LocalModelConfig {
     }
 }
 
-static LOADED: OnceLock<Config> = OnceLock::new();
-
 /// Finds and reads the settings file (none is fine); a file that cannot be read or parsed, or
 /// holds an unknown key, is an `InvalidConfig` failure naming the file.
-pub fn load() -> Result<(), Failure> {
-    let config = match locate() {
-        Some(path) => read(&path)?,
-        None => Config::default(),
-    };
-    let _ = LOADED.set(config);
-    Ok(())
+pub fn load() -> Result<Config, Failure> {
+    match locate() {
+        Some(path) => read(&path),
+        None => Ok(Config::default()),
+    }
 }
 
-/// The loaded settings (empty before [`load`], e.g. in unit tests).
-pub fn file() -> &'static Config {
-    LOADED.get_or_init(Config::default)
-}
-
-/// A setting by precedence: the flag's value (clap has already put the environment variable's
-/// there when the flag is absent), else the file's; blank values count as unset.
-pub fn pick(flag_or_env: Option<&str>, from_file: Option<&str>) -> Option<String> {
-    [flag_or_env, from_file]
+impl Config {
+    /// The command line's definition with this file's flag-like keys as the defaults of the
+    /// flags of the same name, in every subcommand that has them.
+    pub fn command(&self, command: clap::Command) -> clap::Command {
+        let defaults: Vec<(&str, &str)> = [
+            ("db", &self.db),
+            ("project", &self.project),
+            ("model", &self.model),
+            ("base_url", &self.base_url),
+            ("embedder", &self.embedder),
+            ("embedder_base_url", &self.embedder_base_url),
+        ]
         .into_iter()
-        .flatten()
-        .find(|value| !value.trim().is_empty())
+        .filter_map(|(id, value)| {
+            let value = value.as_deref()?.trim();
+            (!value.is_empty()).then_some((id, value))
+        })
+        .collect();
+        with_defaults(command, &defaults)
+    }
+}
+
+/// `command` and its subcommands, each of the named flags defaulting to its value.
+fn with_defaults(mut command: clap::Command, defaults: &[(&str, &str)]) -> clap::Command {
+    for (id, value) in defaults {
+        if command.get_arguments().any(|arg| arg.get_id() == *id) {
+            let value = value.to_string();
+            command = command.mut_arg(*id, |arg| arg.default_value(value));
+        }
+    }
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .collect();
+    for name in names {
+        command = command.mut_subcommand(name, |sub| with_defaults(sub, defaults));
+    }
+    command
+}
+
+/// A flag's value, blank counting as unset.
+pub fn non_blank(value: Option<&str>) -> Option<String> {
+    value
+        .filter(|value| !value.trim().is_empty())
         .map(str::to_owned)
 }
 
@@ -196,9 +227,26 @@ mod tests {
     }
 
     #[test]
-    fn the_flag_wins_and_blanks_are_unset() {
-        assert_eq!(pick(Some("a"), Some("b")).as_deref(), Some("a"));
-        assert_eq!(pick(Some(" "), Some("b")).as_deref(), Some("b"));
-        assert_eq!(pick(None, None), None);
+    fn the_file_s_keys_become_the_flags_defaults_in_every_subcommand() {
+        use clap::CommandFactory;
+        let config = parse("db = \"file.db\"\nmodel = \"ollama:m\"\n").expect("parses");
+        let parse_with = |line: &[&str]| {
+            let matches = config
+                .command(crate::args::Cli::command())
+                .try_get_matches_from(line)
+                .expect("parses");
+            <crate::args::Cli as clap::FromArgMatches>::from_arg_matches(&matches).expect("args")
+        };
+        let crate::args::Command::Worker(worker) = parse_with(&["quarry", "worker"]).command else {
+            panic!("a worker command");
+        };
+        assert_eq!(worker.store.db.as_deref(), Some("file.db"));
+        assert_eq!(worker.model.model.as_deref(), Some("ollama:m"));
+        let crate::args::Command::Worker(worker) =
+            parse_with(&["quarry", "worker", "--db", "flag.db"]).command
+        else {
+            panic!("a worker command");
+        };
+        assert_eq!(worker.store.db.as_deref(), Some("flag.db"));
     }
 }

@@ -14,9 +14,9 @@ use crate::args::{ExtractArgs, InputArgs};
 use crate::failure::Failure;
 use crate::{jsonl, schema_extract};
 
-pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
+pub fn run(args: ExtractArgs, config: &crate::config::Config) -> Result<ExitCode, Failure> {
     if args.schema.is_some() {
-        return schema_extract::run(args);
+        return schema_extract::run(args, config);
     }
     let defaults = defaults_from(&args)?;
     if args.jsonl {

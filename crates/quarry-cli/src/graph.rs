@@ -13,14 +13,14 @@ use quarry_graph::{
     EntityMatch, GraphConfig, GraphExtractor, GraphWorker, WorkerStats, find_entities, neighbors,
 };
 
-use crate::agents::ModelRegistry;
 use crate::args::{EpisodeCommand, GraphArgs, GraphCommand, ModelArgs, QueueArgs};
 use crate::extract::read_file;
 use crate::failure::{Failure, storage};
-use crate::model::chosen_model;
+use crate::model::model_failure;
 use crate::owner::worker_owner;
 use crate::table::{print_json, print_table};
 use crate::workspace::Workspace;
+use quarry_llm::ModelRegistry;
 
 const MAX_GRAPH_BYTES: usize = 16 * 1024 * 1024;
 
@@ -63,7 +63,6 @@ fn comma_list(raw: &str) -> Vec<String> {
 pub fn graph_extractor(
     store: Arc<dyn Store>,
     models: &ModelRegistry,
-    model: &ModelArgs,
     queue: &QueueArgs,
     graph: &GraphArgs,
     lease: Option<std::time::Duration>,
@@ -72,17 +71,17 @@ pub fn graph_extractor(
         .graph_model
         .clone()
         .filter(|spec| !spec.trim().is_empty())
-        .or_else(|| chosen_model(model));
+        .or_else(|| models.default_model().map(str::to_owned));
     let (client, model_name) = match chosen {
         Some(chosen) => {
-            let resolved = models.check(&chosen)?;
-            (Some(resolved.client), resolved.model)
+            let (client, spec) = models.client(&chosen).map_err(model_failure)?;
+            (Some(client), spec.model)
         }
         None => (None, String::new()),
     };
     let mut config = GraphConfig {
         model: model_name,
-        concurrency: model.concurrency.max(1),
+        concurrency: models.settings().concurrency.max(1),
         owner: worker_owner(),
         max_attempts: queue.task_attempts.max(1),
         ..GraphConfig::default()
@@ -128,13 +127,13 @@ pub fn graph_extractor(
 fn work_queue(
     ws: &Workspace,
     model: &ModelArgs,
+    file: &crate::config::Config,
     queue: &QueueArgs,
     graph: &GraphArgs,
 ) -> Result<WorkerStats, Failure> {
     let extractor = Arc::new(graph_extractor(
         ws.store.clone(),
-        &ModelRegistry::new(model),
-        model,
+        &crate::model::registry(model, file),
         queue,
         graph,
         None,
@@ -226,7 +225,10 @@ fn fetch_episode(ws: &Workspace, id: &str) -> Result<Episode, Failure> {
         })
 }
 
-pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
+pub fn episodes(
+    command: EpisodeCommand,
+    file: &crate::config::Config,
+) -> Result<ExitCode, Failure> {
     match command {
         EpisodeCommand::Add {
             user,
@@ -259,7 +261,7 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
                 ))
                 .map_err(storage)?;
             if !no_wait {
-                work_queue(&ws, &model, &queue, &graph_args)?;
+                work_queue(&ws, &model, file, &queue, &graph_args)?;
             }
             let episode = fetch_episode(&ws, &episode.id)?;
             if ws.json {
@@ -289,7 +291,7 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             let stats = if no_wait || retried.is_empty() {
                 None
             } else {
-                Some(work_queue(&ws, &model, &queue, &graph_args)?)
+                Some(work_queue(&ws, &model, file, &queue, &graph_args)?)
             };
             let episodes = retried
                 .iter()
@@ -328,7 +330,7 @@ pub fn episodes(command: EpisodeCommand) -> Result<ExitCode, Failure> {
             output,
         } => {
             let ws = Workspace::open_printing(&store, &output)?;
-            let stats = work_queue(&ws, &model, &queue, &graph_args)?;
+            let stats = work_queue(&ws, &model, file, &queue, &graph_args)?;
             if ws.json {
                 return print_json(&stats_json(stats));
             }

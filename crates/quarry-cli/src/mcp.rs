@@ -22,13 +22,13 @@ fn local_user() -> String {
         .unwrap_or_else(|| "mcp".to_owned())
 }
 
-pub fn run(args: McpArgs) -> Result<ExitCode, Failure> {
+pub fn run(args: McpArgs, file: &crate::config::Config) -> Result<ExitCode, Failure> {
     // A client shows the server's stderr to its user: warnings only, unless QUARRY_LOG asks.
     init_logging_at("warn");
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let database =
         configured_database(args.host.db.as_deref()).unwrap_or_else(|| "quarry.db".to_owned());
-    let host = Host::start(&runtime, &args.host, Some(&database))?;
+    let host = Host::start(&runtime, &args.host, Some(&database), file)?;
     let store = host.config.store.clone().ok_or_else(|| {
         Failure::coded(
             ErrorCode::StoreNotConfigured,

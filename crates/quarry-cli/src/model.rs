@@ -5,24 +5,59 @@
 //! AZURE_OPENAI_ENDPOINT), AZURE_OPENAI_API_VERSION (these through `ProviderSettings::from_lookup`)
 //! and QUARRY_HEADERS (clap reads QUARRY_MODEL
 //! into `--model`, QUARRY_DB, QUARRY_PROJECT, QUARRY_EMBEDDER and QUARRY_EMBEDDER_BASE_URL into
-//! theirs). Below flags and variables come the settings of `quarry.toml` (see `config.rs`).
+//! theirs, and quarry.toml's keys are those flags' defaults: see `config.rs`).
+//! [`model_settings`] resolves them once per process into the `ModelSettings` the process's one
+//! `ModelRegistry` (quarry-llm) builds every client from.
 
 use std::sync::Arc;
 
 use quarry_agent::ExtractorConfig;
 use quarry_core::ErrorCode;
 use quarry_llm::{
-    LlmClient, LlmError, LocalSettings, ModelSpec, ProviderSettings, TransportConfig, build_client,
+    LlmClient, LlmError, LocalSettings, ModelRegistry, ModelSettings, ModelSpec, ProviderSettings,
     parse_header,
 };
 
 use crate::args::{AgentArgs, ModelArgs};
-use crate::config::{self, pick};
+use crate::config::{Config, non_blank};
 use crate::failure::Failure;
 
-/// The client and model string for `args`, with keys and hosts from the environment.
-pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), Failure> {
-    let raw = chosen_model(args).ok_or_else(|| {
+/// The model settings of this process, resolved once from the flags (clap has put the
+/// environment's and quarry.toml's values in them), quarry.toml's `[headers]` and `[local]`
+/// tables, and the environment: the one place they are worked out.
+pub fn model_settings(args: &ModelArgs, file: &Config) -> ModelSettings {
+    let models_dir = models_dir();
+    ModelSettings {
+        default_model: non_blank(args.model.as_deref()).or_else(default_local_model),
+        base_url: non_blank(args.base_url.as_deref()),
+        headers: model_headers(file, &args.headers),
+        retries: args.retries,
+        concurrency: args.concurrency,
+        local: args.local_flags(),
+        local_per_model: file
+            .local
+            .models
+            .iter()
+            .map(|(name, model)| (name.clone(), model.settings()))
+            .collect(),
+        local_every: file.local.every().settings(),
+        models_dir,
+        env: Arc::new(env),
+    }
+}
+
+/// The process's registry of model clients (one per model string).
+pub fn registry(args: &ModelArgs, file: &Config) -> Arc<ModelRegistry> {
+    Arc::new(ModelRegistry::new(model_settings(args, file)))
+}
+
+/// The default model's client and spec.
+pub fn client_from(
+    args: &ModelArgs,
+    file: &Config,
+) -> Result<(Arc<dyn LlmClient>, ModelSpec), Failure> {
+    let registry = registry(args, file);
+    let raw = registry.default_model().ok_or_else(|| {
         Failure::coded(
             ErrorCode::MissingModel,
             "no model: pass --model provider:model (e.g. ollama:qwen2.5:3b or local:PATH.gguf) \
@@ -30,14 +65,13 @@ pub fn client_from(args: &ModelArgs) -> Result<(Arc<dyn LlmClient>, ModelSpec), 
              `quarry model pull OWNER/REPO --file MODEL.gguf --name default`",
         )
     })?;
-    let spec = parse_model(&raw).map_err(|error| Failure::coded(ErrorCode::InvalidModel, error))?;
-    let settings = ProviderSettings {
-        headers: model_headers(&args.headers),
-        local: local_settings(&spec, args.local_flags()),
-        ..provider_settings(&spec, chosen_base_url(args), args.retries, args.concurrency)
-    };
-    let client = build_client(&spec, settings).map_err(model_failure)?;
-    Ok((client, spec))
+    ModelSpec::parse(raw).map_err(|error| Failure::coded(ErrorCode::InvalidModel, error))?;
+    registry.client(raw).map_err(model_failure)
+}
+
+/// The embedded default: the installed local model named `default`, or the only one installed.
+fn default_local_model() -> Option<String> {
+    crate::model_files::default_local_model().map(|path| format!("local:{}", path.display()))
 }
 
 /// Why a model client cannot be built or called, as the CLI reports it: a missing key names its
@@ -47,37 +81,18 @@ pub fn model_failure(error: LlmError) -> Failure {
     Failure::coded(quarry_agent::llm_error_code(&error), error)
 }
 
-/// `provider:model`, with a `local:NAME` (no path separator, no `.gguf`) resolved to
-/// `NAME.gguf` in the model directory ([`models_dir`]).
-pub fn parse_model(raw: &str) -> Result<ModelSpec, LlmError> {
-    Ok(ModelSpec::parse(raw)?.with_installed_name(&models_dir()))
-}
-
 /// Where installed GGUF models live: `QUARRY_MODELS_DIR`, else `$XDG_DATA_HOME/quarry/models`,
 /// else `~/.local/share/quarry/models`.
 pub fn models_dir() -> std::path::PathBuf {
     quarry_llm::models_dir_from(env)
 }
 
-/// The model string: `--model` (or `QUARRY_MODEL`), else quarry.toml's `model`, else the
-/// embedded default: the installed local model named `default`, or the only one installed.
-pub fn chosen_model(args: &ModelArgs) -> Option<String> {
-    pick(args.model.as_deref(), config::file().model.as_deref()).or_else(|| {
-        crate::model_files::default_local_model().map(|path| format!("local:{}", path.display()))
-    })
-}
-
-/// The model server's base URL: `--base-url`, else quarry.toml's `base-url`.
-pub fn chosen_base_url(args: &ModelArgs) -> Option<String> {
-    pick(args.base_url.as_deref(), config::file().base_url.as_deref())
-}
-
 /// The custom headers for the model's provider: quarry.toml's `[headers]`, each line of
 /// `QUARRY_HEADERS` (`Name: value`), then every `--header` (clap has checked their form). A
 /// malformed line of the variable is reported on stderr and left out.
-pub fn model_headers(flags: &[String]) -> Vec<(String, String)> {
+fn model_headers(file: &Config, flags: &[String]) -> Vec<(String, String)> {
     let from_env = env("QUARRY_HEADERS").unwrap_or_default();
-    let mut headers: Vec<(String, String)> = config::file()
+    let mut headers: Vec<(String, String)> = file
         .headers
         .iter()
         .map(|(name, value)| (name.clone(), value.clone()))
@@ -95,40 +110,27 @@ pub fn model_headers(flags: &[String]) -> Vec<(String, String)> {
     headers
 }
 
-/// Provider settings for `spec`, with keys and hosts from the environment (custom headers are
-/// the model's alone: see [`model_headers`]).
-pub fn provider_settings(
-    spec: &ModelSpec,
-    base_url: Option<String>,
-    retries: u32,
-    concurrency: usize,
-) -> ProviderSettings {
-    let from_env = ProviderSettings::from_lookup(spec, env);
-    ProviderSettings {
-        base_url,
-        concurrency,
-        transport: TransportConfig {
-            max_attempts: retries + 1,
-            ..from_env.transport.clone()
-        },
-        ..from_env
-    }
-}
+/// Retries of a failed embeddings request (beyond the first attempt), and embeddings requests in
+/// flight at once.
+const EMBEDDER_RETRIES: u32 = 3;
+const EMBEDDER_CONCURRENCY: usize = 4;
 
-/// How a `local:` model is served: the flags, then quarry.toml's `[local.models.NAME]` (NAME
-/// the file's name without `.gguf`), then its `[local]`.
-pub fn local_settings(spec: &ModelSpec, flags: LocalSettings) -> LocalSettings {
-    let file = &config::file().local;
-    let name = std::path::Path::new(&spec.model)
-        .file_stem()
-        .map(|stem| stem.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let per_model = file
-        .models
-        .get(&name)
-        .map(|model| model.settings())
-        .unwrap_or_default();
-    flags.or(per_model).or(file.every().settings())
+/// Provider settings for the embeddings model `spec` (`--embedder provider:model`): keys and
+/// hosts from the environment; no custom headers (those are the chat model's).
+pub fn embedder_settings(spec: &ModelSpec, base_url: Option<String>) -> ProviderSettings {
+    let settings = ModelSettings {
+        default_model: None,
+        base_url,
+        headers: Vec::new(),
+        retries: EMBEDDER_RETRIES,
+        concurrency: EMBEDDER_CONCURRENCY,
+        local: LocalSettings::default(),
+        local_per_model: Default::default(),
+        local_every: LocalSettings::default(),
+        models_dir: models_dir(),
+        env: Arc::new(env),
+    };
+    settings.provider_settings(spec)
 }
 
 /// The schema agent's settings from its flags.

@@ -17,10 +17,10 @@ use quarry_core::store::Store;
 use quarry_index::{Embedder, HashingEmbedder, IndexError, Library};
 use quarry_llm::{EmbeddingsClient, ModelSpec, build_embedder};
 
-use crate::config::{self, pick};
+use crate::config::non_blank;
 use crate::database_retrieval::DatabaseRetriever;
 use crate::failure::Failure;
-use crate::model::{env, provider_settings};
+use crate::model::{embedder_settings, env};
 
 /// How texts become vectors, as the user chose it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,10 +32,7 @@ enum Choice {
 }
 
 fn choice(flag: Option<&str>) -> Choice {
-    match pick(flag, config::file().embedder.as_deref())
-        .as_deref()
-        .map(str::trim)
-    {
+    match non_blank(flag).as_deref().map(str::trim) {
         None | Some("auto") => Choice::Auto,
         Some("hashing") => Choice::Hashing,
         Some("minilm") => Choice::MiniLm,
@@ -46,7 +43,7 @@ fn choice(flag: Option<&str>) -> Choice {
 /// The embeddings server's base URL: `--embedder-base-url` (or `QUARRY_EMBEDDER_BASE_URL`),
 /// else quarry.toml's `embedder-base-url`.
 pub fn embedder_base_url(flag: Option<&str>) -> Option<String> {
-    pick(flag, config::file().embedder_base_url.as_deref())
+    non_blank(flag)
 }
 
 /// An embedder and the name stored with its vectors.
@@ -97,7 +94,7 @@ impl ProviderEmbedder {
                 format!("{error}; --embedder takes auto, hashing, minilm or provider:model"),
             )
         })?;
-        let client = build_embedder(&spec, provider_settings(&spec, base_url, 3, 4))
+        let client = build_embedder(&spec, embedder_settings(&spec, base_url))
             .map_err(|error| {
                 let hint = match error {
                     quarry_llm::LlmError::Misconfigured { .. } => {

@@ -22,10 +22,10 @@ use crate::failure::Failure;
 use crate::model::{client_from, extractor_config};
 use crate::table::label;
 
-pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
+pub fn run(args: ExtractArgs, config: &crate::config::Config) -> Result<ExitCode, Failure> {
     let schema = load_schema(&args)?;
     if args.jsonl {
-        return crate::schema_jsonl::run(&args, schema);
+        return crate::schema_jsonl::run(&args, schema, config);
     }
     if args.interactive && args.input.text.is_none() && args.input.file.is_none() {
         return Err(Failure::coded(
@@ -35,7 +35,7 @@ pub fn run(args: ExtractArgs) -> Result<ExitCode, Failure> {
     }
     let text = read_text(&args.input)?;
     check_text(&text, args.input.max_bytes)?;
-    let (client, spec) = client_from(&args.model)?;
+    let (client, spec) = client_from(&args.model, config)?;
     let extractor = Extractor::new(client, spec.model.clone(), config_for(&args)?);
     // One conversation at a time: a current-thread runtime spares the worker threads' start-up.
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -70,7 +70,11 @@ impl LineFailure {
     }
 }
 
-pub fn run(args: &ExtractArgs, schema: Schema) -> Result<ExitCode, Failure> {
+pub fn run(
+    args: &ExtractArgs,
+    schema: Schema,
+    config: &crate::config::Config,
+) -> Result<ExitCode, Failure> {
     if args.interactive || args.explain {
         return Err(Failure::coded(
             ErrorCode::InvalidArguments,
@@ -78,7 +82,7 @@ pub fn run(args: &ExtractArgs, schema: Schema) -> Result<ExitCode, Failure> {
              outcome is its output line",
         ));
     }
-    let (client, spec) = client_from(&args.model)?;
+    let (client, spec) = client_from(&args.model, config)?;
     let extractor = Arc::new(Extractor::new(
         client,
         spec.model.clone(),

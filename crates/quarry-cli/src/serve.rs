@@ -15,9 +15,10 @@ use quarry_server::{ConnectionLimits, ServerConfig, WorkLimits};
 
 use crate::owner::worker_owner;
 
-use crate::agents::{ModelRegistry, pipeline};
+use crate::agents::pipeline;
+use crate::config::Config;
 use crate::graph::graph_extractor;
-use crate::model::{chosen_base_url, chosen_model, extractor_config};
+use crate::model::{extractor_config, model_failure, registry};
 use crate::retrieval::{embedder_base_url, open_followed_retriever};
 use crate::workspace::{configured_database, open_store};
 
@@ -76,11 +77,11 @@ pub fn start_graph_worker(
     GraphWorker::start(Arc::new(extractor))
 }
 
-pub fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
+pub fn run(args: ServeArgs, file: &Config) -> Result<ExitCode, Failure> {
     init_logging_as("info", args.log_format);
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let database = configured_database(args.host.db.as_deref());
-    let host = Host::start(&runtime, &args.host, database.as_deref())?;
+    let host = Host::start(&runtime, &args.host, database.as_deref(), file)?;
     let limits = &args.limits;
     let grace = Duration::from_secs(limits.shutdown_grace_secs);
     let config = ServerConfig {
@@ -172,16 +173,17 @@ impl Host {
         runtime: &tokio::runtime::Runtime,
         args: &HostArgs,
         database: Option<&str>,
+        file: &Config,
     ) -> Result<Host, Failure> {
         // One client per model for the whole process: the schema agent, the pipeline and the
         // graph share it, and with it the `--concurrency` limit.
-        let models = Arc::new(ModelRegistry::new(&args.model));
-        let agent = match chosen_model(&args.model) {
+        let models = registry(&args.model, file);
+        let agent = match models.default_model() {
             Some(chosen) => {
-                let resolved = models.check(&chosen)?;
+                let (client, spec) = models.client(chosen).map_err(model_failure)?;
                 Some(Arc::new(Extractor::new(
-                    resolved.client,
-                    resolved.model,
+                    client,
+                    spec.model,
                     extractor_config(&args.agent),
                 )))
             }
@@ -203,25 +205,18 @@ impl Host {
                 store.clone(),
                 args.embedder.embedder.as_deref(),
                 embedder_base_url(args.embedder.embedder_base_url.as_deref())
-                    .or(chosen_base_url(&args.model)),
+                    .or(models.settings().base_url.clone()),
             )?;
             let pipeline = Arc::new(pipeline(
                 store.clone(),
                 retriever.clone(),
                 models.clone(),
-                &args.model,
                 &args.queue,
             )?);
             if !args.no_worker {
-                let extractor = graph_extractor(
-                    store.clone(),
-                    &models,
-                    &args.model,
-                    &args.queue,
-                    &args.graph,
-                    None,
-                )?
-                .with_retriever(retriever.clone());
+                let extractor =
+                    graph_extractor(store.clone(), &models, &args.queue, &args.graph, None)?
+                        .with_retriever(retriever.clone());
                 let worker = start_graph_worker(runtime, extractor);
                 config.graph_worker = Some(Arc::new(worker));
                 let signal = QueueControl::new();

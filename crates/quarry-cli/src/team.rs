@@ -347,11 +347,11 @@ fn revoke_key(key: &str, store: &crate::args::StoreArgs) -> Result<ExitCode, Fai
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+pub fn run(args: RunArgs, file: &crate::config::Config) -> Result<ExitCode, Failure> {
     let ws = Workspace::open_printing(&args.store, &args.output)?;
     let retriever = ws.retriever(&args.embedder, true)?;
     let (pipeline, registry) =
-        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue)?;
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, file, &args.queue)?;
     let fields = comma_list(args.fields.as_deref());
     if !args.no_wait {
         // Worked here: agents this process cannot use fail the command before anything is
@@ -394,7 +394,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
 fn check_agents_here(
     ws: &Workspace,
     pipeline: &quarry_pipeline::Pipeline,
-    registry: &agents::ModelRegistry,
+    registry: &quarry_llm::ModelRegistry,
     entity: &str,
     fields: Option<&[String]>,
 ) -> Result<(), Failure> {
@@ -556,11 +556,11 @@ fn comma_list(raw: Option<&str>) -> Option<Vec<String>> {
 }
 
 /// `quarry retry ENTITY [--fields a,b]`: the failed or blocked fields start over.
-pub fn retry(args: RetryArgs) -> Result<ExitCode, Failure> {
+pub fn retry(args: RetryArgs, file: &crate::config::Config) -> Result<ExitCode, Failure> {
     let ws = Workspace::open_printing(&args.store, &args.output)?;
     let retriever = ws.retriever(&args.embedder, true)?;
     let (pipeline, registry) =
-        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue)?;
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, file, &args.queue)?;
     let fields = comma_list(args.fields.as_deref());
     if !args.no_wait {
         // Worked here: agents this process cannot use fail the command before anything is
@@ -656,12 +656,16 @@ fn known_field(ws: &Workspace, entity: &Entity, field: &str) -> Result<(), Failu
 
 /// `quarry approve` and `quarry reject`: records the decision, then works the run it starts or
 /// resumes here unless `--no-wait`.
-pub fn review(args: ReviewArgs, decision: ReviewDecision) -> Result<ExitCode, Failure> {
+pub fn review(
+    args: ReviewArgs,
+    decision: ReviewDecision,
+    file: &crate::config::Config,
+) -> Result<ExitCode, Failure> {
     let approve = matches!(decision, ReviewDecision::Approve);
     let ws = Workspace::open_printing(&args.store, &args.output)?;
     let retriever = ws.retriever(&args.embedder, true)?;
     let (pipeline, registry) =
-        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, &args.queue)?;
+        agents::checked_pipeline(ws.store.clone(), retriever, &args.model, file, &args.queue)?;
     let reruns = matches!(&decision, ReviewDecision::Reject { reason: Some(_) });
     if reruns && !args.no_wait {
         // The feedback rerun is worked here: an agent this process cannot use fails the

@@ -11,24 +11,23 @@ use std::time::Duration;
 use anyhow::Context;
 use quarry_pipeline::{QueueControl, WorkerConfig};
 
-use crate::agents::{ModelRegistry, pipeline};
+use crate::agents::pipeline;
 use crate::args::WorkerArgs;
 use crate::failure::Failure;
 use crate::owner::worker_owner;
 use crate::workspace::Workspace;
 
-pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
+pub fn run(args: WorkerArgs, file: &crate::config::Config) -> Result<ExitCode, Failure> {
     crate::serve::init_logging();
     let ws = Workspace::open(&args.store)?;
     let retriever = ws.followed_retriever(&args.embedder)?;
     // One client per model for the process: field tasks and episodes share it and its
     // `--concurrency` limit.
-    let models = Arc::new(ModelRegistry::new(&args.model));
+    let models = crate::model::registry(&args.model, file);
     let pipeline = Arc::new(pipeline(
         ws.store.clone(),
         retriever.clone(),
         models.clone(),
-        &args.model,
         &args.queue,
     )?);
     let lease = Duration::from_secs(args.lease_secs.max(1));
@@ -41,7 +40,6 @@ pub fn run(args: WorkerArgs) -> Result<ExitCode, Failure> {
     let extractor = crate::graph::graph_extractor(
         ws.store.clone(),
         &models,
-        &args.model,
         &args.queue,
         &args.graph,
         Some(lease),

@@ -8,7 +8,7 @@ use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 
 use crate::args::{EmbedderArgs, OutputArgs, StoreArgs};
-use crate::config::{self, pick};
+use crate::config::non_blank;
 use crate::failure::Failure;
 use crate::retrieval::{embedder_base_url, open_retriever};
 
@@ -92,12 +92,12 @@ impl Workspace {
 
 /// `--project` (or `QUARRY_PROJECT`), else quarry.toml's `project`, else `default`.
 pub fn configured_project(flag: Option<&str>) -> String {
-    pick(flag, config::file().project.as_deref()).unwrap_or_else(|| "default".to_owned())
+    non_blank(flag).unwrap_or_else(|| "default".to_owned())
 }
 
 /// `--db` (or `QUARRY_DB`), else quarry.toml's `db`; `None` when none names a database.
 pub fn configured_database(flag: Option<&str>) -> Option<String> {
-    pick(flag, config::file().db.as_deref())
+    non_blank(flag)
 }
 
 /// Opens the store at `url` (migrations applied). Nothing else is written: work a crashed

@@ -1,5 +1,9 @@
 //! The skill's failure modes. Each has a stable code (`InvalidTarget`, `EmptyInput`, …) that the
 //! CLI prints as `Error: <code> - <message>` and the HTTP host returns as `{"error", "message"}`.
+//! Also parsing a [`Target`] from its name (`impl FromStr for Target`), which fails with
+//! [`SkillError::InvalidTarget`].
+
+use std::str::FromStr;
 
 use thiserror::Error;
 
@@ -59,5 +63,34 @@ impl SkillError {
             SkillError::MalformedRequest(_) => ErrorCode::MalformedRequest,
             SkillError::EntityDataNotLoaded(_) => ErrorCode::EntityDataNotLoaded,
         }
+    }
+}
+
+impl FromStr for Target {
+    type Err = SkillError;
+
+    /// Accepts the canonical names case-insensitively, with surrounding whitespace ignored.
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        let wanted = raw.trim();
+        Target::ALL
+            .into_iter()
+            .find(|target| target.as_str().eq_ignore_ascii_case(wanted))
+            .ok_or_else(|| SkillError::InvalidTarget(raw.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_canonical_name_and_rejects_others() {
+        for target in Target::ALL {
+            assert_eq!(target.as_str().parse::<Target>().unwrap(), target);
+        }
+        assert_eq!(" EMAIL ".parse::<Target>().unwrap(), Target::Email);
+        let err = "fax".parse::<Target>().unwrap_err();
+        assert_eq!(err.to_string(), "unknown target 'fax'");
+        assert_eq!(err.code(), "InvalidTarget");
     }
 }

@@ -691,6 +691,22 @@ fn day_token_matches(token: &str, day: u32) -> bool {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_guardrails_verdict_kinds_are_codes_of_the_table() {
+        for kind in [
+            ViolationKind::MalformedOutput,
+            ViolationKind::SchemaViolation,
+            ViolationKind::TypeMismatch,
+            ViolationKind::Implausible,
+            ViolationKind::Hallucination,
+        ] {
+            assert_eq!(
+                crate::ErrorCode::parse(kind.code()),
+                Some(kind.error_code())
+            );
+        }
+    }
+
     fn reasons(raw: &str, target: Target, source: &str) -> Vec<(ViolationKind, String)> {
         check_output(raw, target, source)
             .reasons()

@@ -12,7 +12,6 @@ use std::net::Ipv6Addr;
 use quarry_core::MatchKind;
 
 use crate::Detection;
-use crate::links::parse_ipv4;
 
 /// Finds IPv4 and IPv6 addresses; `value` is the canonical form (IPv4 without leading zeros,
 /// IPv6 per RFC 5952: lower-case, longest zero run compressed).
@@ -114,6 +113,20 @@ fn find_ipv6(text: &str) -> Vec<Detection> {
         }
     }
     found
+}
+
+/// Parses dotted-quad IPv4, allowing leading zeros (`08.008.08.08`).
+pub(crate) fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
+    let mut octets = [0u8; 4];
+    let mut parts = s.split('.');
+    for octet in &mut octets {
+        let part = parts.next()?;
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *octet = part.parse().ok()?;
+    }
+    parts.next().is_none().then_some(octets)
 }
 
 #[cfg(test)]

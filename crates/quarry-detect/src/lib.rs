@@ -7,6 +7,7 @@
 //! compiled in, so the crate builds for `wasm32-unknown-unknown`.
 
 pub mod date;
+mod detection;
 pub mod email;
 pub mod entity;
 pub mod ip;
@@ -16,20 +17,12 @@ pub mod phone;
 pub mod skill;
 pub mod url;
 
-use std::ops::Range;
-
 use chrono::{DateTime, FixedOffset};
-use quarry_core::offsets::CodePointCursor;
-use quarry_core::{Match, MatchKind, Target};
+use quarry_core::{Match, Target};
 
-/// A value a detector found, spanning `range` bytes of the text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Detection {
-    pub range: Range<usize>,
-    /// The normalised value (see [`Match::value`]).
-    pub value: String,
-    pub kind: MatchKind,
-}
+#[cfg(test)]
+pub(crate) use detection::slices_and_values;
+pub use detection::{Detection, to_matches};
 
 /// Settings that change what detectors find or how they normalise it.
 #[derive(Debug, Clone)]
@@ -72,33 +65,4 @@ pub fn detect_all(text: &str, options: &DetectOptions) -> Vec<Match> {
     detections.extend(phone::find(text, options.region));
     detections.extend(ip::find(text));
     to_matches(text, detections)
-}
-
-/// Sorts detections by position and converts their byte ranges to code-point matches.
-pub fn to_matches(text: &str, mut detections: Vec<Detection>) -> Vec<Match> {
-    detections.sort_by_key(|d| (d.range.start, d.range.end));
-    let mut cursor = CodePointCursor::new(text);
-    detections
-        .into_iter()
-        .map(|d| {
-            let start = cursor.code_point_at(d.range.start);
-            let end = cursor.code_point_at(d.range.end);
-            Match {
-                text: text[d.range].to_owned(),
-                start,
-                end,
-                value: d.value,
-                kind: d.kind,
-            }
-        })
-        .collect()
-}
-
-/// For detector unit tests: each detection as (text slice, value).
-#[cfg(test)]
-pub(crate) fn slices_and_values(text: &str, detections: Vec<Detection>) -> Vec<(&str, String)> {
-    detections
-        .into_iter()
-        .map(|d| (&text[d.range], d.value))
-        .collect()
 }

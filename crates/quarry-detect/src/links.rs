@@ -30,45 +30,20 @@
 //! binary search. `tests/it/linear_time.rs` checks it on hostile inputs.
 
 mod addr_spec;
+mod chars;
+mod options;
 mod scan;
 mod tld;
 
 use std::ops::Range;
 
+use chars::{ends_link, is_cjk_letter};
+pub use options::LinkOptions;
 use quarry_core::MatchKind;
 use scan::LinkFinder;
 
 use crate::Detection;
-
-/// Which links to find and how strict to be; [`Default`] is what `url::find` and `email::find` use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkOptions {
-    pub urls: bool,
-    pub emails: bool,
-    /// `false` (default) also finds `example.org/x` and `www.example.org`, when the top-level
-    /// domain is a known one.
-    pub url_must_have_scheme: bool,
-    /// Whether hosts may hold non-ASCII letters (`bürger.de`); default `true`.
-    pub url_can_be_iri: bool,
-    /// Whether `root@localhost` is rejected; default `true`.
-    pub email_domain_must_have_dot: bool,
-    /// Whether a bare IPv4 address (`4.4.4.4/x`) is a URL; default `false` because the `ip`
-    /// detector reports bare addresses.
-    pub fuzzy_ip: bool,
-}
-
-impl Default for LinkOptions {
-    fn default() -> Self {
-        LinkOptions {
-            urls: true,
-            emails: true,
-            url_must_have_scheme: false,
-            url_can_be_iri: true,
-            email_domain_must_have_dot: true,
-            fuzzy_ip: false,
-        }
-    }
-}
+use crate::ip::parse_ipv4;
 
 /// Finds URLs and email addresses in `text`, in text order, with canonical values.
 ///
@@ -742,25 +717,6 @@ impl Coverage {
     }
 }
 
-/// Characters that end a link even though linkify's IRI rules would keep them: CJK script and
-/// punctuation (CJK prose has no spaces), Unicode spaces and general punctuation like `“”…—«»`.
-/// Zero-width space, non-joiner and joiner are format characters inside words (linkify-it's
-/// separators are spaces, punctuation and controls only), so they stay in the link.
-fn ends_link(c: char) -> bool {
-    matches!(c,
-        '\u{A0}' | '\u{AB}' | '\u{BB}' | '\u{2000}'..='\u{200A}' | '\u{200E}'..='\u{206F}'
-        | '\u{2E80}'..='\u{9FFF}'
-        | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}' | '\u{FE30}'..='\u{FE4F}'
-        | '\u{FF00}'..='\u{FFEF}' | '\u{20000}'..='\u{2FA1F}')
-}
-
-/// Ideographs, kana and hangul: the [`ends_link`] characters that may also spell a path or host.
-fn is_cjk_letter(c: char) -> bool {
-    matches!(c,
-        '\u{3040}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7AF}' | '\u{F900}'..='\u{FAFF}'
-        | '\u{20000}'..='\u{2FA1F}')
-}
-
 /// Characters that, right before a link without a scheme, show it is the tail of a longer
 /// token (`_example.com`, `path:to:file.pm`, `a_b.example.com`), not a link of its own.
 fn continues_host(c: char) -> bool {
@@ -882,20 +838,6 @@ fn port_is_valid(authority: &str) -> bool {
         }
         _ => true,
     }
-}
-
-/// Parses dotted-quad IPv4, allowing leading zeros (`08.008.08.08`).
-pub(crate) fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
-    let mut octets = [0u8; 4];
-    let mut parts = s.split('.');
-    for octet in &mut octets {
-        let part = parts.next()?;
-        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        *octet = part.parse().ok()?;
-    }
-    parts.next().is_none().then_some(octets)
 }
 
 /// Lower-cased scheme and host; links written without a scheme get `http://` (as linkify-it

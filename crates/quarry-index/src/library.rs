@@ -16,7 +16,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use quarry_core::model::{Document, Entity, StoredChunk};
 use quarry_core::retrieval::{EntityHit, PassageHit, RetrievalError, Retriever};
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{DocumentStore, GraphStore, ProjectStore, RetrievalStore, StoreError};
 
 use crate::HybridIndex;
 use crate::chunk::{Chunk, ChunkConfig, chunk_text};
@@ -68,7 +68,7 @@ pub struct ReembeddedDocument {
 impl RebuildReport {
     /// Stores the re-embedded chunks (`Store::put_chunks` per document); returns how many
     /// documents were written.
-    pub async fn persist(&self, store: &dyn Store) -> Result<usize, StoreError> {
+    pub async fn persist(&self, store: &dyn RetrievalStore) -> Result<usize, StoreError> {
         for document in &self.reembedded {
             store
                 .put_chunks(&document.project, &document.document_id, &document.chunks)
@@ -239,7 +239,10 @@ impl Library {
     ///
     /// Embedding runs on the calling thread (cheap with the hashing embedder; run a slow
     /// embedder's rebuild where blocking is fine).
-    pub async fn rebuild(&self, store: &dyn Store) -> Result<RebuildReport, LibraryError> {
+    pub async fn rebuild<S>(&self, store: &S) -> Result<RebuildReport, LibraryError>
+    where
+        S: ProjectStore + DocumentStore + GraphStore + RetrievalStore + ?Sized,
+    {
         let dimensions = self.embedder.dimensions();
         let projects = store.list_project_ids().await?;
         let mut stored: HashMap<String, Vec<StoredChunk>> = HashMap::new();

@@ -7,7 +7,7 @@
 //! retries, `Retry-After`, timeouts, a concurrency limit, and errors naming provider, URL and
 //! status. Anthropic has no embeddings endpoint; [`build_embedder`] says so.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName};
 use serde_json::{Value, json};
@@ -19,25 +19,12 @@ use crate::model_spec::{
 use crate::openai::AzureDeployment;
 use crate::protocol::{add_custom_headers, api_key_header};
 use crate::transport::{Endpoint, Transport, TransportConfig};
+pub use crate::types::Embeddings;
 use crate::types::Usage;
 
 /// Texts per request unless [`EmbeddingsClient::with_batch_size`] says otherwise. OpenAI accepts
 /// up to 2048 inputs per request; local servers are happier with small batches.
 pub const DEFAULT_BATCH_SIZE: usize = 64;
-
-/// Vectors and what it took to get them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Embeddings {
-    /// One vector per input text, in input order.
-    pub vectors: Vec<Vec<f32>>,
-    /// Tokens reported by the server, summed over batches and failed attempts
-    /// (`prompt_tokens` only: embeddings produce no completion tokens).
-    pub usage: Usage,
-    /// HTTP requests made, retries included.
-    pub attempts: u32,
-    /// Wall time of the whole call, every batch and retry included.
-    pub latency: Duration,
-}
 
 /// A client for the OpenAI-compatible embeddings API. `endpoint.api_key` is sent as a bearer
 /// token when present; local servers need none.

@@ -1,4 +1,5 @@
-//! Why a model call failed, naming the provider, URL and status.
+//! Why a model call failed, naming the provider, URL and status; and an error's chain of causes
+//! as one line ([`error_chain`]).
 
 use thiserror::Error;
 
@@ -100,6 +101,21 @@ pub fn is_context_overflow(body: &str) -> bool {
     ];
     let body = body.to_ascii_lowercase();
     PHRASES.iter().any(|phrase| body.contains(phrase))
+}
+
+/// The error and its causes, e.g. `client error (Connect): tcp connect error: Connection refused`.
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut causes = Vec::new();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        causes.push(cause.to_string());
+        source = cause.source();
+    }
+    if causes.is_empty() {
+        err.to_string()
+    } else {
+        causes.join(": ")
+    }
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ impl LazyClients {
         builder.build().map_err(|error| {
             format!(
                 "cannot build the HTTP client: {}",
-                crate::transport::error_chain(&error)
+                crate::error::error_chain(&error)
             )
         })
     }

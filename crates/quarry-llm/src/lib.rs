@@ -37,6 +37,7 @@ pub mod openai;
 pub mod outbound;
 pub mod output_budget;
 mod protocol;
+pub mod registry;
 pub mod sse;
 pub mod strict_schema;
 pub mod structured;
@@ -55,6 +56,7 @@ pub use ollama::OllamaClient;
 pub use openai::{AzureDeployment, OpenAi, OpenAiClient};
 pub use output_budget::output_budget;
 pub use protocol::ProtocolClient;
+pub use registry::{ModelRegistry, ModelSettings};
 pub use structured::StructuredOutput;
 pub use transport::{Endpoint, TransportConfig};
 pub use types::{

@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
 use crate::LlmError;
-use crate::embeddings::Embeddings;
-use crate::types::{ChatResponse, Usage};
+use crate::types::{ChatResponse, Embeddings, Usage};
 
 /// Most distinct (provider, model, operation) series counted apart; later ones count under the
 /// model [`OTHER_MODEL`].

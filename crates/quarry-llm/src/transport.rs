@@ -19,6 +19,7 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::LlmError;
+pub use crate::error::error_chain;
 use crate::error::{is_context_overflow, is_transient_status};
 use crate::http_clients::{ClientSettings, LazyClients};
 use crate::types::Usage;
@@ -417,21 +418,6 @@ fn jitter() -> f64 {
             .as_nanos(),
     );
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// The error and its causes, e.g. `client error (Connect): tcp connect error: Connection refused`.
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut causes = Vec::new();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        causes.push(cause.to_string());
-        source = cause.source();
-    }
-    if causes.is_empty() {
-        err.to_string()
-    } else {
-        causes.join(": ")
-    }
 }
 
 pub(crate) fn truncate(text: &str, max_chars: usize) -> String {

@@ -1,4 +1,5 @@
-//! Provider-neutral chat types. Providers translate them to and from their wire format.
+//! Provider-neutral chat types. Providers translate them to and from their wire format. Also
+//! what an embeddings call returns ([`Embeddings`]).
 
 use std::time::Duration;
 
@@ -187,4 +188,18 @@ pub struct ChatResponse {
     pub latency: Duration,
     /// HTTP attempts made (1 when the first succeeded).
     pub attempts: u32,
+}
+
+/// Vectors and what it took to get them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Embeddings {
+    /// One vector per input text, in input order.
+    pub vectors: Vec<Vec<f32>>,
+    /// Tokens reported by the server, summed over batches and failed attempts
+    /// (`prompt_tokens` only: embeddings produce no completion tokens).
+    pub usage: Usage,
+    /// HTTP requests made, retries included.
+    pub attempts: u32,
+    /// Wall time of the whole call, every batch and retry included.
+    pub latency: Duration,
 }

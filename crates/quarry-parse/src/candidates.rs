@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::flags::Flag;
 use crate::repair::read_document;
+use crate::scan::fenced_blocks;
 
 /// One reading of part of a reply as JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,50 +17,6 @@ pub struct Candidate {
     pub flags: Vec<Flag>,
     /// Byte range of the text the value was read from.
     pub span: Range<usize>,
-}
-
-/// A fenced code block (```lang … ```); `content` is the byte range between the fence lines.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fence {
-    pub lang: String,
-    pub content: Range<usize>,
-}
-
-/// Every fenced code block in `raw`, in order; an unclosed last fence runs to the end.
-pub fn fenced_blocks(raw: &str) -> Vec<Fence> {
-    let mut fences = Vec::new();
-    let mut from = 0;
-    while let Some(open) = raw[from..].find("```").map(|i| i + from) {
-        let mut lang_start = open;
-        while raw[lang_start..].starts_with('`') {
-            lang_start += 1;
-        }
-        let lang_end = raw[lang_start..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-            .map_or(raw.len(), |i| i + lang_start);
-        let lang = raw[lang_start..lang_end].to_ascii_lowercase();
-        let content_start = lang_end;
-        match raw[content_start..].find("```").map(|i| i + content_start) {
-            Some(close) => {
-                fences.push(Fence {
-                    lang,
-                    content: content_start..close,
-                });
-                from = close;
-                while raw[from..].starts_with('`') {
-                    from += 1;
-                }
-            }
-            None => {
-                fences.push(Fence {
-                    lang,
-                    content: content_start..raw.len(),
-                });
-                break;
-            }
-        }
-    }
-    fences
 }
 
 /// Byte ranges of top-level `{…}` / `[…]` regions in prose, matched with string awareness; a

@@ -20,13 +20,12 @@ mod flags;
 mod repair;
 mod scan;
 
-pub use candidates::{
-    Candidate, Fence, balanced_regions, fenced_blocks, parse_candidates, unwrap_tool_call,
-};
+pub use candidates::{Candidate, balanced_regions, parse_candidates, unwrap_tool_call};
 pub use coerce::{CoercionError, Parsed, coerce};
 pub use dates::{normalize_date, normalize_date_time};
 pub use flags::{Flag, total_cost};
 pub use repair::{ParseError, RepairOptions, Repaired, repair};
+pub use scan::{Fence, fenced_blocks};
 
 use serde_json::Value;
 

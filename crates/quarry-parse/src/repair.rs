@@ -57,7 +57,7 @@ pub fn repair(raw: &str, options: RepairOptions) -> Result<Repaired, ParseError>
     let repaired = if starts_like_json(&chars) {
         read_document(&chars)?
     } else {
-        let fences = crate::candidates::fenced_blocks(raw);
+        let fences = crate::scan::fenced_blocks(raw);
         if fences.is_empty() {
             read_document(&chars)?
         } else {
@@ -105,7 +105,7 @@ fn starts_like_json(chars: &[char]) -> bool {
         .is_some_and(|c| matches!(c, '{' | '[' | '"' | '\'' | '-' | '0'..='9'))
 }
 
-fn read_fences(raw: &str, fences: &[crate::candidates::Fence]) -> Result<Repaired, ParseError> {
+fn read_fences(raw: &str, fences: &[crate::scan::Fence]) -> Result<Repaired, ParseError> {
     let mut values = Vec::new();
     let mut flags = vec![Flag::ExtractedFromFence];
     for fence in fences {

@@ -7,7 +7,8 @@
 use quarry_core::model::{Correction, NewCorrection};
 use quarry_core::store::{CorrectionStore, EntityStore};
 
-use crate::run::{PipelineError, field_spec};
+use crate::entity_types::field_spec;
+use crate::error::PipelineError;
 
 /// The longest rule, in characters: a correction is a sentence, not a document.
 pub const MAX_CORRECTION_CHARS: usize = 500;

@@ -1,12 +1,14 @@
 //! Loading entity types from YAML or JSON (`quarry.yaml` with `entity_types: [...]`, or one type)
 //! and the load-time rules: every `depends_on` names a field, no dependency cycles, known
 //! sources, unique field names, consensus with agents. Each error names the fields involved.
+//! Also the lookup of a type's field by name ([`field_spec`]).
 
 use std::collections::HashSet;
 
-use quarry_core::model::{EntityType, EntityTypeError, Source};
+use quarry_core::model::{EntityType, EntityTypeError, FieldSpec, Source};
 use serde_json::Value;
 
+use crate::error::PipelineError;
 use crate::layers::DependencyLayers;
 
 /// Loads and validates entity types from JSON or YAML text: either a document with
@@ -261,6 +263,21 @@ fn invalid(slug: &str, message: impl ToString) -> EntityTypeError {
         slug: slug.to_owned(),
         message: message.to_string(),
     }
+}
+
+/// The field of `entity_type` called `name`.
+pub(crate) fn field_spec<'t>(
+    entity_type: &'t EntityType,
+    name: &str,
+) -> Result<&'t FieldSpec, PipelineError> {
+    entity_type
+        .fields
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| PipelineError::UnknownField {
+            entity_type: entity_type.slug.clone(),
+            field: name.to_owned(),
+        })
 }
 
 #[cfg(test)]

@@ -10,18 +10,14 @@
 use std::fmt::Write;
 use std::time::Instant;
 
-use quarry_core::model::{
-    Confidence, Correction, Entity, EntityType, ExtractionMode, FeedbackSummary, FieldSpec,
-    FieldType, Source, SourceRef,
-};
+use quarry_core::model::{Confidence, Entity, FeedbackSummary, FieldSpec, FieldType, SourceRef};
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::Store;
 use quarry_llm::{ChatRequest, LlmClient, Message, Role, ToolChoice, Usage, output_budget};
 use serde_json::{Map, Value, json};
 
-use crate::retrieve_extract::retrieve_then_extract;
-use crate::tools::{SUBMIT_VALUE, ToolBox, entity_text, value_text};
-use crate::web_source::{UnreadPage, WebAccess};
+use crate::tools::{FieldContext, SUBMIT_VALUE, ToolBox, entity_text, value_text};
+use crate::web_source::UnreadPage;
 use quarry_agent::ground::{Evidence, GroundingStatus, ground_fields};
 use quarry_agent::repair::read_extraction;
 use quarry_agent::schema::Schema;
@@ -38,28 +34,6 @@ pub fn feedback_sentence(rejected_value: &Value, reason: &str) -> String {
         "The previous value {shown} was rejected because: {reason}. Please try again with this \
          feedback."
     )
-}
-
-/// Everything one field's agent knows before its first turn.
-pub(crate) struct FieldContext<'a> {
-    pub entity: &'a Entity,
-    pub entity_type: &'a EntityType,
-    pub field: &'a FieldSpec,
-    /// Values of this entity's fields as the run sees them: approved, plus this run's and the
-    /// latest pending values of dependencies.
-    pub known_values: &'a Map<String, Value>,
-    pub parent: Option<&'a Entity>,
-    /// Parent first (if any), then up to ten connected entities.
-    pub neighbours: &'a [Entity],
-    pub feedback_summary: Option<&'a FeedbackSummary>,
-    pub rerun_feedback: Option<&'a str>,
-    /// The trigger's additional instructions for this field (`POST /v1/workflows`
-    /// `instructions`, `quarry run --instructions`).
-    pub run_instructions: Option<&'a str>,
-    /// The project's corrections that apply to this field (project, type or field scope).
-    pub corrections: &'a [Correction],
-    /// The web, when a search provider is configured (used when the field's sources say `web`).
-    pub web: Option<&'a WebAccess>,
 }
 
 /// The model to ask and how.
@@ -153,44 +127,9 @@ pub(crate) fn field_tools<'a>(
     ToolBox::new(store, retriever, project, context)
 }
 
-/// The field's value from one agent: retrieve-then-extract when the field says so (`mode:
-/// retrieve`) or, with no mode set, when the agent's client prefers it; else the tool loop.
-pub(crate) async fn extract_field(
-    context: &FieldContext<'_>,
-    store: &dyn Store,
-    retriever: &dyn Retriever,
-    project: &str,
-    settings: &AgentSettings<'_>,
-) -> Result<FieldValue, FieldFailure> {
-    if context.field.sources.contains(&Source::Web) && context.web.is_none() {
-        return Err(settings.failure(
-            format!(
-                "field '{}' reads the web, but no web search provider is configured: set \
-                 QUARRY_WEB_SEARCH (exa or searxng) for the processes that run fields",
-                context.field.name
-            ),
-            Usage::default(),
-        ));
-    }
-    let mode = context
-        .field
-        .mode
-        .unwrap_or(if settings.client.prefers_retrieval() {
-            ExtractionMode::Retrieve
-        } else {
-            ExtractionMode::Tools
-        });
-    match mode {
-        ExtractionMode::Retrieve => {
-            retrieve_then_extract(context, store, retriever, project, settings).await
-        }
-        ExtractionMode::Tools => tool_loop(context, store, retriever, project, settings).await,
-    }
-}
-
 /// At most `max_steps` model turns with the field's tools, ending with an accepted
 /// `submit_value`; each turn's output budget is sized to the largest tool argument schema.
-async fn tool_loop(
+pub(crate) async fn tool_loop(
     context: &FieldContext<'_>,
     store: &dyn Store,
     retriever: &dyn Retriever,

@@ -20,8 +20,10 @@ pub mod corrections;
 pub mod document_text;
 pub mod documents;
 mod entity_types;
+mod error;
 mod field_agent;
 mod layers;
+mod model_agents;
 pub mod on_create;
 mod plan;
 mod reference_shape;
@@ -36,12 +38,12 @@ pub use consensus::{ConsensusDecision, decide, values_agree};
 pub use entity_types::{
     check_webhook_targets, entity_type_from_value, load_entity_types, validate_entity_type,
 };
+pub use error::PipelineError;
 pub use field_agent::feedback_sentence;
 pub use layers::DependencyLayers;
 pub use quarry_queue::{QueueControl, QueueStats, backoff};
 pub use run::{
-    AgentRegistry, FieldOutcome, FieldReport, Pipeline, PipelineConfig, PipelineError,
-    ResolvedAgent, ReviewOutcome, RunReport,
+    AgentRegistry, FieldOutcome, FieldReport, Pipeline, PipelineConfig, ResolvedAgent,
+    ReviewOutcome, RunReport, WorkerConfig,
 };
 pub use web_source::WebAccess;
-pub use worker::WorkerConfig;

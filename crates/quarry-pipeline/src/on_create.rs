@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use quarry_core::model::{Entity, ExtractionRun, NewEntity, RunInstructions};
 use quarry_core::store::Store;
 
+use crate::error::PipelineError;
 use crate::plan::{RunRequest, plan_workflow};
-use crate::run::PipelineError;
 
 /// Who a run queued on creation is triggered by.
 pub const ON_CREATE_TRIGGER: &str = "entity/created";

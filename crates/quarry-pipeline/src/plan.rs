@@ -3,6 +3,9 @@
 //! Fields are planned in dependency-layer order (so the run's tasks read in that order). A
 //! dependency inside the run becomes an edge the store's `settle` follows; a dependency outside
 //! the run must already have a usable value, else the field starts blocked.
+//!
+//! A field's actions are planned here too: the runs its `run_field` actions start
+//! ([`ActionPlan`]) and the webhook deliveries it queues ([`planned_deliveries`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,9 +13,11 @@ use quarry_core::model::{
     Entity, EntityType, ExtractionResult, FieldSpec, NewFieldTask, NewWorkflow, NodeState,
     ResultStatus, RunInstructions, RunScope,
 };
+use serde_json::Value;
 
+use crate::entity_types::field_spec;
+use crate::error::PipelineError;
 use crate::layers::DependencyLayers;
-use crate::run::{PipelineError, field_spec};
 
 /// What starts a run.
 #[derive(Debug, Clone)]
@@ -150,5 +155,79 @@ fn usable_outside_run(
         approved(&spec.name)
     } else {
         has_value(&spec.name)
+    }
+}
+
+/// The field's webhooks for `event`.
+pub(crate) fn planned_deliveries(
+    field: &FieldSpec,
+    event: quarry_core::model::ActionEvent,
+) -> Vec<quarry_core::model::PlannedDelivery> {
+    field
+        .actions
+        .iter()
+        .filter(|action| action.on == event)
+        .filter_map(|action| {
+            Some(quarry_core::model::PlannedDelivery {
+                event,
+                url: action.webhook.clone()?,
+            })
+        })
+        .collect()
+}
+
+/// What a field's `run_field` actions are planned from: the entity as it is with the event's
+/// value (so a field that depends on this one can run), and where the runs hang.
+pub(crate) struct ActionPlan<'a> {
+    pub entity: &'a Entity,
+    pub entity_type: &'a EntityType,
+    pub latest: &'a [quarry_core::model::ExtractionResult],
+    pub field: &'a FieldSpec,
+    pub value: &'a Value,
+    /// The run the action's runs join (a completion's root), or `None`: runs of their own.
+    pub root_run_id: Option<String>,
+    pub depth: i64,
+    pub max_attempts: i64,
+}
+
+impl ActionPlan<'_> {
+    /// The runs the field's `run_field` actions for `event` start, one field each.
+    pub(crate) fn runs(
+        &self,
+        event: quarry_core::model::ActionEvent,
+    ) -> Result<Vec<NewWorkflow>, PipelineError> {
+        let mut with_value = self.entity.clone();
+        with_value
+            .fields
+            .insert(self.field.name.clone(), self.value.clone());
+        let trigger = format!("action:{}:{}", event.as_str(), self.field.name);
+        let mut runs = Vec::new();
+        for action in self
+            .field
+            .actions
+            .iter()
+            .filter(|action| action.on == event)
+        {
+            let Some(target) = &action.run_field else {
+                continue;
+            };
+            let fields = [target.clone()];
+            let request = RunRequest {
+                fields: Some(&fields),
+                triggered_by: &trigger,
+                feedback: HashMap::new(),
+                root_run_id: self.root_run_id.clone(),
+                depth: self.depth,
+                max_attempts: self.max_attempts,
+                instructions: quarry_core::model::RunInstructions::default(),
+            };
+            runs.push(plan_workflow(
+                &with_value,
+                self.entity_type,
+                self.latest,
+                &request,
+            )?);
+        }
+        Ok(runs)
     }
 }

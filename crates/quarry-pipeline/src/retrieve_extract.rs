@@ -17,10 +17,10 @@ use quarry_llm::{ChatRequest, Message, ResponseFormat, Role, Usage, output_budge
 use serde_json::json;
 
 use crate::field_agent::{
-    AgentSettings, FieldContext, FieldFailure, FieldValue, Verdict, check_submission,
-    compiled_submit_schema, context_text, entity_prompt, field_brief, field_tools,
+    AgentSettings, FieldFailure, FieldValue, Verdict, check_submission, compiled_submit_schema,
+    context_text, entity_prompt, field_brief, field_tools,
 };
-use crate::tools::{SEARCH_DOCUMENTS, SEARCH_ENTITIES, ToolBox};
+use crate::tools::{FieldContext, SEARCH_DOCUMENTS, SEARCH_ENTITIES, ToolBox};
 use crate::web_source::UnreadPage;
 
 /// Passages asked for per search.

@@ -7,24 +7,24 @@ use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
-use quarry_core::ErrorCode;
 use quarry_core::model::{
-    Confidence, Entity, EntityType, EntityTypeError, ExtractionResult, ExtractionRun, FieldSpec,
-    FieldTask, NewResult, NodeState, ResultStatus, ReviewDecision, RunInstructions, SourceRef,
+    Confidence, Entity, EntityType, ExtractionResult, ExtractionRun, FieldSpec, FieldTask,
+    NewResult, NodeState, ResultStatus, ReviewDecision, RunInstructions, SourceRef,
 };
 use quarry_core::retrieval::Retriever;
 use quarry_core::store::{Store, StoreError};
 use quarry_llm::LlmClient;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use thiserror::Error;
 
 use crate::documents::Documents;
+use crate::entity_types::field_spec;
+pub use crate::error::PipelineError;
 use crate::field_agent::{feedback_sentence, value_problems};
-use crate::plan::{RunRequest, plan_workflow};
+use crate::plan::{ActionPlan, RunRequest, plan_workflow, planned_deliveries};
 use crate::web_source::WebAccess;
-use crate::worker::WorkerConfig;
 
 /// A model an agent name (a model string such as `openai:gpt-4o-mini`) stands for.
 #[derive(Clone)]
@@ -73,44 +73,30 @@ impl Default for PipelineConfig {
     }
 }
 
-#[derive(Debug, Error)]
-pub enum PipelineError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    EntityType(#[from] EntityTypeError),
-    #[error("no entity '{0}' in this project")]
-    EntityNotFound(String),
-    #[error("entity type '{0}' is not defined in this project")]
-    EntityTypeNotFound(String),
-    #[error("entity type '{entity_type}' has no field '{field}'")]
-    UnknownField { entity_type: String, field: String },
-    #[error("no extraction result '{0}' in this project")]
-    ResultNotFound(String),
-    #[error("no workflow run '{0}' in this project")]
-    RunNotFound(String),
-    #[error("field '{field}': {message}")]
-    InvalidValue { field: String, message: String },
-    #[error("field '{field}' is locked; unlock it before giving it a value")]
-    FieldLocked { field: String },
-    #[error("{0}")]
-    InvalidCorrection(String),
+/// How a worker claims and retries.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Who holds the leases: process id, host and start time (the CLI builds it).
+    pub owner: String,
+    /// Tasks in flight at once.
+    pub concurrency: usize,
+    /// How long a claim lasts without a heartbeat; renewed every third of it.
+    pub lease: Duration,
+    /// How often an idle worker looks at the queue when nobody wakes it (other processes).
+    pub poll: Duration,
+    /// First retry delay after a transient failure; doubled per attempt, capped at a minute,
+    /// with ±20 % jitter.
+    pub retry_base: Duration,
 }
 
-impl PipelineError {
-    /// The stable code both hosts answer with (HTTP status, exit status from the one table).
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            PipelineError::Store(error) => error.code(),
-            PipelineError::EntityType(_) => ErrorCode::InvalidEntityType,
-            PipelineError::EntityNotFound(_)
-            | PipelineError::ResultNotFound(_)
-            | PipelineError::RunNotFound(_) => ErrorCode::NotFound,
-            PipelineError::EntityTypeNotFound(_) => ErrorCode::UnknownEntityType,
-            PipelineError::UnknownField { .. } => ErrorCode::UnknownField,
-            PipelineError::InvalidValue { .. } => ErrorCode::InvalidValue,
-            PipelineError::FieldLocked { .. } => ErrorCode::FieldLocked,
-            PipelineError::InvalidCorrection(_) => ErrorCode::InvalidCorrection,
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            owner: "quarry".to_owned(),
+            concurrency: 8,
+            lease: Duration::from_secs(30),
+            poll: Duration::from_millis(250),
+            retry_base: Duration::from_secs(1),
         }
     }
 }
@@ -481,7 +467,7 @@ impl Pipeline {
             Ok((entity, entity_type)) => match field_spec(&entity_type, &result.field_name) {
                 Ok(spec) => {
                     let latest = self.store.latest_results(project, &entity.id).await?;
-                    let plan = crate::task::ActionPlan {
+                    let plan = ActionPlan {
                         entity: &entity,
                         entity_type: &entity_type,
                         latest: &latest,
@@ -491,10 +477,7 @@ impl Pipeline {
                         depth: 0,
                         max_attempts: self.config.max_attempts,
                     };
-                    (
-                        crate::task::planned_deliveries(spec, event),
-                        plan.runs(event)?,
-                    )
+                    (planned_deliveries(spec, event), plan.runs(event)?)
                 }
                 Err(_) => (Vec::new(), Vec::new()),
             },
@@ -714,20 +697,6 @@ impl Pipeline {
         self.review(project, &id, ReviewDecision::Approve, person)
             .await
     }
-}
-
-pub(crate) fn field_spec<'t>(
-    entity_type: &'t EntityType,
-    name: &str,
-) -> Result<&'t FieldSpec, PipelineError> {
-    entity_type
-        .fields
-        .iter()
-        .find(|f| f.name == name)
-        .ok_or_else(|| PipelineError::UnknownField {
-            entity_type: entity_type.slug.clone(),
-            field: name.to_owned(),
-        })
 }
 
 fn check_value(spec: &FieldSpec, value: &Value) -> Result<(), PipelineError> {

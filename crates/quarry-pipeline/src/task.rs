@@ -7,16 +7,23 @@ use std::time::Instant;
 
 use futures_util::future::join_all;
 use quarry_core::model::{
-    Confidence, Correction, Entity, EntityType, FieldSpec, FieldTask, NewResult, NewWorkflow,
-    ResultStatus, TaskCompletion, TaskEnd,
+    Confidence, Correction, Entity, EntityType, ExtractionMode, FieldSpec, FieldTask, NewResult,
+    NewWorkflow, ResultStatus, Source, TaskCompletion, TaskEnd,
 };
+use quarry_core::retrieval::Retriever;
+use quarry_core::store::Store;
+use quarry_llm::Usage;
 use serde_json::{Map, Value, json};
 
 use crate::cascade::cascade_write;
 use crate::consensus::decide;
-use crate::field_agent::{AgentSettings, FieldContext, FieldFailure, FieldValue, extract_field};
-use crate::plan::{RunRequest, plan_workflow};
-use crate::run::{BoxFuture, Pipeline, PipelineError, field_spec};
+use crate::entity_types::field_spec;
+use crate::error::PipelineError;
+use crate::field_agent::{AgentSettings, FieldFailure, FieldValue, tool_loop};
+use crate::plan::{ActionPlan, RunRequest, plan_workflow, planned_deliveries};
+use crate::retrieve_extract::retrieve_then_extract;
+use crate::run::{BoxFuture, Pipeline};
+use crate::tools::FieldContext;
 use crate::web_source::UnreadPage;
 
 /// What became of one attempt at a task.
@@ -354,80 +361,41 @@ fn with_usage(mut metadata: Map<String, Value>, usage: quarry_llm::Usage) -> Map
     metadata
 }
 
+/// The field's value from one agent: retrieve-then-extract when the field says so (`mode:
+/// retrieve`) or, with no mode set, when the agent's client prefers it; else the tool loop.
+pub(crate) async fn extract_field(
+    context: &FieldContext<'_>,
+    store: &dyn Store,
+    retriever: &dyn Retriever,
+    project: &str,
+    settings: &AgentSettings<'_>,
+) -> Result<FieldValue, FieldFailure> {
+    if context.field.sources.contains(&Source::Web) && context.web.is_none() {
+        return Err(settings.failure(
+            format!(
+                "field '{}' reads the web, but no web search provider is configured: set \
+                 QUARRY_WEB_SEARCH (exa or searxng) for the processes that run fields",
+                context.field.name
+            ),
+            Usage::default(),
+        ));
+    }
+    let mode = context
+        .field
+        .mode
+        .unwrap_or(if settings.client.prefers_retrieval() {
+            ExtractionMode::Retrieve
+        } else {
+            ExtractionMode::Tools
+        });
+    match mode {
+        ExtractionMode::Retrieve => {
+            retrieve_then_extract(context, store, retriever, project, settings).await
+        }
+        ExtractionMode::Tools => tool_loop(context, store, retriever, project, settings).await,
+    }
+}
+
 fn elapsed_ms(started: Instant) -> i64 {
     i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)
-}
-
-/// The field's webhooks for `event`.
-pub(crate) fn planned_deliveries(
-    field: &FieldSpec,
-    event: quarry_core::model::ActionEvent,
-) -> Vec<quarry_core::model::PlannedDelivery> {
-    field
-        .actions
-        .iter()
-        .filter(|action| action.on == event)
-        .filter_map(|action| {
-            Some(quarry_core::model::PlannedDelivery {
-                event,
-                url: action.webhook.clone()?,
-            })
-        })
-        .collect()
-}
-
-/// What a field's `run_field` actions are planned from: the entity as it is with the event's
-/// value (so a field that depends on this one can run), and where the runs hang.
-pub(crate) struct ActionPlan<'a> {
-    pub entity: &'a Entity,
-    pub entity_type: &'a EntityType,
-    pub latest: &'a [quarry_core::model::ExtractionResult],
-    pub field: &'a FieldSpec,
-    pub value: &'a Value,
-    /// The run the action's runs join (a completion's root), or `None`: runs of their own.
-    pub root_run_id: Option<String>,
-    pub depth: i64,
-    pub max_attempts: i64,
-}
-
-impl ActionPlan<'_> {
-    /// The runs the field's `run_field` actions for `event` start, one field each.
-    pub(crate) fn runs(
-        &self,
-        event: quarry_core::model::ActionEvent,
-    ) -> Result<Vec<NewWorkflow>, PipelineError> {
-        let mut with_value = self.entity.clone();
-        with_value
-            .fields
-            .insert(self.field.name.clone(), self.value.clone());
-        let trigger = format!("action:{}:{}", event.as_str(), self.field.name);
-        let mut runs = Vec::new();
-        for action in self
-            .field
-            .actions
-            .iter()
-            .filter(|action| action.on == event)
-        {
-            let Some(target) = &action.run_field else {
-                continue;
-            };
-            let fields = [target.clone()];
-            let request = RunRequest {
-                fields: Some(&fields),
-                triggered_by: &trigger,
-                feedback: HashMap::new(),
-                root_run_id: self.root_run_id.clone(),
-                depth: self.depth,
-                max_attempts: self.max_attempts,
-                instructions: quarry_core::model::RunInstructions::default(),
-            };
-            runs.push(plan_workflow(
-                &with_value,
-                self.entity_type,
-                self.latest,
-                &request,
-            )?);
-        }
-        Ok(runs)
-    }
 }

@@ -4,11 +4,13 @@
 //! `get_entity_field` (this entity, its parent or a connected one), `search_web` and
 //! `read_web_page` (the `web` source: the page is stored as a document and its text becomes
 //! grounding evidence), and `submit_value`, which the field agent checks itself. Every call records what it showed the model: source refs for
-//! provenance and the texts a submitted value may be grounded in.
+//! provenance and the texts a submitted value may be grounded in. The [`FieldContext`] the tools
+//! (and the field's agent) start from is here too.
 
-use crate::field_agent::FieldContext;
 use crate::web_source::{PAGES_READ_FOR_RETRIEVAL, UnreadPage, WebAccess, best_passages};
-use quarry_core::model::{Document, Entity, FieldSpec, Source, SourceRef};
+use quarry_core::model::{
+    Correction, Document, Entity, EntityType, FeedbackSummary, FieldSpec, Source, SourceRef,
+};
 use quarry_core::retrieval::{RetrievalError, Retriever};
 use quarry_core::store::{Store, StoreError};
 use quarry_llm::ToolSpec;
@@ -41,6 +43,28 @@ pub(crate) enum ToolError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Retrieval(#[from] RetrievalError),
+}
+
+/// Everything one field's agent knows before its first turn.
+pub(crate) struct FieldContext<'a> {
+    pub entity: &'a Entity,
+    pub entity_type: &'a EntityType,
+    pub field: &'a FieldSpec,
+    /// Values of this entity's fields as the run sees them: approved, plus this run's and the
+    /// latest pending values of dependencies.
+    pub known_values: &'a Map<String, Value>,
+    pub parent: Option<&'a Entity>,
+    /// Parent first (if any), then up to ten connected entities.
+    pub neighbours: &'a [Entity],
+    pub feedback_summary: Option<&'a FeedbackSummary>,
+    pub rerun_feedback: Option<&'a str>,
+    /// The trigger's additional instructions for this field (`POST /v1/workflows`
+    /// `instructions`, `quarry run --instructions`).
+    pub run_instructions: Option<&'a str>,
+    /// The project's corrections that apply to this field (project, type or field scope).
+    pub corrections: &'a [Correction],
+    /// The web, when a search provider is configured (used when the field's sources say `web`).
+    pub web: Option<&'a WebAccess>,
 }
 
 /// What the tools may look at for one field agent, and what they showed it.

@@ -17,36 +17,9 @@ use quarry_queue::{
     Retryable,
 };
 
-use crate::run::{Pipeline, PipelineError};
+use crate::error::PipelineError;
+use crate::run::{Pipeline, WorkerConfig};
 use crate::task::Attempt;
-
-/// How a worker claims and retries.
-#[derive(Debug, Clone)]
-pub struct WorkerConfig {
-    /// Who holds the leases: process id, host and start time (the CLI builds it).
-    pub owner: String,
-    /// Tasks in flight at once.
-    pub concurrency: usize,
-    /// How long a claim lasts without a heartbeat; renewed every third of it.
-    pub lease: Duration,
-    /// How often an idle worker looks at the queue when nobody wakes it (other processes).
-    pub poll: Duration,
-    /// First retry delay after a transient failure; doubled per attempt, capped at a minute,
-    /// with ±20 % jitter.
-    pub retry_base: Duration,
-}
-
-impl Default for WorkerConfig {
-    fn default() -> Self {
-        WorkerConfig {
-            owner: "quarry".to_owned(),
-            concurrency: 8,
-            lease: Duration::from_secs(30),
-            poll: Duration::from_millis(250),
-            retry_base: Duration::from_secs(1),
-        }
-    }
-}
 
 impl WorkerConfig {
     fn queue(&self) -> QueueConfig {

@@ -1,8 +1,10 @@
 //! The API's one error shape; the HTTP status of each code comes from [`ErrorCode`]'s table.
+//! Also the answers for what the framework rejects and for a pipeline failure.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use quarry_core::{ErrorCode, SkillError};
+use quarry_pipeline::PipelineError;
 use serde::Serialize;
 
 /// An error answer: `{"error": code, "message": message}` with the code's HTTP status.
@@ -134,6 +136,14 @@ pub async fn method_not_allowed() -> ApiError {
         ErrorCode::MethodNotAllowed,
         "this route does not accept that method",
     )
+}
+
+/// The API's answer for a pipeline failure.
+pub fn pipeline_error(error: PipelineError) -> ApiError {
+    match error {
+        PipelineError::Store(store_error) => store_error.into(),
+        other => ApiError::new(other.code(), other.to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,13 @@
 //! The route table: every route of the server but `/mcp` (served by `mcp::http`, documented in
 //! [`mcp_operation`]), each with its handler and what the OpenAPI document says about it. The
-//! router ([`crate::router`]) and `GET /openapi.json` are both built from [`operations`], and the
-//! scopes named here are the constants the handlers check.
+//! router ([`crate::router`]) and `GET /openapi.json` ([`openapi_document`], served here) are
+//! both built from [`operations`], and the scopes named here are the constants the handlers
+//! check.
 
+use std::sync::OnceLock;
+
+use axum::http::header;
+use axum::response::IntoResponse;
 use quarry_core::model::{
     Correction, Delivery, Entity, EntityType, Episode, ExtractionResult, ExtractionRun,
     FeedbackSummary, NewEntity,
@@ -12,8 +17,23 @@ use serde_json::json;
 use crate::api::{
     corrections, deliveries, documents, entities, episodes, extraction, graph, review, workflows,
 };
+use crate::openapi::document;
 use crate::openapi::operation::{Operation, Verb};
-use crate::{chat, health, metrics, openapi, session, skill, web};
+use crate::{chat, health, metrics, session, skill, web};
+
+/// The OpenAPI 3.1 document of every route, `/mcp` included (what `GET /openapi.json` serves).
+pub fn openapi_document() -> serde_json::Value {
+    let mut operations = operations();
+    operations.push(mcp_operation());
+    document::document(&operations)
+}
+
+/// `GET /openapi.json`.
+pub async fn serve_openapi() -> impl IntoResponse {
+    static DOCUMENT: OnceLock<String> = OnceLock::new();
+    let body = DOCUMENT.get_or_init(|| openapi_document().to_string());
+    ([(header::CONTENT_TYPE, "application/json")], body.as_str())
+}
 
 /// Every operation, in the document's order.
 pub(crate) fn operations() -> Vec<Operation> {
@@ -78,9 +98,9 @@ fn service_operations() -> Vec<Operation> {
             .named("metrics", "service", "Metrics in Prometheus's text format")
             .describe("Prometheus text format 0.0.4 (`text/plain; version=0.0.4`), no key needed: HTTP requests and latency histograms per route template, queue depths per state read from the database, extraction slots in use, model calls, failures, retries and tokens per provider and model. Labels carry no project, key or request data.")
             .answers_raw(200, "text/plain", "The metrics, in text format version 0.0.4"),
-        Operation::new(Get, "/openapi.json", openapi::serve)
+        Operation::new(Get, "/openapi.json", serve_openapi)
             .named("openapi", "service", "This document (OpenAPI 3.1)")
-            .answers::<openapi::document::OpenApiDocument>(200, "The OpenAPI document"),
+            .answers::<document::OpenApiDocument>(200, "The OpenAPI document"),
         Operation::new(Post, "/skill/extract", skill::extract)
             .named("skillExtract", "skill", "Extract emails, URLs, dates, phones, IPs, names or entities without a model")
             .describe("Deterministic, no model: answers `{\"<target>\": value}` (one string, a list for several values, [] for none); with `detail`, also every match with its code-point offsets. The CLI prints the same bytes.")

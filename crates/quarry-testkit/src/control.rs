@@ -17,7 +17,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::{Reply, Scripted, Shared, lock};
+use crate::script::{Reply, Script, Scripted, Shared, lock};
 
 impl Scripted {
     /// One reply in the control routes' JSON form (see the module docs).
@@ -96,7 +96,7 @@ pub(crate) async fn requests(State(shared): State<Arc<Shared>>) -> Json<Value> {
 }
 
 pub(crate) async fn reset(State(shared): State<Arc<Shared>>) -> StatusCode {
-    *lock(&shared.script) = crate::Script::default();
+    *lock(&shared.script) = Script::default();
     lock(&shared.recorded).clear();
     StatusCode::NO_CONTENT
 }

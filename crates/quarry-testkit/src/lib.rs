@@ -41,22 +41,23 @@
 mod background;
 mod control;
 pub mod postgres;
+mod script;
 mod temp_db;
 mod test_model;
 mod web;
 
+pub use script::{DEFAULT_EMBEDDING_DIMENSIONS, Recorded, Reply, Responder, Scripted, TokenUsage};
 pub use temp_db::TempDb;
 pub use web::{FakePage, FakeWeb, WebResult};
 
 use background::Background;
+use script::{Shared, lock};
 pub use test_model::{test_gemma_gguf, test_gguf};
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -65,169 +66,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
 use axum::routing::post;
 use serde_json::{Value, json};
-
-/// What the server answers to one request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
-    /// An assistant message with this text: prose, fenced JSON, malformed JSON, anything.
-    Content(String),
-    /// One tool call; `arguments` is sent as the raw text (it need not be valid JSON).
-    ToolCall { name: String, arguments: String },
-    /// Several tool calls in one assistant turn, as `(name, arguments)`.
-    ToolCalls(Vec<(String, String)>),
-    /// An HTTP error with this body, and a `Retry-After: <seconds>` header when set.
-    Status {
-        code: u16,
-        body: String,
-        retry_after: Option<u64>,
-    },
-    /// Exactly these bytes with this status and content type (for replies no server should send).
-    Raw {
-        code: u16,
-        content_type: String,
-        body: String,
-    },
-}
-
-impl Reply {
-    pub fn content(text: impl Into<String>) -> Reply {
-        Reply::Content(text.into())
-    }
-
-    pub fn tool_call(name: impl Into<String>, arguments: impl Into<String>) -> Reply {
-        Reply::ToolCall {
-            name: name.into(),
-            arguments: arguments.into(),
-        }
-    }
-
-    pub fn status(code: u16, body: impl Into<String>) -> Reply {
-        Reply::Status {
-            code,
-            body: body.into(),
-            retry_after: None,
-        }
-    }
-
-    /// HTTP 429 with `Retry-After: seconds`.
-    pub fn rate_limited(retry_after_seconds: u64) -> Reply {
-        Reply::Status {
-            code: 429,
-            body: json!({"error": {"message": "rate limited", "type": "rate_limit_error"}})
-                .to_string(),
-            retry_after: Some(retry_after_seconds),
-        }
-    }
-
-    /// This reply, sent after `delay` (a slow model).
-    pub fn after(self, delay: Duration) -> Scripted {
-        Scripted::from(self).after(delay)
-    }
-
-    /// This reply, reporting this token usage.
-    pub fn with_usage(self, prompt_tokens: u64, completion_tokens: u64) -> Scripted {
-        Scripted::from(self).with_usage(prompt_tokens, completion_tokens)
-    }
-}
-
-/// Token usage a reply reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TokenUsage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
-
-/// A [`Reply`] with its delay and reported usage. By default: no delay, 10 prompt and 5
-/// completion tokens.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Scripted {
-    pub reply: Reply,
-    pub delay: Duration,
-    pub usage: TokenUsage,
-}
-
-impl Scripted {
-    pub const DEFAULT_USAGE: TokenUsage = TokenUsage {
-        prompt_tokens: 10,
-        completion_tokens: 5,
-    };
-
-    pub fn after(mut self, delay: Duration) -> Scripted {
-        self.delay = delay;
-        self
-    }
-
-    pub fn with_usage(mut self, prompt_tokens: u64, completion_tokens: u64) -> Scripted {
-        self.usage = TokenUsage {
-            prompt_tokens,
-            completion_tokens,
-        };
-        self
-    }
-}
-
-impl From<Reply> for Scripted {
-    fn from(reply: Reply) -> Scripted {
-        Scripted {
-            reply,
-            delay: Duration::ZERO,
-            usage: Scripted::DEFAULT_USAGE,
-        }
-    }
-}
-
-/// One request the server received.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Recorded {
-    /// `/v1/chat/completions`, `/v1/messages`, `/api/chat`, `/v1/embeddings`, ….
-    pub path: String,
-    /// The query string without `?` (`api-version=2024-10-21`), empty when there is none.
-    pub query: String,
-    /// Header names in lower case.
-    pub headers: BTreeMap<String, String>,
-    /// The JSON body (a JSON string holding the raw text if the body was not JSON).
-    pub body: Value,
-}
-
-#[derive(Default)]
-struct Script {
-    any_model: VecDeque<Scripted>,
-    by_model: HashMap<String, VecDeque<Scripted>>,
-}
-
-impl Script {
-    fn next_for(&mut self, model: &str) -> Option<Scripted> {
-        if let Some(reply) = self.by_model.get_mut(model).and_then(VecDeque::pop_front) {
-            return Some(reply);
-        }
-        self.any_model.pop_front()
-    }
-
-    fn len(&self) -> usize {
-        self.any_model.len() + self.by_model.values().map(VecDeque::len).sum::<usize>()
-    }
-}
-
-/// How `/v1/embeddings` answers.
-struct EmbeddingsSetup {
-    dimensions: usize,
-    /// Send `data` in reverse input order (each item still carries its `index`).
-    reversed: bool,
-    script: VecDeque<Scripted>,
-}
-
-impl Default for EmbeddingsSetup {
-    fn default() -> Self {
-        EmbeddingsSetup {
-            dimensions: DEFAULT_EMBEDDING_DIMENSIONS,
-            reversed: false,
-            script: VecDeque::new(),
-        }
-    }
-}
-
-/// Dimensions of the vectors `/v1/embeddings` answers with unless set otherwise.
-pub const DEFAULT_EMBEDDING_DIMENSIONS: usize = 8;
 
 /// The vector `/v1/embeddings` answers for `text`: `dimensions` values in `[-1, 1)`, each a
 /// multiple of 1/1024 (exact in `f32` and through JSON), derived from an FNV-1a hash of the text.
@@ -247,28 +85,6 @@ pub fn fake_embedding(text: &str, dimensions: usize) -> Vec<f32> {
             ((z >> 53) as f32 - 1024.0) / 1024.0
         })
         .collect()
-}
-
-/// Answers a chat request (its JSON body) when the script has no reply queued for it: for
-/// long-running tests (many processes, crashes, retries) whose requests cannot be scripted one by
-/// one in order.
-pub type Responder = Arc<dyn Fn(&Value) -> Scripted + Send + Sync>;
-
-#[derive(Default)]
-struct Shared {
-    script: Mutex<Script>,
-    responder: Mutex<Option<Responder>>,
-    embeddings: Mutex<EmbeddingsSetup>,
-    recorded: Mutex<Vec<Recorded>>,
-    in_flight: AtomicUsize,
-    max_in_flight: AtomicUsize,
-}
-
-/// Locks even if a panicking test thread poisoned the mutex: the data is still what was recorded.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A local model server with scripted replies; see the crate docs.

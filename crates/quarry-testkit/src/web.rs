@@ -16,7 +16,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use crate::background::Background;
-use crate::lock;
+use crate::script::lock;
 
 /// The API key the Exa endpoint accepts.
 pub const FAKE_EXA_KEY: &str = "exa-test-key";

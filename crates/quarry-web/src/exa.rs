@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::search::{SearchFuture, WebHit, WebSearch, provider_error, transport_error};
-use crate::{WebError, api_client};
+use crate::error::WebError;
+use crate::search::{SearchFuture, WebHit, WebSearch, api_client, provider_error, transport_error};
 
 const PROVIDER: &str = "exa";
 /// Characters of highlights asked for per hit.

@@ -15,9 +15,10 @@ use quarry_llm::outbound::{HostPolicy, outbound_client, refusal, without_credent
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 use url::Url;
 
+use crate::agent::USER_AGENT;
+use crate::error::WebError;
 use crate::readable::readable_text;
 use crate::robots::{MAX_ROBOTS_BYTES, RobotsCache, Rules};
-use crate::{USER_AGENT, WebError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchLimits {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use texting_robots::Robot;
 use url::Url;
 
-use crate::ROBOTS_AGENT;
+use crate::agent::ROBOTS_AGENT;
 
 /// What an origin's `robots.txt` says.
 #[derive(Clone)]

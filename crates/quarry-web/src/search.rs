@@ -1,11 +1,13 @@
-//! The search provider trait and what it returns.
+//! The search provider trait and what it returns, and what its providers share: the client for
+//! a provider's API and the errors a provider's failure is told as.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use serde::Serialize;
 
-use crate::WebError;
+use crate::agent::USER_AGENT;
+use crate::error::WebError;
 
 pub type SearchFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Vec<WebHit>, WebError>> + Send + 'a>>;
@@ -52,4 +54,22 @@ pub(crate) fn transport_error(provider: &'static str, error: &reqwest::Error) ->
         provider,
         reason: quarry_llm::transport::error_chain(error),
     }
+}
+
+/// A client for a search provider's API, under the one outbound policy: the provider's own host
+/// is allowed by being configured (a self-hosted SearXNG may well run on this network), and
+/// nothing else private is reached; redirects are not followed.
+pub(crate) fn api_client(
+    base_url: &str,
+    timeout: std::time::Duration,
+) -> Result<reqwest::Client, WebError> {
+    let hosts = quarry_llm::outbound::HostPolicy::default().also_allowing(base_url);
+    quarry_llm::outbound::outbound_client(&hosts, timeout)
+        .timeout(timeout)
+        .user_agent(USER_AGENT)
+        .build()
+        .map_err(|error| WebError::Request {
+            url: String::new(),
+            reason: quarry_llm::transport::error_chain(&error),
+        })
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::search::{SearchFuture, WebHit, WebSearch, provider_error, transport_error};
-use crate::{WebError, api_client};
+use crate::error::WebError;
+use crate::search::{SearchFuture, WebHit, WebSearch, api_client, provider_error, transport_error};
 
 const PROVIDER: &str = "searxng";
 

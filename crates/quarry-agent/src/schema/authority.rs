@@ -14,7 +14,8 @@ use std::sync::Arc;
 use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
 
-use super::{SchemaError, keywords};
+use super::ir::SchemaError;
+use super::keywords;
 
 /// A compiled validator, shared by the clones of a schema.
 #[derive(Clone)]
@@ -124,7 +125,7 @@ fn field_path_of_pointer(pointer: &str) -> String {
                 } else {
                     format!("{segment}.{name}")
                 };
-                path = super::json_schema::join(&path, &name);
+                path = keywords::join(&path, &name);
             }
             "items" => path.push_str("[]"),
             _ => {}

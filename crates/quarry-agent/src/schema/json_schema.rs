@@ -1,5 +1,5 @@
 //! Loading a JSON Schema (draft 2020-12): the keyword check, then the IR (`Schema::finish`
-//! compiles the authority).
+//! compiles the authority from the parts returned here).
 //!
 //! The IR is Quarry's summary of the schema for the prompt, coercion and grounding; the authority
 //! gives the verdict on every keyword (and refuses a `$ref` that does not resolve). So the IR may
@@ -19,17 +19,16 @@ use std::collections::BTreeSet;
 use referencing::{Draft, Registry, Resolver};
 use serde_json::{Map, Value};
 
-use super::{
-    Bound, FieldSpec, Format, GroundingPolicy, Kind, Schema, SchemaError, ValueSpec, authority,
-    keywords,
-};
+use super::ir::{Bound, FieldSpec, Format, GroundingPolicy, Kind, Parts, SchemaError, ValueSpec};
+use super::keywords::join;
+use super::{authority, keywords};
 
 /// Nesting below which the IR stops describing (the authority still checks all of it).
 const MAX_DEPTH: usize = 48;
 /// The base URI of a schema without a root `$id`.
 const DEFAULT_BASE: &str = "urn:quarry:schema";
 
-pub(super) fn load(root: &Value) -> Result<Schema, SchemaError> {
+pub(super) fn load(root: &Value) -> Result<Parts, SchemaError> {
     keywords::check_document(root)?;
     let base = root
         .get("$id")
@@ -66,7 +65,7 @@ pub(super) fn load(root: &Value) -> Result<Schema, SchemaError> {
         .and_then(Value::as_str)
         .unwrap_or("extraction")
         .to_owned();
-    Schema::finish(name, built.spec.description, fields, root.clone())
+    Ok((name, built.spec.description, fields, root.clone()))
 }
 
 /// A subschema's IR with what merging needs to know beside it.
@@ -483,14 +482,6 @@ fn merge(first: Built, second: Built) -> Built {
         },
         typed: first.typed || second.typed,
         required,
-    }
-}
-
-pub(super) fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
     }
 }
 

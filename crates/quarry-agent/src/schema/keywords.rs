@@ -10,8 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::json_schema::join;
-use super::{Format, SchemaError};
+use super::ir::{Format, SchemaError};
 
 /// What a keyword's value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,6 +235,15 @@ pub(super) fn walk(
         }
     }
     Ok(())
+}
+
+/// `path.name`, or `name` at the top level: a field path as messages name it.
+pub(super) fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
 }
 
 fn escape(segment: &str) -> String {

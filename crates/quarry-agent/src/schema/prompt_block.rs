@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::{FieldSpec, GroundingPolicy, Kind, ValueSpec};
+use super::ir::{FieldSpec, GroundingPolicy, Kind, ValueSpec};
 
 /// Renders the top-level fields.
 pub(super) fn render(fields: &[FieldSpec]) -> String {

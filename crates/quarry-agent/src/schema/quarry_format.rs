@@ -39,9 +39,10 @@
 
 use serde_json::{Map, Value};
 
-use super::json_schema::{constraints, grounding_policy, join};
+use super::ir::{FieldSpec, Format, GroundingPolicy, Kind, Parts, SchemaError, ValueSpec};
+use super::json_schema::{constraints, grounding_policy};
+use super::keywords::join;
 use super::render::object_schema;
-use super::{FieldSpec, Format, GroundingPolicy, Kind, Schema, SchemaError, ValueSpec};
 
 const FIELD_KEYS: &[&str] = &[
     "type",
@@ -76,7 +77,7 @@ const SNAKE_ALIASES: &[(&str, &str)] = &[
     ("detector", "x-detector"),
 ];
 
-pub(super) fn load(root: &Value) -> Result<Schema, SchemaError> {
+pub(super) fn load(root: &Value) -> Result<Parts, SchemaError> {
     let object = root.as_object().expect("caller checked for an object");
     for key in object.keys() {
         if !matches!(key.as_str(), "name" | "description" | "fields" | "version") {
@@ -107,7 +108,7 @@ pub(super) fn load(root: &Value) -> Result<Schema, SchemaError> {
             map.insert("description".into(), Value::String(description.clone()));
         }
     }
-    Schema::finish(name, description, fields, json_schema)
+    Ok((name, description, fields, json_schema))
 }
 
 fn fields(

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{FieldSpec, GroundingPolicy, Kind, ValueSpec};
+use super::ir::{FieldSpec, GroundingPolicy, Kind, ValueSpec};
 
 /// Renders fields as the JSON Schema the model sees: non-required fields admit null.
 pub(crate) fn object_schema(fields: &[FieldSpec]) -> Value {

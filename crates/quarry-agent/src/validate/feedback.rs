@@ -1,15 +1,55 @@
 //! The authority's errors as the model's feedback: the instance location becomes a field path
 //! (`lines[0].amount`) and the error a plain sentence saying what is wrong and, where it helps,
 //! how to write it (`write it as YYYY-MM-DD`). A union that nothing fits names its options and
-//! why the closest one failed.
+//! why the closest one failed. The kinds a violation is sorted into ([`ViolationKind`]) and the
+//! short descriptions of values the sentences use ([`describe`]) live here too.
 
 use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::{Location, LocationSegment};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ViolationKind, describe};
 use crate::schema::{Kind, Schema, ValueSpec};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViolationKind {
+    NotAnObject,
+    /// Required (`required`, `dependentRequired`) but absent or `null`.
+    Missing,
+    Type,
+    /// `enum` or `const`.
+    Enum,
+    Format,
+    Pattern,
+    /// `minimum`, `maximum`, their exclusive forms, `multipleOf`.
+    Range,
+    /// `minLength`/`maxLength`, `minItems`/`maxItems`, `minProperties`/`maxProperties`,
+    /// `minContains`/`maxContains`.
+    Length,
+    /// `uniqueItems`.
+    Unique,
+    /// Properties or items the schema does not allow (`additionalProperties`,
+    /// `unevaluatedProperties`, `unevaluatedItems`, `propertyNames`, a `false` schema).
+    Unexpected,
+    /// `anyOf`/`oneOf`: no option fits, or (`oneOf`) several do.
+    Union,
+    /// Another rule: `not`, `contains`, and what the crate reports beyond the above.
+    Rule,
+}
+
+/// `"abc"`, `a number (12)`, `an object` — short descriptions for messages.
+pub(crate) fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(items) => format!("a list of {} item(s)", items.len()),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
 
 /// One error, explained: `path` is the instance's field path (for `required`, the missing
 /// property's), `sentence` has no path in it.

@@ -12,6 +12,9 @@
 
 mod feedback;
 
+pub use feedback::ViolationKind;
+pub(crate) use feedback::describe;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -38,33 +41,6 @@ impl Violation {
 pub(crate) fn top_level(path: &str) -> &str {
     let end = path.find(['.', '[']).unwrap_or(path.len());
     &path[..end]
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ViolationKind {
-    NotAnObject,
-    /// Required (`required`, `dependentRequired`) but absent or `null`.
-    Missing,
-    Type,
-    /// `enum` or `const`.
-    Enum,
-    Format,
-    Pattern,
-    /// `minimum`, `maximum`, their exclusive forms, `multipleOf`.
-    Range,
-    /// `minLength`/`maxLength`, `minItems`/`maxItems`, `minProperties`/`maxProperties`,
-    /// `minContains`/`maxContains`.
-    Length,
-    /// `uniqueItems`.
-    Unique,
-    /// Properties or items the schema does not allow (`additionalProperties`,
-    /// `unevaluatedProperties`, `unevaluatedItems`, `propertyNames`, a `false` schema).
-    Unexpected,
-    /// `anyOf`/`oneOf`: no option fits, or (`oneOf`) several do.
-    Union,
-    /// Another rule: `not`, `contains`, and what the crate reports beyond the above.
-    Rule,
 }
 
 /// Checks the whole extraction.
@@ -193,18 +169,6 @@ fn without_optional_nulls(spec: &ValueSpec, value: &Value) -> Value {
 
 pub(crate) fn is_iso_date(text: &str) -> bool {
     text.len() == 10 && chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok()
-}
-
-/// `"abc"`, `a number (12)`, `an object` — short descriptions for messages.
-pub(crate) fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string {s:?}"),
-        Value::Array(items) => format!("a list of {} item(s)", items.len()),
-        Value::Object(_) => "an object".to_owned(),
-    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@
 //! ("June 5 for three days" is June 5–7); otherwise the end is the start plus the amount.
 
 use super::clock::time;
-use super::compose::date_or_time;
 use super::cursor::{Cursor, Found};
 use super::duration::{Count, amount, quantity};
 use super::lexicon::{Lex, Rel};
@@ -27,7 +26,7 @@ use super::within::{Pick, pick_at};
 pub(crate) fn start_for_amount(c: &Cursor, i: usize) -> Found {
     let from = c.rel(i, Rel::From) && c.joined(i + 1);
     let j = if from { i + 1 } else { i };
-    let (mut end, moment) = date_or_time(c, j)?;
+    let (mut end, moment) = c.date_or_time(j)?;
     let Moment::Point(mut start) = moment else {
         return None;
     };
@@ -61,7 +60,7 @@ pub(crate) fn amount_from_start(c: &Cursor, i: usize) -> Found {
     } else {
         end + 1
     };
-    let (after, moment) = date_or_time(c, j)?;
+    let (after, moment) = c.date_or_time(j)?;
     let Moment::Point(start) = moment else {
         return None;
     };
@@ -109,7 +108,7 @@ pub(crate) fn bounded_amount(c: &Cursor, i: usize) -> Found {
     if !c.joined(j) || amount(c, j).is_none() {
         return None;
     }
-    let (end, moment) = super::compose::moment(c, j)?;
+    let (end, moment) = c.moment(j)?;
     let Moment::Point(point) = moment else {
         return None;
     };
@@ -156,7 +155,7 @@ pub(crate) fn weekdays_from(c: &Cursor, i: usize) -> Found {
             if c.rel(j + 2, Rel::Now) || c.rel(j + 2, Rel::Today) {
                 (j + 3, c.today(), forward)
             } else {
-                let (end, moment) = super::compose::date_at(c, j + 2)?;
+                let (end, moment) = c.date_at(j + 2)?;
                 let Moment::Point(Point::Day(day)) = moment else {
                     return None;
                 };

@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 use super::absolute::{lone_year, named_date, numeric_date, quarter, year_month};
 use super::anchored::{amount_from_start, bounded_amount, start_for_amount, weekdays_from};
 use super::clock::{iso_offset, time};
-use super::cursor::{Cursor, Found};
+use super::cursor::{Cursor, Entries, Found};
 use super::duration::{Count, amount};
 use super::holiday::holiday;
 use super::lexicon::{Lex, Rel};
@@ -17,6 +17,15 @@ use super::recurrence::recurrence;
 use super::relative::{part_of_day_span, relative};
 use super::resolve::{self, shift};
 use super::within::unit_of_period;
+
+/// The rules that read a whole expression, as the cursor carries them for the rules that embed
+/// one (see [`Entries`]).
+pub(crate) const ENTRIES: Entries = Entries {
+    moment,
+    date_at,
+    date_or_time,
+    then_time,
+};
 
 fn longer(best: Found, candidate: Found) -> Found {
     match (best, candidate) {

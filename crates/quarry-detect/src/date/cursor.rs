@@ -20,6 +20,19 @@ pub(crate) struct Num {
 /// A parse found at a start token: its end and value.
 pub(crate) type Found = Option<(usize, Moment)>;
 
+/// The rules that read a whole expression, for the rules that embed one ("3 days after <date>",
+/// "the last Friday of <period>", "every <day> at <time>"). `compose` defines them
+/// (`compose::ENTRIES`) and [`find`](super::find) hands them to the cursor: the grammar is
+/// recursive, and recurses through the cursor ([`Cursor::moment`], …) rather than through its
+/// files.
+#[derive(Clone, Copy)]
+pub(crate) struct Entries {
+    pub moment: fn(&Cursor, usize) -> Found,
+    pub date_at: fn(&Cursor, usize) -> Found,
+    pub date_or_time: fn(&Cursor, usize) -> Found,
+    pub then_time: fn(&Cursor, usize, NaiveDate) -> Found,
+}
+
 pub(crate) struct Cursor<'a> {
     pub text: &'a str,
     pub toks: &'a [Token],
@@ -31,10 +44,17 @@ pub(crate) struct Cursor<'a> {
     pub moment_memo: Cell<Option<(usize, Found)>>,
     /// The last answer of `compose::date_or_time` (a moment's reading and an interval's start).
     pub date_or_time_memo: Cell<Option<(usize, Found)>>,
+    /// The rules that read a whole expression.
+    pub entries: Entries,
 }
 
 impl<'a> Cursor<'a> {
-    pub fn new(text: &'a str, toks: &'a [Token], now: NaiveDateTime) -> Cursor<'a> {
+    pub fn new(
+        text: &'a str,
+        toks: &'a [Token],
+        now: NaiveDateTime,
+        entries: Entries,
+    ) -> Cursor<'a> {
         Cursor {
             text,
             toks,
@@ -42,7 +62,29 @@ impl<'a> Cursor<'a> {
             date_memo: Cell::new(None),
             moment_memo: Cell::new(None),
             date_or_time_memo: Cell::new(None),
+            entries,
         }
+    }
+
+    /// The longest single expression starting at token `i` (`compose::moment`).
+    pub fn moment(&self, i: usize) -> Found {
+        (self.entries.moment)(self, i)
+    }
+
+    /// A date alone at token `i` (`compose::date_at`).
+    pub fn date_at(&self, i: usize) -> Found {
+        (self.entries.date_at)(self, i)
+    }
+
+    /// A date with its time, or a time with its date, at token `i` (`compose::date_or_time`).
+    pub fn date_or_time(&self, i: usize) -> Found {
+        (self.entries.date_or_time)(self, i)
+    }
+
+    /// The day `date` written up to token `end`, with the time written after it
+    /// (`compose::then_time`).
+    pub fn then_time(&self, end: usize, date: NaiveDate) -> Found {
+        (self.entries.then_time)(self, end, date)
     }
 
     /// `parse(i)`, answered from `memo` when it last ran at `i`.

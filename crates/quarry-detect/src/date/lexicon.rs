@@ -367,4 +367,16 @@ mod tests {
         assert_eq!(classify("ноября"), Lex::ForeignMonth(11));
         assert_eq!(classify("elephant"), Lex::Other);
     }
+
+    #[test]
+    fn every_alias_can_start_a_parse() {
+        use super::super::holiday::lexicon::{HOLIDAYS, starts_name};
+        for (alias, ..) in HOLIDAYS {
+            let first = alias.split(' ').next().unwrap_or_default();
+            let known = starts_name(first.as_bytes())
+                || matches!(classify(first), Lex::Month(_) | Lex::Named)
+                || matches!(first, "day" | "night" | "the");
+            assert!(known, "{alias}");
+        }
+    }
 }

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `lexicon` | the words the grammar knows |
 //! | `token` | the tokenizer |
-//! | `cursor` | typed peeks at the token stream |
+//! | `cursor` | typed peeks at the token stream, and the entry rules the grammar recurses through |
 //! | `absolute` | written calendar dates, numeric and with month names |
 //! | `clock` | times of day |
 //! | `duration` | counts and amounts of time |
@@ -66,7 +66,7 @@ pub fn find(text: &str, now: DateTime<FixedOffset>) -> Vec<Detection> {
         } else {
             tokens.len() - AHEAD
         };
-        let c = Cursor::new(text, &tokens, now.naive_local());
+        let c = Cursor::new(text, &tokens, now.naive_local(), compose::ENTRIES);
         let mut i = skip;
         let mut taken = skip;
         while i < parse_until {

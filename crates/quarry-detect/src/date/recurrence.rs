@@ -9,7 +9,6 @@
 use super::clock::time;
 use chrono::Datelike;
 
-use super::compose::{date_at, then_time};
 use super::cursor::{Cursor, Found};
 use super::duration::{amount, unit_dur};
 use super::lexicon::{Lex, Rel, Unit};
@@ -149,7 +148,7 @@ fn anchored(c: &Cursor, j: usize) -> Found {
     // A weekday (plural or not), from its next occurrence after today, with what time follows.
     if let Lex::Weekday(weekday) = c.lex(j) {
         let date = weekday_after(c.today(), weekday, false);
-        let (end, moment) = then_time(c, j + 1, date)?;
+        let (end, moment) = c.then_time(j + 1, date)?;
         let first = match moment {
             Moment::Point(point) => point,
             Moment::Range(Some(start), _) => start,
@@ -169,9 +168,9 @@ fn anchored(c: &Cursor, j: usize) -> Found {
         // A clock time alone: daily.
         _ => return daily_at(c, j),
     };
-    let (end, moment) = date_at(c, j)?;
+    let (end, moment) = c.date_at(j)?;
     let (end, moment) = match moment {
-        Moment::Point(Point::Day(date)) => then_time(c, end, date)?,
+        Moment::Point(Point::Day(date)) => c.then_time(end, date)?,
         other => (end, other),
     };
     let first = match moment {

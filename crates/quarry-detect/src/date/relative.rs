@@ -1,5 +1,7 @@
 //! Expressions that only mean something against the reference time: "today", "next Tuesday",
-//! "last week", "in 3 days", "2 weeks ago", "the next 3 months", "end of the month", "week 10".
+//! "last week", "in 3 days", "2 weeks ago", "the next 3 months", "end of the month", "week 10";
+//! and the span of days a period names ("next month", "the year", "March 2020"), which `within`
+//! and "week 10 of 2024" read after "of"/"in".
 
 use chrono::{Datelike, NaiveDate, NaiveTime};
 
@@ -320,6 +322,40 @@ pub(crate) fn period(today: NaiveDate, unit: Unit, dir: Direction) -> Option<Mom
     }
 }
 
+/// The span of days named at `j` ("the" allowed): any expression of whole days, or a bare
+/// unit for the current one ("the month", "the year").
+pub(crate) fn period_at(c: &Cursor, j: usize) -> Option<(usize, NaiveDate, NaiveDate)> {
+    let j = if c.rel(j, Rel::The) && c.joined(j + 1) {
+        j + 1
+    } else {
+        j
+    };
+    if let Some(unit @ (Unit::Week | Unit::Month | Unit::Quarter | Unit::Year)) = c.unit(j)
+        && !c.word(j).ends_with('s')
+    {
+        let Moment::Range(Some(Point::Day(first)), Some(Point::Day(last))) =
+            period(c.today(), unit, Direction::This)?
+        else {
+            return None;
+        };
+        return Some((j + 1, first, last));
+    }
+    // A year in digits after "of" is a year whatever follows it ("the last Friday of 2010 then").
+    if let Some((end, year)) = super::absolute::lone_year(c, j) {
+        return Some((
+            end,
+            NaiveDate::from_ymd_opt(year, 1, 1)?,
+            NaiveDate::from_ymd_opt(year, 12, 31)?,
+        ));
+    }
+    match c.moment(j)? {
+        (end, Moment::Range(Some(Point::Day(first)), Some(Point::Day(last)))) if last > first => {
+            Some((end, first, last))
+        }
+        _ => None,
+    }
+}
+
 /// "next 3 days" (from tomorrow), "last 3 months" (up to yesterday), "following 2 quarters"
 /// (whole quarters), "next 5 minutes" (from now).
 fn rolling(c: &Cursor, today: NaiveDate, dir: Direction, dur: Dur, unit: Unit) -> Option<Moment> {
@@ -629,7 +665,7 @@ fn week_number(c: &Cursor, i: usize) -> Option<(usize, Moment)> {
     if (c.rel(end, Rel::Of) || c.rel(end, Rel::In))
         && c.joined(end)
         && c.joined(end + 1)
-        && let Some((after, first, last)) = super::within::period_at(c, end + 1)
+        && let Some((after, first, last)) = period_at(c, end + 1)
         && (first.ordinal(), last.month(), last.day(), last.year()) == (1, 12, 31, first.year())
     {
         year = first.year();
@@ -690,7 +726,7 @@ fn half_of_part_of_day(c: &Cursor, j: usize, edge: Rel) -> Option<(usize, Moment
             (j + 1, part_of_day_span(c.today(), part)?)
         }
         _ => {
-            let (end, moment) = super::compose::moment(c, j)?;
+            let (end, moment) = c.moment(j)?;
             (end, moment)
         }
     };

@@ -171,8 +171,21 @@ pub(crate) fn minutes(c: &Cursor, i: usize) -> Option<(usize, u32)> {
 mod tests {
     use chrono::NaiveDate;
 
+    use super::super::cursor::{Entries, Found};
     use super::super::token::tokenize;
     use super::*;
+
+    /// The numbers in words read no whole expression: entry rules that find nothing.
+    const NO_ENTRIES: Entries = Entries {
+        moment: nothing,
+        date_at: nothing,
+        date_or_time: nothing,
+        then_time: |_, _, _| None,
+    };
+
+    fn nothing(_: &Cursor, _: usize) -> Found {
+        None
+    }
 
     fn with<T>(text: &str, f: impl Fn(&Cursor) -> T) -> T {
         let mut toks = Vec::new();
@@ -180,7 +193,7 @@ mod tests {
         let now = NaiveDate::from_ymd_opt(2020, 1, 1)
             .and_then(|d| d.and_hms_opt(0, 0, 0))
             .expect("valid");
-        f(&Cursor::new(text, &toks, now))
+        f(&Cursor::new(text, &toks, now, NO_ENTRIES))
     }
 
     #[test]

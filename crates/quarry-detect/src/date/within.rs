@@ -18,11 +18,10 @@
 
 use chrono::{Datelike, Duration, Months, NaiveDate};
 
-use super::compose::moment;
 use super::cursor::{Cursor, Found};
 use super::lexicon::{Lex, Rel, Unit};
 use super::model::{Moment, Point};
-use super::relative::{Direction, period};
+use super::relative::{period, period_at};
 use super::resolve::{self, week_start, weekday_after, weekday_before};
 
 /// Which one of the units: the nth (1-based) or the last.
@@ -154,40 +153,6 @@ pub(crate) fn pick_at(c: &Cursor, i: usize) -> Option<Pick> {
     }
 }
 
-/// The span of days named at `j` ("the" allowed): any expression of whole days, or a bare
-/// unit for the current one ("the month", "the year").
-pub(crate) fn period_at(c: &Cursor, j: usize) -> Option<(usize, NaiveDate, NaiveDate)> {
-    let j = if c.rel(j, Rel::The) && c.joined(j + 1) {
-        j + 1
-    } else {
-        j
-    };
-    if let Some(unit @ (Unit::Week | Unit::Month | Unit::Quarter | Unit::Year)) = c.unit(j)
-        && !c.word(j).ends_with('s')
-    {
-        let Moment::Range(Some(Point::Day(first)), Some(Point::Day(last))) =
-            period(c.today(), unit, Direction::This)?
-        else {
-            return None;
-        };
-        return Some((j + 1, first, last));
-    }
-    // A year in digits after "of" is a year whatever follows it ("the last Friday of 2010 then").
-    if let Some((end, year)) = super::absolute::lone_year(c, j) {
-        return Some((
-            end,
-            NaiveDate::from_ymd_opt(year, 1, 1)?,
-            NaiveDate::from_ymd_opt(year, 12, 31)?,
-        ));
-    }
-    match moment(c, j)? {
-        (end, Moment::Range(Some(Point::Day(first)), Some(Point::Day(last)))) if last > first => {
-            Some((end, first, last))
-        }
-        _ => None,
-    }
-}
-
 /// The picked piece inside `first..=last`; `None` when the period holds fewer.
 fn pick_in(piece: Piece, pick: Pick, first: NaiveDate, last: NaiveDate) -> Option<Moment> {
     let nth = |n: i64, step: i64, start: NaiveDate| start + Duration::days(step * (n - 1));
@@ -305,10 +270,10 @@ fn span_around(c: &Cursor, i: usize) -> Found {
         }
         // "the month of June": the month itself.
         if unit == Unit::Month && of {
-            let (end, moment) = moment(c, j)?;
+            let (end, moment) = c.moment(j)?;
             return matches!(moment, Moment::Range(..)).then_some((end, moment));
         }
-        let (end, moment) = super::compose::date_at(c, j)?;
+        let (end, moment) = c.date_at(j)?;
         let Moment::Point(Point::Day(day)) = moment else {
             return None;
         };

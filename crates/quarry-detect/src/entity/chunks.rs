@@ -7,7 +7,8 @@
 
 use std::ops::Range;
 
-use super::gazetteer::{self, BIG_CITY, COMMON, COUNTRY, FIRST_NAME, ORGANIZATION, REGION};
+use super::data::gazetteer;
+use super::gazetteer::{BIG_CITY, COMMON, COUNTRY, FIRST_NAME, ORGANIZATION, REGION};
 use super::rules::{
     HONORIFICS, LOCATION_HEADS, LOCATION_LEADS, NAME_PARTICLES, NOT_NAME_STARTS, NOT_NAMES,
     ORG_HEADS, ORG_LEADS, PERSON_TITLES,
@@ -77,7 +78,7 @@ pub(crate) fn candidates(text: &str, tokens: &[Token<'_>]) -> Vec<Range<usize>> 
 /// For each token index that starts a multi-word gazetteer phrase, the token index after it
 /// (leftmost-longest, not overlapping).
 fn phrase_ends(text: &str, tokens: &[Token<'_>]) -> Vec<Option<usize>> {
-    let gaz = gazetteer::gazetteer();
+    let gaz = gazetteer();
     let mut ends = vec![None; tokens.len()];
     let mut t = 0;
     while t < tokens.len() {
@@ -93,7 +94,7 @@ fn phrase_ends(text: &str, tokens: &[Token<'_>]) -> Vec<Option<usize>> {
 }
 
 fn can_start(token: &Token<'_>) -> bool {
-    let gaz = gazetteer::gazetteer();
+    let gaz = gazetteer();
     match token.shape {
         Shape::Capitalised | Shape::Upper | Shape::Initial => {
             !NOT_NAMES.contains(&token.text) && !NOT_NAME_STARTS.contains(&token.text)
@@ -209,7 +210,7 @@ fn joins(left: &[Token<'_>], connector: &Token<'_>, right: &Token<'_>) -> bool {
     let last = left[left.len() - 1].text;
     match connector.text {
         // `Procter & Gamble`, but not `Karl Langdon & Harvey Deegan`.
-        "&" => !(left.len() > 1 && gazetteer::gazetteer().is(left[0].text, FIRST_NAME)),
+        "&" => !(left.len() > 1 && gazetteer().is(left[0].text, FIRST_NAME)),
         // `University of X`, `Bank of X`, `Isle of X`, `X University of Y`.
         // Not into a second organization: `Super League for FC Basel`.
         "of" | "for" => {
@@ -267,7 +268,7 @@ fn skip_sentence_initial_word(
     if !first.sentence_start || first.shape == Shape::Upper || starts_phrase {
         return start;
     }
-    let gaz = gazetteer::gazetteer();
+    let gaz = gazetteer();
     let flags = gaz.flags(first.text);
     if flags & COMMON == 0 {
         return start;

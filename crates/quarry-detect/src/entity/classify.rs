@@ -7,10 +7,11 @@ use std::ops::Range;
 use quarry_core::MatchKind;
 
 use super::chunks::{is_call_sign, is_numbered, is_plural_name, is_title};
+use super::data::gazetteer;
 use super::frames::frame_kind;
 use super::gazetteer::{
-    self, BIG_CITY, COMMON, COMMON_FIRST_NAME, COUNTRY, FIRST_NAME, Flags, ORGANIZATION, PLACE,
-    REGION, SURNAME,
+    BIG_CITY, COMMON, COMMON_FIRST_NAME, COUNTRY, FIRST_NAME, Flags, ORGANIZATION, PLACE, REGION,
+    SURNAME,
 };
 use super::rules::{
     DEFINITION_VERBS, LOCATION_CUES, LOCATION_HEADS, LOCATION_LEADS, LOCATION_PREFIXES,
@@ -37,7 +38,7 @@ pub(crate) struct Classified {
 pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) -> Classified {
     let context = Context::new(tokens, &chunk);
     let end = chunk.end;
-    let gaz = gazetteer::gazetteer();
+    let gaz = gazetteer();
     let strong = |tokens: Range<usize>, kind| Classified {
         tokens,
         kind: Some((kind, Confidence::Strong)),
@@ -188,7 +189,7 @@ pub(crate) fn classify(text: &str, tokens: &[Token<'_>], chunk: Range<usize>) ->
 }
 
 fn classify_multi_word(core: &[Token<'_>], range: Range<usize>, context: &Context) -> Classified {
-    let gaz = gazetteer::gazetteer();
+    let gaz = gazetteer();
     let flags: Vec<Flags> = core.iter().map(|t| gaz.flags(t.text)).collect();
     let last = core.len() - 1;
     let has_suffix = NAME_SUFFIXES.contains(&core[last].text);
@@ -241,7 +242,7 @@ fn lead_before_of(core: &[Token<'_>], leads: &[&str]) -> bool {
 
 /// `Montreal Victorias`, `Oakland Athletics`: a place followed by a plural nickname.
 fn is_team(core: &[Token<'_>]) -> bool {
-    let gaz = gazetteer::gazetteer();
+    let gaz = gazetteer();
     core.len() <= 4
         && gaz.is(core[0].text, PLACE)
         && !gaz.is(core[0].text, FIRST_NAME)
@@ -252,7 +253,7 @@ fn is_team(core: &[Token<'_>]) -> bool {
 
 /// An ordinary English word, including hyphenated compounds of them (`All-State`).
 fn is_common(token: &Token<'_>) -> bool {
-    let gaz = gazetteer::gazetteer();
+    let gaz = gazetteer();
     gaz.is(token.text, COMMON)
         || token.text.contains('-') && token.text.split('-').all(|part| gaz.is(part, COMMON))
 }
@@ -295,7 +296,7 @@ impl Context {
         let previous = chunk.start.checked_sub(1).map(|i| &tokens[i]);
         let previous_word = previous.map_or("", |t| t.text);
         let is_one_of = |list: &[&str]| list.iter().any(|w| w.eq_ignore_ascii_case(previous_word));
-        let gaz = gazetteer::gazetteer();
+        let gaz = gazetteer();
         let before_place = tokens.get(chunk.end).is_some_and(|t| t.text == ",")
             && tokens
                 .get(chunk.end + 1)
@@ -382,7 +383,7 @@ pub(crate) fn is_demonym(word: &str) -> bool {
 /// place code such as `USA`, a Roman numeral, or the abbreviation of a thing (`EP`, `VIP`).
 fn is_acronym(token: &Token<'_>) -> bool {
     let letters = token.text.chars().filter(|c| c.is_alphabetic()).count();
-    let gaz = gazetteer::gazetteer();
+    let gaz = gazetteer();
     let word = token.text.trim_end_matches(|c: char| c.is_ascii_digit());
     token.shape == Shape::Upper
         && (2..=6).contains(&letters)

@@ -7,6 +7,7 @@
 //!
 //! Installed bytes are checked whole before use ([`decode`]), so no lookup can read out of bounds
 //! or probe forever whatever the bytes are. This module reads no file: the host hands it bytes.
+//! Lookups reach the table in use through [`gazetteer`].
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -51,6 +52,12 @@ pub fn load(bytes: Vec<u8>) -> Result<(), EntityDataError> {
 /// Whether `entity` and `name` have their table: compiled in, or installed with [`load`].
 pub fn is_loaded() -> bool {
     cfg!(feature = "embedded-entity-data") || TABLE.get().is_some()
+}
+
+/// The table in use: the compiled-in one, the one a host installed, or an empty one (every word
+/// unknown) when this build embeds none and nothing was installed yet.
+pub(crate) fn gazetteer() -> &'static Gazetteer {
+    table()
 }
 
 /// The table lookups read.
@@ -153,6 +160,9 @@ fn decode(data: Cow<'static, [u8]>, check: Check) -> Result<Gazetteer, EntityDat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entity::gazetteer::{
+        BIG_CITY, COMMON, COUNTRY, FIRST_NAME, ORGANIZATION, REGION, SURNAME,
+    };
 
     /// A small valid table holding `words`, each with flags 1, laid out as build.rs does.
     fn table_bytes(words: &[&str]) -> Vec<u8> {
@@ -244,5 +254,42 @@ mod tests {
         assert_ne!(table.flags("Sarah"), 0);
         assert!(is_loaded());
         assert_eq!(load(EMBEDDED.to_vec()), Err(EntityDataError::AlreadyLoaded));
+    }
+
+    #[test]
+    fn knows_names_places_and_common_words() {
+        let g = gazetteer();
+        assert!(g.is("Sarah", FIRST_NAME));
+        assert!(g.is("Johnson", SURNAME));
+        assert!(g.is("France", COUNTRY));
+        assert!(g.is("Texas", REGION));
+        assert!(g.is("London", BIG_CITY));
+        assert!(g.is("Google", ORGANIZATION));
+        assert!(g.is("The", COMMON) && g.is("the", COMMON));
+        assert_eq!(g.flags("Xyzzyq"), 0);
+    }
+
+    #[test]
+    fn finds_multi_word_phrases_on_token_boundaries() {
+        let g = gazetteer();
+        let text = "From Rio de Janeiro to New Yorkshire.";
+        let tokens = super::super::tokens::tokenize(text);
+        let found: Vec<&str> = (0..tokens.len())
+            .filter_map(|t| g.phrase_at(text, &tokens, t))
+            .map(|r| &text[tokens[r.start].range.start..tokens[r.end - 1].range.end])
+            .collect();
+        assert_eq!(found, ["Rio de Janeiro"]);
+    }
+
+    #[test]
+    fn every_listed_word_is_found_and_unknown_words_are_not() {
+        let g = gazetteer();
+        for (word, flag) in [("Zyxwvut", 0), ("", 0), ("sarah", 0)] {
+            assert_eq!(g.flags(word), flag, "{word}");
+        }
+        let surnames = include_str!("../../data/surnames.txt").lines();
+        for line in surnames.filter(|l| !l.starts_with('#')).take(2000) {
+            assert!(g.is(line.trim_end(), SURNAME), "{line}");
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The word lists (see `data/README.md` for sources and licences) as one case-sensitive lookup
 //! table of names, laid out by `build/gazetteer.rs` at build time and probed in place: the first
 //! entity call of a process builds nothing. Where the table's bytes come from (compiled in, or
-//! installed at run time by a host that loads them separately) is [`super::data`]'s business.
+//! installed at run time by a host that loads them separately) is [`super::data`]'s business,
+//! and so is the accessor lookups reach the table in use through (`data::gazetteer`).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -44,12 +45,6 @@ pub(crate) struct Gazetteer {
     pub(super) longest_phrase_tokens: usize,
     /// The most bytes a multi-word phrase has.
     pub(super) longest_phrase_bytes: usize,
-}
-
-/// The table in use: the compiled-in one, the one a host installed, or an empty one (every word
-/// unknown) when this build embeds none and nothing was installed yet.
-pub(crate) fn gazetteer() -> &'static Gazetteer {
-    super::data::table()
 }
 
 impl Gazetteer {
@@ -114,46 +109,4 @@ pub(super) fn read_u32(bytes: &[u8], at: usize) -> u32 {
 
 pub(super) fn read_u16(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([bytes[at], bytes[at + 1]])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn knows_names_places_and_common_words() {
-        let g = gazetteer();
-        assert!(g.is("Sarah", FIRST_NAME));
-        assert!(g.is("Johnson", SURNAME));
-        assert!(g.is("France", COUNTRY));
-        assert!(g.is("Texas", REGION));
-        assert!(g.is("London", BIG_CITY));
-        assert!(g.is("Google", ORGANIZATION));
-        assert!(g.is("The", COMMON) && g.is("the", COMMON));
-        assert_eq!(g.flags("Xyzzyq"), 0);
-    }
-
-    #[test]
-    fn finds_multi_word_phrases_on_token_boundaries() {
-        let g = gazetteer();
-        let text = "From Rio de Janeiro to New Yorkshire.";
-        let tokens = super::super::tokens::tokenize(text);
-        let found: Vec<&str> = (0..tokens.len())
-            .filter_map(|t| g.phrase_at(text, &tokens, t))
-            .map(|r| &text[tokens[r.start].range.start..tokens[r.end - 1].range.end])
-            .collect();
-        assert_eq!(found, ["Rio de Janeiro"]);
-    }
-
-    #[test]
-    fn every_listed_word_is_found_and_unknown_words_are_not() {
-        let g = gazetteer();
-        for (word, flag) in [("Zyxwvut", 0), ("", 0), ("sarah", 0)] {
-            assert_eq!(g.flags(word), flag, "{word}");
-        }
-        let surnames = include_str!("../../data/surnames.txt").lines();
-        for line in surnames.filter(|l| !l.starts_with('#')).take(2000) {
-            assert!(g.is(line.trim_end(), SURNAME), "{line}");
-        }
-    }
 }

@@ -4,9 +4,10 @@
 
 use quarry_core::MatchKind;
 
+use super::data::gazetteer;
 use super::find;
 use super::frames::{AFTER, BEFORE};
-use super::gazetteer::{self, BIG_CITY, CITY, COUNTRY, FIRST_NAME, ORGANIZATION, SURNAME};
+use super::gazetteer::{BIG_CITY, CITY, COUNTRY, FIRST_NAME, ORGANIZATION, SURNAME};
 use super::rules::{
     NOT_ORG_ACRONYMS, ORG_CUE_NOUNS, PERSON_TITLES, PERSON_VERBS_AFTER, PLACE_NOUNS, TEAM_CUES,
 };
@@ -39,7 +40,7 @@ impl Rng {
             for _ in 0..2 + self.below(2) {
                 word.push_str(self.pick(SYLLABLES));
             }
-            if gazetteer::gazetteer().flags(&word) == 0 {
+            if gazetteer().flags(&word) == 0 {
                 return word;
             }
         }
@@ -51,7 +52,7 @@ fn listed(data: &'static str, flags: u16) -> Vec<&'static str> {
     data.lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| l.split('\t').next().unwrap_or(l))
-        .filter(|w| !w.contains(' ') && gazetteer::gazetteer().flags(w) & flags == flags)
+        .filter(|w| !w.contains(' ') && gazetteer().flags(w) & flags == flags)
         .take(400)
         .collect()
 }
@@ -141,7 +142,7 @@ fn generated_teams_named_after_cities_are_organizations_in_sports_context() {
     let mut checked = 0;
     for _ in 0..CASES {
         let city = rng.pick(&cities);
-        if gazetteer::gazetteer().is(city, COUNTRY | FIRST_NAME) {
+        if gazetteer().is(city, COUNTRY | FIRST_NAME) {
             continue;
         }
         let cue = TEAM_CUES[rng.below(TEAM_CUES.len())].join(" ");
@@ -318,7 +319,7 @@ fn generated_lists_share_the_kind_of_their_known_members() {
             "{context} {}, {}{last}{} that year.",
             members[0], members[1], members[2]
         );
-        if gazetteer::gazetteer().is(&members[0], FIRST_NAME) {
+        if gazetteer().is(&members[0], FIRST_NAME) {
             continue; // a listed first name reads as a person, as it should
         }
         assert_has(&text, &name, kind);

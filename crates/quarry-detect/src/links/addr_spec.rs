@@ -13,7 +13,9 @@
 
 use std::ops::Range;
 
-use super::{LinkOptions, ends_link, parse_ipv4};
+use super::chars::ends_link;
+use super::options::LinkOptions;
+use crate::ip::parse_ipv4;
 
 const MAX_LOCAL_BYTES: usize = 64;
 const MAX_DOMAIN_BYTES: usize = 255;

@@ -11,13 +11,10 @@ use std::sync::LazyLock;
 use phonenumber::country::Id;
 use regex::Regex;
 
+use super::chars::{DIGIT_CLASS, digit_value, extension_pattern, is_digit, is_plus};
 use super::{leniency, shape};
 use crate::Detection;
 use quarry_core::MatchKind;
-
-/// Decimal digits the finder reads: ASCII, fullwidth, Arabic-Indic and Devanagari.
-pub(super) const DIGIT_CLASS: &str =
-    r"0-9\x{FF10}-\x{FF19}\x{0660}-\x{0669}\x{06F0}-\x{06F9}\x{0966}-\x{096F}";
 
 /// Punctuation allowed between digit groups (libphonenumber's VALID_PUNCTUATION): dashes, dots,
 /// slashes, spaces, brackets, tildes and `x` (as in `(0xx)` carrier placeholders).
@@ -25,16 +22,6 @@ const PUNCTUATION_CLASS: &str = r"\-x\x{2010}-\x{2015}\x{2212}\x{30FC}\x{FF0D}-\
 
 /// Characters that may open a number: brackets and plus signs.
 const LEAD_CLASS: &str = r"(\[\x{FF08}\x{FF3B}+\x{FF0B}";
-
-/// An extension after the number: `ext. 12`, `extension 12`, `x12`, `#12`, `int.12`, `~12`.
-pub(super) fn extension_pattern() -> String {
-    let digit = DIGIT_CLASS;
-    let space = r"[ \x{A0}\t,]*";
-    let gap = r"[:.\x{FF0E}]?[ \x{A0}\t,-]*";
-    format!(
-        r"(?:{space}(?:e?xt(?:ensi(?:o\x{{301}}?|ó))?n?|ｅ?ｘｔｎ?|доб|anexo){gap}(?P<labelled>[{digit}]{{1,20}})#?|{space}(?:[xｘ#＃~～]|int|ｉｎｔ){gap}(?P<marked>[{digit}]{{1,9}})#?|[- ]+(?P<hashed>[{digit}]{{1,6}})#)"
-    )
-}
 
 static CANDIDATE: LazyLock<Regex> = LazyLock::new(|| {
     let (digit, punctuation, lead) = (DIGIT_CLASS, PUNCTUATION_CLASS, LEAD_CLASS);
@@ -280,10 +267,6 @@ fn is_close_bracket(c: char) -> bool {
     matches!(c, ')' | ']' | '）' | '］')
 }
 
-pub(super) fn is_plus(c: char) -> bool {
-    matches!(c, '+' | '＋')
-}
-
 fn is_lead(c: char) -> bool {
     is_open_bracket(c) || is_plus(c)
 }
@@ -312,21 +295,4 @@ fn is_currency(c: char) -> bool {
 /// because those scripts write numbers right against words ("415-666-7777是我的电话号码").
 fn is_latin_letter(c: char) -> bool {
     c.is_alphabetic() && ((c as u32) < 0x0250 || ('\u{1E00}'..='\u{1EFF}').contains(&c))
-}
-
-pub(super) fn is_digit(c: char) -> bool {
-    digit_value(c).is_some()
-}
-
-/// The value of a decimal digit in any script the finder reads.
-pub(super) fn digit_value(c: char) -> Option<u32> {
-    let zero = match c {
-        '0'..='9' => '0',
-        '\u{FF10}'..='\u{FF19}' => '\u{FF10}',
-        '\u{0660}'..='\u{0669}' => '\u{0660}',
-        '\u{06F0}'..='\u{06F9}' => '\u{06F0}',
-        '\u{0966}'..='\u{096F}' => '\u{0966}',
-        _ => return None,
-    };
-    Some(c as u32 - zero as u32)
 }

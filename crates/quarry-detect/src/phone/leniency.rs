@@ -22,7 +22,7 @@ use phonenumber::metadata::Database;
 use phonenumber::{Metadata, PhoneNumber};
 use regex::Regex;
 
-use super::candidate::{digit_value, extension_pattern, is_plus};
+use super::chars::{digit_value, extension_pattern, is_plus};
 use super::metadata;
 
 /// The extension at the end of a candidate (anchored, as libphonenumber's parser does).

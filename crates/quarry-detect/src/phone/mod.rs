@@ -15,6 +15,7 @@
 //! `415-666-7777`.
 
 mod candidate;
+mod chars;
 mod leniency;
 mod metadata;
 mod shape;

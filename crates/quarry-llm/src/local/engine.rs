@@ -18,11 +18,11 @@ use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::Lexicon;
 use super::batch::SequenceStep;
 use super::cache::{PrefixCache, Reuse, SequenceCache, common_prefix};
 use super::generate::{DecodeStats, Decoding, Progress};
 use super::model::Model;
+use super::vocab::Lexicon;
 use crate::LlmError;
 use crate::types::ChatResponse;
 

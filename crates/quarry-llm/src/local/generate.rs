@@ -7,12 +7,13 @@
 use std::time::Instant;
 
 use candle_transformers::generation::{LogitsProcessor, Sampling};
-use llguidance::Matcher;
 use llguidance::toktrie::TokenId;
+use llguidance::{Matcher, ParserFactory};
 
 use super::grammar::{ReplyKind, reply_grammar};
 use super::steer::{Steering, closing_reserve};
-use super::{Lexicon, LocalModel};
+use super::template::ChatTemplate;
+use super::vocab::Lexicon;
 use crate::LlmError;
 use crate::types::{ChatRequest, ChatResponse, PromptTokensDetails, ToolCall, Usage};
 
@@ -111,10 +112,14 @@ pub enum Progress {
 }
 
 impl Decoding {
-    /// The reply to `request`: its prompt through the chat template, checked against the
-    /// context window, and its grammar compiled. `started` is when the request arrived.
+    /// The reply to `request`: its prompt through the model's chat `template` and `lexicon`,
+    /// checked against the context `window`, and its grammar compiled by the model's `factory`.
+    /// `started` is when the request arrived.
     pub fn prepare(
-        local: &LocalModel,
+        template: &ChatTemplate,
+        lexicon: &Lexicon,
+        factory: &ParserFactory,
+        window: usize,
         request: &ChatRequest,
         started: Instant,
     ) -> Result<Decoding, LlmError> {
@@ -124,13 +129,12 @@ impl Decoding {
             .get("ignore_eos")
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false);
-        let prompt = local.template.render(request)?;
-        let prompt = local.lexicon.vocab.encode(&prompt)?;
-        let window = local.context_length;
+        let prompt = template.render(request)?;
+        let prompt = lexicon.vocab.encode(&prompt)?;
         if prompt.len() >= window {
             return Err(LlmError::ContextOverflow {
                 provider: "local".to_owned(),
-                url: local.path.display().to_string(),
+                url: lexicon.path.display().to_string(),
                 status: 400,
                 body: format!(
                     "the prompt has {} tokens and the model's context window {window}",
@@ -145,9 +149,11 @@ impl Decoding {
         let plan = reply_grammar(request)?;
         let matcher = match plan.grammar {
             Some(grammar) => {
-                let matcher = Matcher::new(local.factory.create_parser(grammar));
+                let matcher = Matcher::new(factory.create_parser(grammar));
                 if let Some(error) = matcher.get_error() {
-                    return Err(local.failure(&format!("the reply's grammar is refused: {error}")));
+                    return Err(
+                        lexicon.failure(&format!("the reply's grammar is refused: {error}"))
+                    );
                 }
                 Some(matcher)
             }

@@ -61,30 +61,11 @@ const INITIAL_LEXER_FUEL: u64 = 50_000_000;
 /// Prompt tokens read in one forward pass, over all replies.
 const PROMPT_CHUNK: usize = 512;
 
-/// What decoding needs of the vocabulary on the engine's thread.
-pub(crate) struct Lexicon {
-    path: PathBuf,
-    vocab: vocab::Vocab,
-    /// The first byte of each token's text (0 for none), for steering ([`steer`]).
-    first_bytes: Vec<u8>,
-}
-
-impl Lexicon {
-    fn failure(&self, reason: &str) -> LlmError {
-        LlmError::BadReply {
-            provider: "local".to_owned(),
-            url: self.path.display().to_string(),
-            reason: reason.to_owned(),
-        }
-    }
-}
-
 /// A loaded GGUF model: its vocabulary, chat template, mask factory, and the engine that owns
 /// its weights.
 pub struct LocalModel {
-    path: PathBuf,
     name: String,
-    lexicon: Arc<Lexicon>,
+    lexicon: Arc<vocab::Lexicon>,
     template: template::ChatTemplate,
     factory: ParserFactory,
     engine: engine::Engine,
@@ -140,7 +121,7 @@ impl LocalModel {
         let first_bytes = (0..trie.vocab_size() as u32)
             .map(|token| trie.token(token).first().copied().unwrap_or(0))
             .collect();
-        let lexicon = Arc::new(Lexicon {
+        let lexicon = Arc::new(vocab::Lexicon {
             path: path.to_owned(),
             vocab,
             first_bytes,
@@ -148,7 +129,6 @@ impl LocalModel {
         let engine_settings = engine_settings(settings);
         let engine = engine::Engine::start(model, lexicon.clone(), engine_settings)?;
         Ok(LocalModel {
-            path: path.to_owned(),
             name,
             lexicon,
             template,
@@ -260,7 +240,14 @@ impl LocalClient {
         let model = self.model.clone();
         let request = request.clone();
         let decoding = tokio::task::spawn_blocking(move || {
-            generate::Decoding::prepare(&model, &request, started)
+            generate::Decoding::prepare(
+                &model.template,
+                &model.lexicon,
+                &model.factory,
+                model.context_length,
+                &request,
+                started,
+            )
         })
         .await
         .map_err(|error| self.model.failure(&format!("the decoder stopped: {error}")))??;

@@ -1,6 +1,7 @@
 //! A GGUF model's vocabulary, read from its own metadata (`tokenizer.ggml.*`): the tokenizer that
 //! turns prompts into token ids and back, each token's bytes for llguidance's token masks, and the
-//! tokens that end a turn.
+//! tokens that end a turn; and the [`Lexicon`]: what decoding needs of it on the engine's
+//! thread.
 //!
 //! Two vocabulary kinds are read: byte-level BPE (`tokenizer.ggml.model = gpt2`: SmolLM, Llama 3,
 //! Qwen), built by candle's `TokenizerFromGguf`, and SentencePiece (`llama`: Llama 2, Gemma),
@@ -9,6 +10,7 @@
 //! SentencePiece's BPE models and llama.cpp's tokenizer do. (Read as a unigram model, the same
 //! scores split words into about twice as many tokens.)
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use candle_core::quantized::gguf_file::{Content, Value};
@@ -389,6 +391,24 @@ fn number_array(value: &Value) -> Result<Vec<u32>, LlmError> {
                 .map_err(invalid)
         })
         .collect()
+}
+
+/// What decoding needs of the vocabulary on the engine's thread.
+pub(crate) struct Lexicon {
+    pub(super) path: PathBuf,
+    pub(super) vocab: Vocab,
+    /// The first byte of each token's text (0 for none), for steering ([`steer`](super::steer)).
+    pub(super) first_bytes: Vec<u8>,
+}
+
+impl Lexicon {
+    pub(super) fn failure(&self, reason: &str) -> LlmError {
+        LlmError::BadReply {
+            provider: "local".to_owned(),
+            url: self.path.display().to_string(),
+            reason: reason.to_owned(),
+        }
+    }
 }
 
 #[cfg(test)]

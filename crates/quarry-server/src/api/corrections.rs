@@ -10,9 +10,9 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::api::entities::not_found;
-use crate::api::workflows::pipeline_error;
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
+use crate::error::pipeline_error;
 use crate::json::JsonBody;
 
 /// Adding and removing corrections needs this scope.

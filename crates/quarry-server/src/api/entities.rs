@@ -148,7 +148,7 @@ pub async fn create(
         max_attempts,
     )
     .await
-    .map_err(crate::api::workflows::pipeline_error)?;
+    .map_err(crate::error::pipeline_error)?;
     if run.is_some() {
         // Its type says extract_on_create: a run was queued with it.
         state.wake_task_worker();

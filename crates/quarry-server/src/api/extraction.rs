@@ -16,9 +16,10 @@ use serde_json::Value;
 
 use crate::AppState;
 use crate::api::entities::entity_in_project;
-use crate::api::workflows::{pipeline, pipeline_error};
+use crate::api::workflows::pipeline;
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
+use crate::error::pipeline_error;
 use crate::json::JsonBody;
 
 /// `GET /v1/extraction/{entity_id}`: the latest non-superseded result per field.

@@ -31,9 +31,10 @@ use serde_json::{Map, Value, json};
 
 use crate::AppState;
 use crate::api::entities::not_found;
-use crate::api::workflows::{pipeline, pipeline_error};
+use crate::api::workflows::pipeline;
 use crate::auth::{Caller, store};
 use crate::error::ApiError;
+use crate::error::pipeline_error;
 use crate::json::JsonBody;
 
 pub const DEFAULT_PAGE: usize = 50;

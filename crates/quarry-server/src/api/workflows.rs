@@ -10,7 +10,7 @@ use quarry_core::model::{
     AttemptRecord, ExtractionResult, ExtractionRun, FieldTask, NodeState, RunInstructions,
     TaskView, shown_state, waiting_on,
 };
-use quarry_pipeline::{Pipeline, PipelineError};
+use quarry_pipeline::Pipeline;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::AppState;
 use crate::api::entities::entity_in_project;
 use crate::auth::{Caller, store};
-use crate::error::ApiError;
+use crate::error::{ApiError, pipeline_error};
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct RunRequest {
@@ -351,12 +351,4 @@ pub fn pipeline(state: &AppState) -> Result<Arc<Pipeline>, ApiError> {
         ApiError::new(ErrorCode::PipelineNotConfigured, "this server cannot run extractions; start it with quarry serve --db PATH --model provider:model",
         )
     })
-}
-
-/// The API's answer for a pipeline failure.
-pub fn pipeline_error(error: PipelineError) -> ApiError {
-    match error {
-        PipelineError::Store(store_error) => store_error.into(),
-        other => ApiError::new(other.code(), other.to_string()),
-    }
 }

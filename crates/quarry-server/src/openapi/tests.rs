@@ -5,7 +5,7 @@ use axum::http::{Method, Request, StatusCode};
 use serde_json::Value;
 use tower::ServiceExt;
 
-use super::openapi_document;
+use crate::routes::openapi_document;
 use crate::{ServerConfig, router};
 
 /// Every (method, path) the document names.
