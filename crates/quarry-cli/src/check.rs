@@ -9,7 +9,7 @@ use quarry_core::json::to_spaced_string;
 use quarry_detect::skill;
 
 use crate::args::CheckArgs;
-use crate::extract::read_text;
+use crate::document_file::read_text;
 use crate::failure::Failure;
 
 pub fn run(args: CheckArgs) -> Result<ExitCode, Failure> {

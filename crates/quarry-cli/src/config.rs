@@ -190,6 +190,12 @@ fn parse(text: &str) -> Result<Config, String> {
     })
 }
 
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

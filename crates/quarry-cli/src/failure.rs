@@ -7,6 +7,7 @@ use std::any::Any;
 use std::io;
 use std::process::ExitCode;
 
+use quarry_agent::EngineError;
 use quarry_core::store::StoreError;
 use quarry_core::{ErrorCode, SkillError};
 
@@ -96,4 +97,9 @@ impl From<io::Error> for Failure {
     fn from(error: io::Error) -> Self {
         Failure::Other(error.into())
     }
+}
+
+/// The code an extraction's failure is reported with.
+pub fn engine_code(error: &EngineError) -> ErrorCode {
+    error.error_code()
 }

@@ -14,7 +14,7 @@ use quarry_graph::{
 };
 
 use crate::args::{EpisodeCommand, GraphArgs, GraphCommand, ModelArgs, QueueArgs};
-use crate::extract::read_file;
+use crate::document_file::read_file;
 use crate::failure::{Failure, storage};
 use crate::model::model_failure;
 use crate::owner::worker_owner;

@@ -12,7 +12,7 @@ use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::{self, SkillDefaults, SkillInput};
 use serde_json::json;
 
-use crate::extract::decode_utf8;
+use crate::document_file::decode_utf8;
 use crate::failure::Failure;
 
 pub fn run(defaults: &SkillDefaults) -> Result<ExitCode, Failure> {

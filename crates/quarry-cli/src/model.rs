@@ -18,9 +18,11 @@ use quarry_llm::{
     parse_header,
 };
 
+use crate::args::ExtractArgs;
 use crate::args::{AgentArgs, ModelArgs};
-use crate::config::{Config, non_blank};
+use crate::config::{Config, env, non_blank};
 use crate::failure::Failure;
+use crate::model_files::models_dir;
 
 /// The model settings of this process, resolved once from the flags (clap has put the
 /// environment's and quarry.toml's values in them), quarry.toml's `[headers]` and `[local]`
@@ -81,12 +83,6 @@ pub fn model_failure(error: LlmError) -> Failure {
     Failure::coded(quarry_agent::llm_error_code(&error), error)
 }
 
-/// Where installed GGUF models live: `QUARRY_MODELS_DIR`, else `$XDG_DATA_HOME/quarry/models`,
-/// else `~/.local/share/quarry/models`.
-pub fn models_dir() -> std::path::PathBuf {
-    quarry_llm::models_dir_from(env)
-}
-
 /// The custom headers for the model's provider: quarry.toml's `[headers]`, each line of
 /// `QUARRY_HEADERS` (`Name: value`), then every `--header` (clap has checked their form). A
 /// malformed line of the variable is reported on stderr and left out.
@@ -142,8 +138,13 @@ pub fn extractor_config(args: &AgentArgs) -> ExtractorConfig {
     }
 }
 
-pub fn env(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .filter(|value| !value.trim().is_empty())
+/// The schema agent's settings from the flags: relative dates in the text ("next Friday") are
+/// read against `--now`, else the clock.
+pub fn config_for(args: &ExtractArgs) -> Result<ExtractorConfig, Failure> {
+    let mut config = extractor_config(&args.agent);
+    config.now = Some(match args.now.as_deref() {
+        Some(raw) => quarry_detect::skill::parse_now(raw)?,
+        None => chrono::Local::now().fixed_offset(),
+    });
+    Ok(config)
 }

@@ -10,8 +10,8 @@ use quarry_core::ErrorCode;
 use quarry_llm::model_download::{DownloadRequest, download, install, part_path};
 
 use crate::args::{ModelCommand, PullArgs};
+use crate::config::env;
 use crate::failure::Failure;
-use crate::model::{env, models_dir};
 use crate::table::{print_json, print_table};
 
 /// The name an installed model is known by when none is given to `pull`, and the one a command
@@ -322,4 +322,10 @@ fn copy_local(
     }
     install(&part, destination, &path.display().to_string())?;
     Ok((digest, sha256.is_some()))
+}
+
+/// Where installed GGUF models live: `QUARRY_MODELS_DIR`, else `$XDG_DATA_HOME/quarry/models`,
+/// else `~/.local/share/quarry/models`.
+pub fn models_dir() -> std::path::PathBuf {
+    quarry_llm::models_dir_from(env)
 }

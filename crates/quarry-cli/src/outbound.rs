@@ -7,8 +7,8 @@ use quarry_core::ErrorCode;
 use quarry_llm::outbound::HostPolicy;
 use quarry_webhooks::WebhookConfig;
 
+use crate::config::env;
 use crate::failure::Failure;
-use crate::model::env;
 
 /// The one outbound policy's allow-list, from `QUARRY_OUTBOUND_ALLOW_HOSTS` (and
 /// `QUARRY_WEB_ALLOW_HOSTS`, its older name for pages).

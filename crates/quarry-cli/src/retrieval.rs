@@ -17,10 +17,11 @@ use quarry_core::store::Store;
 use quarry_index::{Embedder, HashingEmbedder, IndexError, Library};
 use quarry_llm::{EmbeddingsClient, ModelSpec, build_embedder};
 
+use crate::config::env;
 use crate::config::non_blank;
 use crate::database_retrieval::DatabaseRetriever;
 use crate::failure::Failure;
-use crate::model::{embedder_settings, env};
+use crate::model::embedder_settings;
 
 /// How texts become vectors, as the user chose it.
 #[derive(Debug, Clone, PartialEq, Eq)]

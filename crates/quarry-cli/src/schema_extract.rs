@@ -9,17 +9,17 @@ use std::io::{self, BufRead, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use quarry_agent::{
-    Decoding, EngineError, Extraction, Extractor, ExtractorConfig, Schema, UnreadChunk,
-};
+use quarry_agent::{Decoding, EngineError, Extraction, Extractor, Schema};
 use quarry_core::ErrorCode;
 use quarry_core::json::to_spaced_string;
 use quarry_detect::skill::check_text;
 
 use crate::args::ExtractArgs;
-use crate::extract::{read_file, read_text};
+use crate::document_file::{read_file, read_text};
 use crate::failure::Failure;
-use crate::model::{client_from, extractor_config};
+use crate::failure::engine_code;
+use crate::model::{client_from, config_for};
+use crate::schema_jsonl::unread_warning;
 use crate::table::label;
 
 pub fn run(args: ExtractArgs, config: &crate::config::Config) -> Result<ExitCode, Failure> {
@@ -85,17 +85,6 @@ pub fn run(args: ExtractArgs, config: &crate::config::Config) -> Result<ExitCode
     }
 }
 
-/// The schema agent's settings from the flags: relative dates in the text ("next Friday") are
-/// read against `--now`, else the clock.
-pub(crate) fn config_for(args: &ExtractArgs) -> Result<ExtractorConfig, Failure> {
-    let mut config = extractor_config(&args.agent);
-    config.now = Some(match args.now.as_deref() {
-        Some(raw) => quarry_detect::skill::parse_now(raw)?,
-        None => chrono::Local::now().fixed_offset(),
-    });
-    Ok(config)
-}
-
 /// The schema of `--schema`, parsed (JSON Schema or Quarry YAML).
 fn load_schema(args: &ExtractArgs) -> Result<Schema, Failure> {
     let schema_path = args
@@ -126,20 +115,6 @@ fn ask(question: &str) -> Result<Option<String>, Failure> {
 
 fn engine_failure(error: EngineError) -> Failure {
     Failure::coded(engine_code(&error), error)
-}
-
-/// What to tell the person about a chunk of the document the model never read.
-pub(crate) fn unread_warning(unread: &UnreadChunk) -> String {
-    format!(
-        "characters {}..{} of the document were not read, as they did not fit the model's \
-         context window ({}); fields found elsewhere are kept",
-        unread.span.start, unread.span.end, unread.error
-    )
-}
-
-/// The code an extraction's failure is reported with.
-pub fn engine_code(error: &EngineError) -> ErrorCode {
-    error.error_code()
 }
 
 /// How a field's value came to be, in words.

@@ -22,11 +22,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args::ExtractArgs;
-use crate::extract::decode_utf8;
+use crate::document_file::decode_utf8;
 use crate::failure::Failure;
+use crate::failure::engine_code;
 use crate::jsonl::{StreamSummary, next_line};
 use crate::model::client_from;
-use crate::schema_extract::{engine_code, unread_warning};
+use crate::model::config_for;
 
 /// One input line.
 #[derive(Debug, Deserialize)]
@@ -86,7 +87,7 @@ pub fn run(
     let extractor = Arc::new(Extractor::new(
         client,
         spec.model.clone(),
-        crate::schema_extract::config_for(args)?,
+        config_for(args)?,
     ));
     let schema = Arc::new(schema);
     let max_bytes = args.input.max_bytes;
@@ -228,4 +229,13 @@ async fn read_and_extract(
         .extract(schema, &document.text, &[])
         .await
         .map_err(|error| LineFailure::coded(engine_code(&error), error))
+}
+
+/// What to tell the person about a chunk of the document the model never read.
+pub fn unread_warning(unread: &UnreadChunk) -> String {
+    format!(
+        "characters {}..{} of the document were not read, as they did not fit the model's \
+         context window ({}); fields found elsewhere are kept",
+        unread.span.start, unread.span.end, unread.error
+    )
 }

@@ -18,7 +18,7 @@ use crate::args::{
     TypeCommand,
 };
 use crate::document_file::read_document;
-use crate::extract::read_file;
+use crate::document_file::read_file;
 use crate::failure::{Failure, storage};
 use crate::owner::worker_owner;
 use crate::table::{print_json, print_results, print_table};

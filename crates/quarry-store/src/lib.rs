@@ -26,9 +26,32 @@ mod store_impl;
 mod text_search;
 mod work_feed;
 
-pub use postgres::PostgresStore;
-pub use sqlite::SqliteStore;
 pub use store_impl::SqlStore;
+
+/// Opens a [`SqlStore`] on SQLite (the name is the crate's API of old: there is no value of this
+/// type).
+pub enum SqliteStore {}
+
+impl SqliteStore {
+    /// Opens (creating if missing) `sqlite://path`, a plain path, or `:memory:`, and applies the
+    /// migrations.
+    pub async fn connect(url: &str) -> Result<SqlStore, StoreError> {
+        let pool = sqlite::connect(url).await?;
+        SqlStore::open(pool, Some(tokio::sync::Mutex::new(())), None).await
+    }
+}
+
+/// Opens a [`SqlStore`] on PostgreSQL (the name is the crate's API of old: there is no value of
+/// this type).
+pub enum PostgresStore {}
+
+impl PostgresStore {
+    /// Connects and applies the migrations (several processes may start at once).
+    pub async fn connect(url: &str) -> Result<SqlStore, StoreError> {
+        let (pool, extras) = postgres::connect(url).await?;
+        SqlStore::open(pool, None, Some(extras)).await
+    }
+}
 
 /// Opens the store at `url` and applies pending migrations: `postgres://…` (or `postgresql://…`)
 /// is PostgreSQL; `sqlite://path`, a plain file path or `:memory:` is SQLite.

@@ -13,7 +13,6 @@ use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions};
 
 use crate::db::Pool;
 use crate::error::{backend, migration};
-use crate::store_impl::SqlStore;
 use crate::work_feed::WorkFeed;
 
 const MAX_CONNECTIONS: u32 = 16;
@@ -24,31 +23,25 @@ pub(crate) fn migrator() -> &'static sqlx::migrate::Migrator {
     &MIGRATOR
 }
 
-/// Opens a [`SqlStore`] on PostgreSQL (the name is the crate's API of old: there is no value of
-/// this type).
-pub enum PostgresStore {}
-
-impl PostgresStore {
-    /// Connects and applies the migrations (sqlx holds an advisory lock while it migrates, so
-    /// several processes may start at once).
-    pub async fn connect(url: &str) -> Result<SqlStore, StoreError> {
-        let pool = PgPoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
-            .connect(url)
-            .await
-            .map_err(backend)?;
-        migrator().run(&pool).await.map_err(migration)?;
-        let pgvector = crate::pgvector::setup(&pool).await?;
-        let trigram = crate::name_search::setup(&pool).await?;
-        let extras = PostgresExtras {
-            pool: pool.clone(),
-            pgvector,
-            trigram,
-            vector_indexes: Mutex::default(),
-            work: Arc::default(),
-        };
-        SqlStore::open(Pool::Postgres(pool), None, Some(extras)).await
-    }
+/// Connects and applies the migrations (sqlx holds an advisory lock while it migrates, so several
+/// processes may start at once); the pool, and what only PostgreSQL has.
+pub(crate) async fn connect(url: &str) -> Result<(Pool, PostgresExtras), StoreError> {
+    let pool = PgPoolOptions::new()
+        .max_connections(MAX_CONNECTIONS)
+        .connect(url)
+        .await
+        .map_err(backend)?;
+    migrator().run(&pool).await.map_err(migration)?;
+    let pgvector = crate::pgvector::setup(&pool).await?;
+    let trigram = crate::name_search::setup(&pool).await?;
+    let extras = PostgresExtras {
+        pool: pool.clone(),
+        pgvector,
+        trigram,
+        vector_indexes: Mutex::default(),
+        work: Arc::default(),
+    };
+    Ok((Pool::Postgres(pool), extras))
 }
 
 /// What only the PostgreSQL store has.

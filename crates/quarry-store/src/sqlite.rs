@@ -12,7 +12,6 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use crate::db::Pool;
 use crate::error::{backend, migration};
-use crate::store_impl::SqlStore;
 
 /// How long a writer waits for another connection's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -24,42 +23,36 @@ pub(crate) fn migrator() -> &'static sqlx::migrate::Migrator {
     &MIGRATOR
 }
 
-/// Opens a [`SqlStore`] on SQLite (the name is the crate's API of old: there is no value of
-/// this type).
-pub enum SqliteStore {}
-
-impl SqliteStore {
-    /// Opens (creating if missing) `sqlite://path`, a plain path, or `:memory:`, and applies the
-    /// migrations.
-    pub async fn connect(url: &str) -> Result<SqlStore, StoreError> {
-        let in_memory = matches!(url, ":memory:" | "sqlite::memory:" | "sqlite://:memory:");
-        let options = if in_memory {
-            SqliteConnectOptions::from_str("sqlite::memory:").map_err(backend)?
-        } else if url.starts_with("sqlite:") {
-            SqliteConnectOptions::from_str(url).map_err(backend)?
-        } else {
-            SqliteConnectOptions::new().filename(url)
-        };
-        let options = options
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(BUSY_TIMEOUT);
-        // Every connection to `:memory:` is its own database: keep exactly one, forever.
-        let pool = if in_memory {
-            SqlitePoolOptions::new()
-                .max_connections(1)
-                .min_connections(1)
-                .idle_timeout(None)
-                .max_lifetime(None)
-        } else {
-            SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS)
-        }
-        .connect_with(options)
-        .await
-        .map_err(backend)?;
-        migrator().run(&pool).await.map_err(migration)?;
-        SqlStore::open(Pool::Sqlite(pool), Some(tokio::sync::Mutex::new(())), None).await
+/// Opens (creating if missing) `sqlite://path`, a plain path, or `:memory:`, and applies the
+/// migrations.
+pub(crate) async fn connect(url: &str) -> Result<Pool, StoreError> {
+    let in_memory = matches!(url, ":memory:" | "sqlite::memory:" | "sqlite://:memory:");
+    let options = if in_memory {
+        SqliteConnectOptions::from_str("sqlite::memory:").map_err(backend)?
+    } else if url.starts_with("sqlite:") {
+        SqliteConnectOptions::from_str(url).map_err(backend)?
+    } else {
+        SqliteConnectOptions::new().filename(url)
+    };
+    let options = options
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .foreign_keys(true)
+        .busy_timeout(BUSY_TIMEOUT);
+    // Every connection to `:memory:` is its own database: keep exactly one, forever.
+    let pool = if in_memory {
+        SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+    } else {
+        SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS)
     }
+    .connect_with(options)
+    .await
+    .map_err(backend)?;
+    migrator().run(&pool).await.map_err(migration)?;
+    Ok(Pool::Sqlite(pool))
 }
