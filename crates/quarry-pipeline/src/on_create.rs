@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use quarry_core::model::{Entity, ExtractionRun, NewEntity, RunInstructions};
-use quarry_core::store::Store;
+use quarry_core::store::{EntityStore, WorkflowStore};
 
 use crate::error::PipelineError;
 use crate::plan::{RunRequest, plan_workflow};
@@ -17,8 +17,8 @@ pub const ON_CREATE_TRIGGER: &str = "entity/created";
 /// `extract_on_create`, queues the new entity's full run (`max_attempts` claims per field) and
 /// returns it. The entity and its run are two writes: a process that dies between them leaves
 /// the entity without its run, which `quarry run` or `POST /v1/workflows` starts.
-pub async fn create_entity(
-    store: &dyn Store,
+pub async fn create_entity<S: EntityStore + WorkflowStore + ?Sized>(
+    store: &S,
     project: &str,
     new: &NewEntity,
     max_attempts: i64,
