@@ -120,6 +120,13 @@ forbid quarry-llm 'axum|sqlx|clap'
 for crate in quarry-agent quarry-pipeline quarry-graph; do
     forbid "$crate" 'axum|sqlx|clap|quarry-store|quarry-index|quarry-server'
 done
+# Inside a crate, no circle of files that use each other's items (each helper lives in the
+# module that owns it).
+python3 scripts/file_cycles.py >/dev/null || {
+    python3 scripts/file_cycles.py >&2
+    echo "circles of files inside a crate (above): move each helper to the module that owns it" >&2
+    exit 1
+}
 
 step "wait for the installs (scripts/test-setup.sh)"
 if ! wait "$setup_pid"; then
