@@ -83,11 +83,9 @@ done
 
 step "fetch dependencies"
 cargo fetch --locked
-cargo fetch --locked --manifest-path bindings/python/Cargo.toml
 
 step "format"
 cargo fmt --all -- --check
-cargo fmt --manifest-path bindings/python/Cargo.toml -- --check
 
 step "start the installs in the background (log: $setup_log)"
 scripts/test-setup.sh "$setup_env" >"$setup_log" 2>&1 &
@@ -97,8 +95,8 @@ step "lint and build: every target, clippy as the workspace's compiler wrapper"
 # clippy-driver compiles as rustc does and lints the workspace's crates on the way (cargo passes
 # it only those), so one build serves both the lint and the tests: `cargo clippy` would check
 # every dependency a second time. CLIPPY_ARGS is how `cargo clippy -- -D warnings` hands its
-# arguments to the driver. The Python package's crate is linted the same way when
-# scripts/python.sh builds it.
+# arguments to the driver. The Python package's crate (a workspace member, not a default one)
+# is built and linted here too.
 RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
 export RUSTC_WORKSPACE_WRAPPER
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
@@ -166,7 +164,7 @@ if ! cargo test --release --locked -p quarry-detect --test it linear_time; then
     failed+=("--release -p quarry-detect --test it linear_time")
 fi
 
-step "the Python package: pip install ./bindings/python, then pytest"
+step "the Python package: its module from the build above, then pytest"
 if ! scripts/python.sh; then
     failed+=("(the Python package's pytest suite: scripts/python.sh)")
 fi
