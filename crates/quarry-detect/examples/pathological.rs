@@ -1,7 +1,7 @@
 //! `cargo run --release -p quarry-detect --example pathological -- [--kib N] [--budget S]
 //! [--cross | --unit TEXT]`:
 //! seconds each target takes on 1 MiB (or `--kib N`) of each hostile input in
-//! `tests/it/support/pathological.rs`, and how cost grows with length.
+//! `tests/support/pathological.rs`, and how cost grows with length.
 //!
 //! Each input is timed at doubling lengths from 16 KiB. When a length would take longer than
 //! the budget (default 60 s), the figure at the full length is extrapolated from the growth
@@ -16,7 +16,7 @@ use chrono::DateTime;
 use quarry_core::Target;
 use quarry_detect::{DetectOptions, detect};
 
-#[path = "../tests/it/support/pathological.rs"]
+#[path = "../tests/support/pathological.rs"]
 mod pathological;
 
 fn main() {

@@ -27,7 +27,7 @@
 //! link it became, whichever ends later), never inside it; what a rejected candidate holds is
 //! read in one bounded scan; each scan in `scan.rs` is bounded; lookbacks are bounded by the
 //! grammar (an address's 64-byte local part, 255-byte domain); and coverage is looked up by
-//! binary search. `tests/it/linear_time.rs` checks it on hostile inputs.
+//! binary search. `tests/linear_time.rs` checks it on hostile inputs.
 
 mod addr_spec;
 mod chars;

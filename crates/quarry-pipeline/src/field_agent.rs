@@ -12,11 +12,10 @@ use std::time::Instant;
 
 use quarry_core::model::{Confidence, Entity, FeedbackSummary, FieldSpec, FieldType, SourceRef};
 use quarry_core::retrieval::Retriever;
-use quarry_core::store::Store;
 use quarry_llm::{ChatRequest, LlmClient, Message, Role, ToolChoice, Usage, output_budget};
 use serde_json::{Map, Value, json};
 
-use crate::tools::{FieldContext, SUBMIT_VALUE, ToolBox, entity_text, value_text};
+use crate::tools::{FieldContext, FieldSources, SUBMIT_VALUE, ToolBox, entity_text, value_text};
 use crate::web_source::UnreadPage;
 use quarry_agent::ground::{Evidence, GroundingStatus, ground_fields};
 use quarry_agent::repair::read_extraction;
@@ -118,20 +117,20 @@ pub(crate) fn compiled_submit_schema(field: &FieldSpec) -> Result<(Value, Schema
 }
 
 /// The tools the field's sources enable, over this entity and its neighbours.
-pub(crate) fn field_tools<'a>(
+pub(crate) fn field_tools<'a, S: FieldSources + ?Sized>(
     context: &FieldContext<'a>,
-    store: &'a dyn Store,
+    store: &'a S,
     retriever: &'a dyn Retriever,
     project: &'a str,
-) -> ToolBox<'a> {
+) -> ToolBox<'a, S> {
     ToolBox::new(store, retriever, project, context)
 }
 
 /// At most `max_steps` model turns with the field's tools, ending with an accepted
 /// `submit_value`; each turn's output budget is sized to the largest tool argument schema.
-pub(crate) async fn tool_loop(
+pub(crate) async fn tool_loop<S: FieldSources + ?Sized>(
     context: &FieldContext<'_>,
-    store: &dyn Store,
+    store: &S,
     retriever: &dyn Retriever,
     project: &str,
     settings: &AgentSettings<'_>,
@@ -443,7 +442,10 @@ fn task_message(context: &FieldContext<'_>) -> String {
 
 /// Texts a value may be grounded in besides documents: the entity, its neighbours, the values
 /// known to the run and what the entity tools showed.
-pub(crate) fn context_text(context: &FieldContext<'_>, tools: &ToolBox<'_>) -> String {
+pub(crate) fn context_text<S: ?Sized>(
+    context: &FieldContext<'_>,
+    tools: &ToolBox<'_, S>,
+) -> String {
     let mut parts = vec![entity_text(context.entity)];
     parts.extend(context.known_values.values().map(value_text));
     parts.extend(context.neighbours.iter().map(entity_text));
@@ -451,11 +453,11 @@ pub(crate) fn context_text(context: &FieldContext<'_>, tools: &ToolBox<'_>) -> S
     parts.join("\n\n")
 }
 
-pub(crate) fn check_submission(
+pub(crate) fn check_submission<S: ?Sized>(
     raw: &str,
     schema: &Schema,
     context: &FieldContext<'_>,
-    tools: &ToolBox<'_>,
+    tools: &ToolBox<'_, S>,
 ) -> Verdict {
     let repaired = match read_extraction(raw, schema) {
         Ok(repaired) => repaired,
@@ -585,11 +587,11 @@ pub(crate) fn check_submission(
 
 /// A derived field's value: no grounding (it is not a span of the sources), confidence at most
 /// medium, its sources the input fields it names and the passages the agent retrieved.
-fn derived_value(
+fn derived_value<S: ?Sized>(
     value: Value,
     confidence: Confidence,
     context: &FieldContext<'_>,
-    tools: &ToolBox<'_>,
+    tools: &ToolBox<'_, S>,
 ) -> Verdict {
     let confidence = match confidence {
         Confidence::High => Confidence::Medium,

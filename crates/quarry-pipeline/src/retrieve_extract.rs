@@ -12,7 +12,6 @@ use std::time::Instant;
 
 use quarry_core::model::{Source, SourceRef};
 use quarry_core::retrieval::Retriever;
-use quarry_core::store::Store;
 use quarry_llm::{ChatRequest, Message, ResponseFormat, Role, Usage, output_budget};
 use serde_json::json;
 
@@ -20,7 +19,7 @@ use crate::field_agent::{
     AgentSettings, FieldFailure, FieldValue, Verdict, check_submission, compiled_submit_schema,
     context_text, entity_prompt, field_brief, field_tools,
 };
-use crate::tools::{FieldContext, SEARCH_DOCUMENTS, SEARCH_ENTITIES, ToolBox};
+use crate::tools::{FieldContext, FieldSources, SEARCH_DOCUMENTS, SEARCH_ENTITIES, ToolBox};
 use crate::web_source::UnreadPage;
 
 /// Passages asked for per search.
@@ -32,9 +31,9 @@ const PASSAGES: usize = 5;
 /// fields), and the model sees each passage in its context.
 const WHOLE_DOCUMENTS_BYTES: usize = 12_000;
 
-pub(crate) async fn retrieve_then_extract(
+pub(crate) async fn retrieve_then_extract<S: FieldSources + ?Sized>(
     context: &FieldContext<'_>,
-    store: &dyn Store,
+    store: &S,
     retriever: &dyn Retriever,
     project: &str,
     settings: &AgentSettings<'_>,
@@ -204,7 +203,7 @@ fn as_submission(answer: &str, field: &str) -> String {
 }
 
 /// The passages the searches found, numbered with their source ids, and their texts alone.
-fn passages(tools: &ToolBox<'_>) -> (String, String) {
+fn passages<S: ?Sized>(tools: &ToolBox<'_, S>) -> (String, String) {
     let mut listed = String::new();
     let mut texts = Vec::new();
     let whole_bytes: usize = tools

@@ -11,7 +11,6 @@ use quarry_core::model::{
     NewWorkflow, ResultStatus, Source, TaskCompletion, TaskEnd,
 };
 use quarry_core::retrieval::Retriever;
-use quarry_core::store::Store;
 use quarry_llm::Usage;
 use serde_json::{Map, Value, json};
 
@@ -23,7 +22,7 @@ use crate::field_agent::{AgentSettings, FieldFailure, FieldValue, tool_loop};
 use crate::plan::{ActionPlan, RunRequest, plan_workflow, planned_deliveries};
 use crate::retrieve_extract::retrieve_then_extract;
 use crate::run::{BoxFuture, Pipeline};
-use crate::tools::FieldContext;
+use crate::tools::{FieldContext, FieldSources};
 use crate::web_source::UnreadPage;
 
 /// What became of one attempt at a task.
@@ -363,9 +362,9 @@ fn with_usage(mut metadata: Map<String, Value>, usage: quarry_llm::Usage) -> Map
 
 /// The field's value from one agent: retrieve-then-extract when the field says so (`mode:
 /// retrieve`) or, with no mode set, when the agent's client prefers it; else the tool loop.
-pub(crate) async fn extract_field(
+pub(crate) async fn extract_field<S: FieldSources + ?Sized>(
     context: &FieldContext<'_>,
-    store: &dyn Store,
+    store: &S,
     retriever: &dyn Retriever,
     project: &str,
     settings: &AgentSettings<'_>,

@@ -12,7 +12,7 @@ use quarry_core::model::{
     Correction, Document, Entity, EntityType, FeedbackSummary, FieldSpec, Source, SourceRef,
 };
 use quarry_core::retrieval::{RetrievalError, Retriever};
-use quarry_core::store::{Store, StoreError};
+use quarry_core::store::{DocumentStore, EntityStore, GraphStore, StoreError};
 use quarry_llm::ToolSpec;
 use serde_json::{Map, Value, json};
 
@@ -67,9 +67,16 @@ pub(crate) struct FieldContext<'a> {
     pub web: Option<&'a WebAccess>,
 }
 
+/// The store roles a field's agent reads through its tools: the entity and its neighbours
+/// (`EntityStore`), the documents of its scope (`DocumentStore`) and entities by id
+/// (`GraphStore`). The processes pass their whole store; a test may pass a fake of just these.
+pub(crate) trait FieldSources: EntityStore + DocumentStore + GraphStore {}
+
+impl<S: EntityStore + DocumentStore + GraphStore + ?Sized> FieldSources for S {}
+
 /// What the tools may look at for one field agent, and what they showed it.
-pub(crate) struct ToolBox<'a> {
-    pub store: &'a dyn Store,
+pub(crate) struct ToolBox<'a, S: ?Sized> {
+    pub store: &'a S,
     pub retriever: &'a dyn Retriever,
     pub project: &'a str,
     pub entity: &'a Entity,
@@ -92,14 +99,14 @@ pub(crate) struct ToolBox<'a> {
     web: Option<&'a WebAccess>,
 }
 
-impl<'a> ToolBox<'a> {
+impl<'a, S: FieldSources + ?Sized> ToolBox<'a, S> {
     /// The tools of `context`'s field, over its entity and neighbours.
     pub(crate) fn new(
-        store: &'a dyn Store,
+        store: &'a S,
         retriever: &'a dyn Retriever,
         project: &'a str,
         context: &FieldContext<'a>,
-    ) -> ToolBox<'a> {
+    ) -> ToolBox<'a, S> {
         let field: &'a FieldSpec = context.field;
         ToolBox {
             store,

@@ -2,4 +2,3 @@
 //! dependencies), a module per area.
 
 mod generated_links;
-mod linear_time;

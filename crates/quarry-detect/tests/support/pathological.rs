@@ -1,6 +1,6 @@
 //! Hostile inputs for each target: units that, repeated, make a naive scanner rescan the text
 //! (repeated partial matches, long runs of separators, digits, capitalised words, `@`, dots,
-//! brackets). Shared by `tests/it/linear_time.rs`, which checks that each costs time linear in
+//! brackets). Shared by `tests/linear_time.rs`, which checks that each costs time linear in
 //! its length, and `examples/pathological.rs`, which prints seconds per megabyte for each.
 
 use quarry_core::Target;
