@@ -42,6 +42,17 @@ stop_started_servers() {
 setup_pid=
 setup_env=target/test-setup.env
 setup_log=target/test-setup.log
+# A previous run's values (and servers) are not this run's.
+rm -f "$setup_env"
+setup_loaded=0
+# Takes what the setup has provided so far (values, servers it started), once.
+load_setup_env() {
+    if [ "$setup_loaded" = 0 ] && [ -f "$setup_env" ]; then
+        setup_loaded=1
+        # shellcheck source=/dev/null
+        source "$setup_env"
+    fi
+}
 # At exit, however it comes: the background setup is waited for (never left half-way through an
 # install), the servers it started are stopped (unless QUARRY_KEEP_SERVERS=1), and the time per
 # step is printed.
@@ -49,10 +60,7 @@ on_exit() {
     if [ -n "$setup_pid" ]; then
         wait "$setup_pid" 2>/dev/null || true
     fi
-    if [ -f "$setup_env" ]; then
-        # shellcheck source=/dev/null
-        source "$setup_env"
-    fi
+    load_setup_env
     if [ "${QUARRY_KEEP_SERVERS:-0}" != 1 ]; then
         stop_started_servers
     fi
@@ -149,8 +157,7 @@ if ! wait "$setup_pid"; then
 fi
 setup_pid=
 cat "$setup_log"
-# shellcheck source=/dev/null
-source "$setup_env"
+load_setup_env
 
 step "wasm32 build of the pure crates"
 if rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
